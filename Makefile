@@ -1,0 +1,46 @@
+# Sextant — two commands matter: `make demo` and `make test`. Everything else is a step they use.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
+PACKAGES := libs/contracts libs/core libs/kit libs/sim \
+	services/admission services/profiling services/classification services/planning \
+	services/reprovisioning services/telemetry apps/cli apps/agent infra
+
+.PHONY: install demo test test-unit up down lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): constraints.txt requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade "pip==26.3" "setuptools==84.2.1" "wheel==0.48.0"
+	$(BIN)/pip install -q -c constraints.txt -r requirements-dev.txt \
+		$(foreach p,$(PACKAGES),-e ./$(p))
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -p no:cacheprovider -q
+
+up: install
+	$(BIN)/sextant-infra up
+
+down: install
+	$(BIN)/sextant-infra down
+
+demo: install
+	$(BIN)/sextant demo
+
+lint: install
+	$(BIN)/ruff check libs services apps infra tests bench
+	$(BIN)/mypy libs/contracts/src libs/core/src libs/kit/src libs/sim/src
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .run

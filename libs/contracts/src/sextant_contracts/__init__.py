@@ -1,0 +1,11 @@
+"""sextant_contracts — the language of the system: events, commands, envelope, topics, codec.
+
+Pure (pydantic only). Everything that crosses a process boundary is defined here.
+"""
+
+from . import codec, commands, events, model, topics, upcasters
+from .envelope import Envelope, EnvelopeError
+from .ids import derive_id, seed_from
+
+__all__ = ["Envelope", "EnvelopeError", "codec", "commands", "derive_id", "events", "model",
+           "seed_from", "topics", "upcasters"]

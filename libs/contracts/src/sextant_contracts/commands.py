@@ -1,0 +1,130 @@
+"""Commands: requests addressed to exactly one handler (STYLE 3). A command's failure reaches its
+caller; an event's handlers fail independently. The process manager of the core decides which
+command follows which event (DESIGN §3), so the services and the twin run the same workflow.
+
+Each command names the service that handles it (`HANDLER`), which is also its topic's consumer.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from .events import ProfileRun
+from .model import Allocation, Frozen, PerformanceTarget, WorkloadKind, WorkloadSpec
+
+COMMAND_TYPES: dict[str, type[Command]] = {}
+
+
+class Command(Frozen):
+    TYPE: ClassVar[str] = ""
+    HANDLER: ClassVar[str] = ""
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    workload_id: str = Field(min_length=1, max_length=128)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: object) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.TYPE:
+            if cls.TYPE in COMMAND_TYPES and COMMAND_TYPES[cls.TYPE] is not cls:
+                raise TypeError(f"duplicate command type {cls.TYPE}")
+            COMMAND_TYPES[cls.TYPE] = cls
+
+    @property
+    def stream(self) -> str:
+        return f"workload-{self.workload_id}"
+
+
+class SubmitWorkload(Command):
+    """From the REST API or the submissions topic. `workload_id` is minted once at the edge."""
+
+    TYPE: ClassVar[str] = "SubmitWorkload"
+    HANDLER: ClassVar[str] = "admission"
+    tenant: str = Field(min_length=1, max_length=64)
+    name: str = Field(default="", max_length=200)
+    kind: WorkloadKind
+    target: PerformanceTarget
+    spec: WorkloadSpec
+    priority: int = Field(default=0, ge=0, le=9)
+    best_effort: bool = False
+    requested_cores: int | None = Field(default=None, gt=0, le=100_000)
+    requested_memory_gb: float | None = Field(default=None, gt=0, le=1e6)
+
+
+class RevokeWorkload(Command):
+    TYPE: ClassVar[str] = "RevokeWorkload"
+    HANDLER: ClassVar[str] = "admission"
+    reason: str = ""
+
+
+class UpdateTarget(Command):
+    TYPE: ClassVar[str] = "UpdateTarget"
+    HANDLER: ClassVar[str] = "admission"
+    target: PerformanceTarget
+
+
+class PlanProfiling(Command):
+    TYPE: ClassVar[str] = "PlanProfiling"
+    HANDLER: ClassVar[str] = "profiling"
+
+
+class ExecuteProfileRuns(Command):
+    """To the cluster agent: execute these sandboxed runs and report `ProfileSampleRecorded`."""
+
+    TYPE: ClassVar[str] = "ExecuteProfileRuns"
+    HANDLER: ClassVar[str] = "agent"
+    runs: tuple[ProfileRun, ...]
+
+
+class ClassifyWorkload(Command):
+    TYPE: ClassVar[str] = "ClassifyWorkload"
+    HANDLER: ClassVar[str] = "classification"
+
+
+class AdmitWorkload(Command):
+    TYPE: ClassVar[str] = "AdmitWorkload"
+    HANDLER: ClassVar[str] = "admission"
+
+
+class PlaceWorkload(Command):
+    TYPE: ClassVar[str] = "PlaceWorkload"
+    HANDLER: ClassVar[str] = "planning"
+
+
+class StartWorkload(Command):
+    """To the cluster agent: run the workload on this allocation."""
+
+    TYPE: ClassVar[str] = "StartWorkload"
+    HANDLER: ClassVar[str] = "agent"
+    allocation: Allocation
+
+
+class StopWorkload(Command):
+    TYPE: ClassVar[str] = "StopWorkload"
+    HANDLER: ClassVar[str] = "agent"
+    reason: str = ""
+
+
+class ResizeWorkload(Command):
+    """To the cluster agent: apply an adjusted allocation (scale, migrate)."""
+
+    TYPE: ClassVar[str] = "ResizeWorkload"
+    HANDLER: ClassVar[str] = "agent"
+    allocation: Allocation
+
+
+class ReviewWorkload(Command):
+    """To reprovisioning: look at a workload whose QoS verdict or sample warrants it."""
+
+    TYPE: ClassVar[str] = "ReviewWorkload"
+    HANDLER: ClassVar[str] = "reprovisioning"
+    reason: str
+
+
+def command_class(type_name: str) -> type[Command]:
+    try:
+        return COMMAND_TYPES[type_name]
+    except KeyError:
+        raise KeyError(f"unknown command type {type_name!r}") from None

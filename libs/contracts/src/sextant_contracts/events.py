@@ -1,0 +1,313 @@
+"""The event catalogue of DESIGN §3: every fact Sextant records.
+
+Each event is a frozen pydantic model with a constant `TYPE` (the CloudEvents `ce_type` and the
+`events.type` column), a `SCHEMA_VERSION` (bumped together with an upcaster in `upcasters.py`),
+and a `stream` (the aggregate it belongs to: `workload-<id>`, `server-<id>`, `clock`,
+`model-<classification>`). Streams are the Kafka keys, so per-workload order holds.
+
+Decision events (`WorkloadAdmitted`, `WorkloadQueued`, `PlacementDecided`, `PlacementDeferred`,
+`AllocationAdjusted`, `MigrationDecided`, `ReclassificationRequested`, `WorkloadClassified`,
+`ProfilingPlanned`) carry a `DecisionRecord` so `sextant replay` can re-derive them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from .model import (
+    Allocation,
+    Classification,
+    DecisionRecord,
+    DecisionTrace,
+    Frozen,
+    PerformanceTarget,
+    ServerCapacity,
+    WorkloadKind,
+    WorkloadSpec,
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+class Event(Frozen):
+    """Base of every event. Subclasses set TYPE and SCHEMA_VERSION and are registered by TYPE."""
+
+    TYPE: ClassVar[str] = ""
+    SCHEMA_VERSION: ClassVar[int] = 1
+    DECISION: ClassVar[bool] = False
+
+    at: float = Field(ge=0, description="when it happened, seconds (virtual in the twin)")
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.TYPE:
+            if cls.TYPE in EVENT_TYPES and EVENT_TYPES[cls.TYPE] is not cls:
+                raise TypeError(f"duplicate event type {cls.TYPE}")
+            EVENT_TYPES[cls.TYPE] = cls
+
+    @property
+    def stream(self) -> str:  # pragma: no cover - every concrete event overrides
+        raise NotImplementedError
+
+
+class WorkloadEvent(Event):
+    workload_id: str = Field(min_length=1, max_length=128)
+
+    @property
+    def stream(self) -> str:
+        return f"workload-{self.workload_id}"
+
+
+class DecisionEvent(WorkloadEvent):
+    DECISION: ClassVar[bool] = True
+    decision: DecisionRecord
+
+
+class ServerEvent(Event):
+    server_id: str = Field(min_length=1, max_length=128)
+
+    @property
+    def stream(self) -> str:
+        return f"server-{self.server_id}"
+
+
+# --- workload lifecycle ----------------------------------------------------------------------
+
+
+class WorkloadSubmitted(WorkloadEvent):
+    TYPE: ClassVar[str] = "WorkloadSubmitted"
+    tenant: str = Field(min_length=1, max_length=64)
+    name: str = Field(default="", max_length=200)
+    kind: WorkloadKind
+    target: PerformanceTarget
+    spec: WorkloadSpec
+    priority: int = Field(default=0, ge=0, le=9)
+    best_effort: bool = False
+    requested_cores: int | None = Field(default=None, gt=0, le=100_000)
+    requested_memory_gb: float | None = Field(default=None, gt=0)
+    fast_path: bool = False  # short jobs skip profiling (Paragon §3.5)
+
+
+class WorkloadStarted(WorkloadEvent):
+    TYPE: ClassVar[str] = "WorkloadStarted"
+    allocation: Allocation
+
+
+class WorkloadCompleted(WorkloadEvent):
+    TYPE: ClassVar[str] = "WorkloadCompleted"
+
+
+class WorkloadRevoked(WorkloadEvent):
+    TYPE: ClassVar[str] = "WorkloadRevoked"
+    reason: str = ""
+
+
+class WorkloadFailed(WorkloadEvent):
+    TYPE: ClassVar[str] = "WorkloadFailed"
+    reason: str
+
+
+class TargetUpdated(WorkloadEvent):
+    TYPE: ClassVar[str] = "TargetUpdated"
+    target: PerformanceTarget
+
+
+# --- profiling -------------------------------------------------------------------------------
+
+
+class ProfileRun(Frozen):
+    """One short sandboxed run of the profiling plan.
+
+    `classification` says which matrix the result feeds; `column` the column id in it (a scale-up
+    config like "c4-m8", a node count "n2", a platform id, or an interference source). `server_id`
+    is where it runs (chosen by the plan among the registered servers of `platform`).
+    """
+
+    run_id: str
+    classification: Classification
+    column: str
+    platform: str
+    server_id: str | None = None
+    cores: int = Field(default=1, gt=0)
+    nodes: int = Field(default=1, gt=0)
+    duration_s: float = Field(default=30.0, gt=0)
+
+
+class ProfilingPlanned(DecisionEvent):
+    TYPE: ClassVar[str] = "ProfilingPlanned"
+    runs: tuple[ProfileRun, ...]
+
+
+class ProfileSampleRecorded(WorkloadEvent):
+    """One measurement. For interference runs, `value` is the tolerated score and `caused` the
+    caused score (0..100); otherwise `value` is the measured performance."""
+
+    TYPE: ClassVar[str] = "ProfileSampleRecorded"
+    run_id: str
+    classification: Classification
+    column: str
+    value: float
+    caused: float | None = None
+
+
+class ProfilingCompleted(WorkloadEvent):
+    TYPE: ClassVar[str] = "ProfilingCompleted"
+    samples: int = Field(ge=0)
+
+
+# --- classification --------------------------------------------------------------------------
+
+
+class WorkloadClassified(DecisionEvent):
+    """The four reconstructed rows (Quasar §3.2). Keys are column ids; `confidence` in 0..1 per
+    classification; `model_versions` the matrix versions used."""
+
+    TYPE: ClassVar[str] = "WorkloadClassified"
+    scale_up: dict[str, float] = Field(default_factory=dict)
+    scale_out: dict[str, float] = Field(default_factory=dict)
+    heterogeneity: dict[str, float] = Field(default_factory=dict)
+    tolerated: dict[str, float] = Field(default_factory=dict)
+    caused: dict[str, float] = Field(default_factory=dict)
+    confidence: dict[str, float] = Field(default_factory=dict)
+    model_versions: dict[str, str] = Field(default_factory=dict)
+
+
+class ModelRetrained(Event):
+    """A full retrain of one classification matrix, triggered by an event count (DESIGN §5)."""
+
+    TYPE: ClassVar[str] = "ModelRetrained"
+    classification: Classification
+    group: str = "all"  # matrices kept per workload type where the knobs differ
+    model_version: str
+    content_hash: str
+    rows: int = Field(ge=0)
+    columns: int = Field(ge=0)
+    rank: int = Field(ge=0)
+    trigger_position: int = Field(ge=0)
+
+    @property
+    def stream(self) -> str:
+        return f"model-{self.classification.value}-{self.group}"
+
+
+class ReclassificationRequested(DecisionEvent):
+    TYPE: ClassVar[str] = "ReclassificationRequested"
+    reason: str
+
+
+# --- admission -------------------------------------------------------------------------------
+
+
+class WorkloadAdmitted(DecisionEvent):
+    TYPE: ClassVar[str] = "WorkloadAdmitted"
+    arq_class: int = Field(ge=0, le=9)
+    trace: DecisionTrace = Field(default_factory=DecisionTrace)
+
+
+class WorkloadQueued(DecisionEvent):
+    """Admission put the workload in its ARQ class queue (Paragon §4): why it waits, how long."""
+
+    TYPE: ClassVar[str] = "WorkloadQueued"
+    arq_class: int = Field(ge=0, le=9)
+    position: int = Field(ge=0)
+    expected_wait_s: float = Field(ge=0)
+    reason: str
+
+
+# --- placement and adjustment ----------------------------------------------------------------
+
+
+class PlacementDecided(DecisionEvent):
+    TYPE: ClassVar[str] = "PlacementDecided"
+    allocation: Allocation
+    predicted_performance: float = Field(ge=0, default=0.0)
+    trace: DecisionTrace = Field(default_factory=DecisionTrace)
+
+
+class PlacementDeferred(DecisionEvent):
+    TYPE: ClassVar[str] = "PlacementDeferred"
+    reasons: tuple[str, ...]
+    trace: DecisionTrace = Field(default_factory=DecisionTrace)
+
+
+class AllocationAdjusted(DecisionEvent):
+    TYPE: ClassVar[str] = "AllocationAdjusted"
+    action: str  # scale_up | scale_down | scale_out | scale_in | evict | reclaim
+    allocation: Allocation
+    reason: str
+    trace: DecisionTrace = Field(default_factory=DecisionTrace)
+
+
+class MigrationDecided(DecisionEvent):
+    TYPE: ClassVar[str] = "MigrationDecided"
+    allocation: Allocation
+    cost_s: float = Field(ge=0)
+    gain: float
+    reason: str
+    trace: DecisionTrace = Field(default_factory=DecisionTrace)
+
+
+# --- telemetry -------------------------------------------------------------------------------
+
+
+class PerformanceObserved(WorkloadEvent):
+    """A measured performance sample, in the target's units, and its ratio to the target."""
+
+    TYPE: ClassVar[str] = "PerformanceObserved"
+    value: float = Field(ge=0)
+    ratio_to_target: float = Field(ge=0)
+    p99_latency_ms: float | None = None
+
+
+class QosVerdict(WorkloadEvent):
+    TYPE: ClassVar[str] = "QosVerdict"
+    met: bool
+    ratio_to_target: float = Field(ge=0)
+    window_s: float = Field(gt=0)
+
+
+class Tick(Event):
+    """Periodic time in the log, so time-based policies are replayable (DESIGN §3 step 6)."""
+
+    TYPE: ClassVar[str] = "Tick"
+    seq: int = Field(ge=0)
+    period_s: float = Field(gt=0)
+
+    @property
+    def stream(self) -> str:
+        return "clock"
+
+
+# --- servers ---------------------------------------------------------------------------------
+
+
+class ServerRegistered(ServerEvent):
+    TYPE: ClassVar[str] = "ServerRegistered"
+    platform: str
+    capacity: ServerCapacity
+    cell: str = "cell-0"
+
+
+class ServerDrained(ServerEvent):
+    TYPE: ClassVar[str] = "ServerDrained"
+    reason: str = ""
+
+
+class ServerFailed(ServerEvent):
+    TYPE: ClassVar[str] = "ServerFailed"
+    reason: str = ""
+
+
+class ServerRecovered(ServerEvent):
+    TYPE: ClassVar[str] = "ServerRecovered"
+
+
+def event_class(type_name: str) -> type[Event]:
+    """The model for a `ce_type`; KeyError names the unknown type."""
+    try:
+        return EVENT_TYPES[type_name]
+    except KeyError:
+        raise KeyError(f"unknown event type {type_name!r}") from None

@@ -1,0 +1,65 @@
+"""The topic registry: which Kafka topic carries which message, how many partitions it has.
+
+Event topics are keyed by stream id (per-workload order) and never compacted. Commands for the
+cluster agent travel on their own topic; the public front door is `sextant.submissions` in and
+`sextant.decisions` out (issue 7); every consumer's poison messages go to `sextant.dlq` with the
+reason in a header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .commands import COMMAND_TYPES
+from .events import EVENT_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    partitions: int
+    purpose: str
+    retention_ms: int = -1  # keep history (DESIGN §4)
+
+
+WORKLOAD_EVENTS = Topic("sextant.events.workloads", 6, "every event of workload streams")
+SERVER_EVENTS = Topic("sextant.events.servers", 1, "server lifecycle")
+CLOCK_EVENTS = Topic("sextant.events.clock", 1, "Tick events")
+MODEL_EVENTS = Topic("sextant.events.models", 1, "ModelRetrained")
+AGENT_COMMANDS = Topic("sextant.commands.agent", 3, "commands executed by the cluster agent")
+SUBMISSIONS = Topic("sextant.submissions", 3, "public: SubmitWorkload from integrations")
+DECISIONS = Topic("sextant.decisions", 3, "public: outcomes integrations can follow")
+DEAD_LETTERS = Topic("sextant.dlq", 1, "messages a consumer could not process, with the reason")
+
+ALL_TOPICS: tuple[Topic, ...] = (WORKLOAD_EVENTS, SERVER_EVENTS, CLOCK_EVENTS, MODEL_EVENTS,
+                                 AGENT_COMMANDS, SUBMISSIONS, DECISIONS, DEAD_LETTERS)
+
+_STREAM_PREFIX_TOPICS = {"workload-": WORKLOAD_EVENTS, "server-": SERVER_EVENTS,
+                         "clock": CLOCK_EVENTS, "model-": MODEL_EVENTS}
+
+
+def topic_for_stream(stream: str) -> Topic:
+    """The event topic of a stream id (`workload-<id>` → workloads, ...)."""
+    for prefix, topic in _STREAM_PREFIX_TOPICS.items():
+        if stream.startswith(prefix):
+            return topic
+    raise KeyError(f"no topic for stream {stream!r}")
+
+
+def topic_for_command(type_name: str) -> Topic:
+    cls = COMMAND_TYPES[type_name]
+    if cls.HANDLER == "agent":
+        return AGENT_COMMANDS
+    if type_name == "SubmitWorkload":
+        return SUBMISSIONS
+    raise KeyError(f"command {type_name} is handled in-process by {cls.HANDLER}, not over a topic")
+
+
+def check_registry() -> None:
+    """Every event type maps to a topic and topic names are unique (checked at start-up)."""
+    names = [t.name for t in ALL_TOPICS]
+    if len(set(names)) != len(names):
+        raise RuntimeError("duplicate topic names")
+    for name in EVENT_TYPES:
+        if not name:
+            raise RuntimeError("event without TYPE")

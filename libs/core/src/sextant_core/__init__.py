@@ -1,0 +1,1 @@
+"""sextant_core."""
