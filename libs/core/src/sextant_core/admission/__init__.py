@@ -1,0 +1,1 @@
+"""admission (filled by its issue)."""

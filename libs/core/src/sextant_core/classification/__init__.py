@@ -1,0 +1,1 @@
+"""classification (filled by its issue)."""

@@ -1,0 +1,165 @@
+"""`decide(state, command, *, params, seed, ...)`: the single pure entry point of every decision.
+
+It dispatches the command to the policy of the active `PolicySet`, wraps the outcome in decision
+events carrying a `DecisionRecord` (causation, the state's log position, profile, policy and model
+versions, the seed), and returns them with a trace. Nothing here reads a clock, the environment or
+a global random source: `at` (the time of the triggering event) and `seed` come from the caller,
+and `seed_for` derives the seed from the workload id (common random numbers, DESIGN §5).
+
+Commands that the core does not decide (agent commands) raise `NotADecision`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_contracts.ids import derive_id, seed_from
+from sextant_contracts.model import DecisionRecord, DecisionTrace
+
+from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
+from .policies import PolicySet
+from .state.model import ClusterState, WorkloadState
+
+
+class NotADecision(ValueError):
+    """The command is executed by an edge (the cluster agent), not decided by the core."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionContext:
+    """What a policy may know besides the state: the time, its random stream, its provenance."""
+
+    at: float
+    seed: int
+    state_position: int
+    causation: tuple[str, ...]
+    profile: str
+    policy_version: str
+
+    def rng(self) -> np.random.Generator:
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed)))
+
+    def record(self, kind: str, workload_id: str, model_version: str = "") -> DecisionRecord:
+        did = derive_id(kind, workload_id, self.state_position, *self.causation)
+        return DecisionRecord(decision_id=did, causation=self.causation,
+                              state_position=max(self.state_position, 0), profile=self.profile,
+                              policy_version=self.policy_version, model_version=model_version,
+                              seed=self.seed)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Events to append (in order), the compact trace, and the full detail `explain` shows."""
+
+    events: tuple[ev.Event, ...]
+    trace: DecisionTrace | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+def seed_for(command: cmd.Command, state: ClusterState) -> int:
+    """The seed of a decision: from the workload id and how many decisions it has had."""
+    w = state.workloads.get(command.workload_id)
+    return seed_from(command.workload_id, command.TYPE, 0 if w is None else w.decisions)
+
+
+def decide(state: ClusterState, command: cmd.Command, *, params: PolicySet, seed: int, at: float,
+           causation: tuple[str, ...] = ()) -> Decision:
+    """Decide `command` against `state` under the policies of `params`. Pure and deterministic."""
+    handler = _HANDLERS.get(type(command))
+    if handler is None:
+        raise NotADecision(f"{command.TYPE} is not decided by the core")
+    w = state.workloads.get(command.workload_id)
+    if w is None or w.phase in TERMINAL:
+        return Decision(events=(), detail={"skipped": "unknown or finished workload"})
+    ctx = DecisionContext(at=at, seed=seed, state_position=state.position, causation=causation,
+                          profile=params.profile, policy_version=params.version)
+    return handler(state, w, command, params, ctx)
+
+
+# --- handlers ----------------------------------------------------------------------------------
+
+
+def _plan_profiling(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+                    ctx: DecisionContext) -> Decision:
+    if not allows(w.phase, "ProfilingPlanned"):
+        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    runs = p.profiling.plan(state, w, ctx)
+    e = ev.ProfilingPlanned(at=ctx.at, workload_id=w.workload_id, runs=runs,
+                            decision=ctx.record("profiling", w.workload_id))
+    return Decision(events=(e,))
+
+
+def _classify(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+              ctx: DecisionContext) -> Decision:
+    if not allows(w.phase, "WorkloadClassified"):
+        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    out = p.classifier.classify(state, w, ctx)
+    model_version = ",".join(f"{k}={v}" for k, v in sorted(out.model_versions.items()))
+    e = ev.WorkloadClassified(at=ctx.at, workload_id=w.workload_id,
+                              decision=ctx.record("classification", w.workload_id, model_version),
+                              **out.model_dump())
+    return Decision(events=(e,))
+
+
+def _admit(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+           ctx: DecisionContext) -> Decision:
+    if w.phase not in (WorkloadPhase.CLASSIFIED, WorkloadPhase.QUEUED):
+        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    out = p.admission.admit(state, w, ctx)
+    rec = ctx.record("admission", w.workload_id)
+    e: ev.Event
+    if out.admitted:
+        e = ev.WorkloadAdmitted(at=ctx.at, workload_id=w.workload_id, decision=rec,
+                                arq_class=out.arq_class, trace=out.trace)
+    elif w.phase == WorkloadPhase.QUEUED and w.queue_position == out.position:
+        return Decision(events=(), detail={"still_queued": out.reason})
+    else:
+        e = ev.WorkloadQueued(at=ctx.at, workload_id=w.workload_id, decision=rec,
+                              arq_class=out.arq_class, position=out.position,
+                              expected_wait_s=out.expected_wait_s, reason=out.reason)
+    return Decision(events=(e,), trace=out.trace, detail=out.detail)
+
+
+def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+           ctx: DecisionContext) -> Decision:
+    if w.phase not in (WorkloadPhase.ADMITTED, WorkloadPhase.DEFERRED, WorkloadPhase.RUNNING,
+                       WorkloadPhase.PLACED):
+        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    out = p.planner.place(state, w, ctx)
+    rec = ctx.record("placement", w.workload_id)
+    e: ev.Event
+    if out.allocation is not None:
+        e = ev.PlacementDecided(at=ctx.at, workload_id=w.workload_id, decision=rec,
+                                allocation=out.allocation,
+                                predicted_performance=out.predicted_performance, trace=out.trace)
+    elif w.phase == WorkloadPhase.DEFERRED:
+        return Decision(events=(), trace=out.trace, detail=out.detail)  # still no room
+    else:
+        e = ev.PlacementDeferred(at=ctx.at, workload_id=w.workload_id, decision=rec,
+                                 reasons=out.reasons, trace=out.trace)
+    return Decision(events=(e,), trace=out.trace, detail=out.detail)
+
+
+def _review(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+            ctx: DecisionContext) -> Decision:
+    if w.phase != WorkloadPhase.RUNNING:
+        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    assert isinstance(c, cmd.ReviewWorkload)
+    events = p.reprovisioner.review(state, w, c.reason, ctx)
+    return Decision(events=tuple(events))
+
+
+_HANDLERS = {
+    cmd.PlanProfiling: _plan_profiling,
+    cmd.ClassifyWorkload: _classify,
+    cmd.AdmitWorkload: _admit,
+    cmd.PlaceWorkload: _place,
+    cmd.ReviewWorkload: _review,
+}
+
+DECIDED_COMMANDS = frozenset(_HANDLERS)

@@ -1,0 +1,1 @@
+"""Domain rules that are not policies: the workload state machine."""

@@ -1,0 +1,1 @@
+"""placement (filled by its issue)."""

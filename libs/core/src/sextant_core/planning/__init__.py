@@ -1,0 +1,1 @@
+"""planning (filled by its issue)."""

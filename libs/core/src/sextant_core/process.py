@@ -1,0 +1,138 @@
+"""The process manager: which command follows which event (DESIGN §3). Pure.
+
+`react(state, event)` is called with the state *after* `event` was folded and returns the commands
+that event calls for, in a fixed order. The services and the twin both run it, so the workflow is
+written once. Commands for the cluster agent (`StartWorkload`, ...) leave the core as messages;
+the others are handled by `decide` in the service named by the command's HANDLER.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+
+from .domain.lifecycle import WorkloadPhase
+from .state.model import ClusterState
+
+Commands = tuple[cmd.Command, ...]
+
+
+def react(state: ClusterState, event: ev.Event) -> Commands:
+    return _react(event, state)
+
+
+@singledispatch
+def _react(event: ev.Event, state: ClusterState) -> Commands:
+    return ()
+
+
+@_react.register
+def _(event: ev.WorkloadSubmitted, state: ClusterState) -> Commands:
+    if event.fast_path:
+        return (cmd.ClassifyWorkload(workload_id=event.workload_id),)
+    return (cmd.PlanProfiling(workload_id=event.workload_id),)
+
+
+@_react.register
+def _(event: ev.ProfilingPlanned, state: ClusterState) -> Commands:
+    return (cmd.ExecuteProfileRuns(workload_id=event.workload_id, runs=event.runs),)
+
+
+@_react.register
+def _(event: ev.ProfilingCompleted, state: ClusterState) -> Commands:
+    return (cmd.ClassifyWorkload(workload_id=event.workload_id),)
+
+
+@_react.register
+def _(event: ev.WorkloadClassified, state: ClusterState) -> Commands:
+    w = state.workloads[event.workload_id]
+    if w.phase == WorkloadPhase.CLASSIFIED:
+        return (cmd.AdmitWorkload(workload_id=event.workload_id),)
+    # reclassified while running: re-plan against the new classification
+    return (cmd.PlaceWorkload(workload_id=event.workload_id),)
+
+
+@_react.register
+def _(event: ev.WorkloadAdmitted, state: ClusterState) -> Commands:
+    return (cmd.PlaceWorkload(workload_id=event.workload_id),)
+
+
+@_react.register
+def _(event: ev.PlacementDecided, state: ClusterState) -> Commands:
+    return (cmd.StartWorkload(workload_id=event.workload_id, allocation=event.allocation),)
+
+
+@_react.register
+def _(event: ev.AllocationAdjusted, state: ClusterState) -> Commands:
+    return (cmd.ResizeWorkload(workload_id=event.workload_id, allocation=event.allocation),)
+
+
+@_react.register
+def _(event: ev.MigrationDecided, state: ClusterState) -> Commands:
+    return (cmd.ResizeWorkload(workload_id=event.workload_id, allocation=event.allocation),)
+
+
+@_react.register
+def _(event: ev.ReclassificationRequested, state: ClusterState) -> Commands:
+    return (cmd.PlanProfiling(workload_id=event.workload_id),)
+
+
+@_react.register
+def _(event: ev.TargetUpdated, state: ClusterState) -> Commands:
+    w = state.workloads[event.workload_id]
+    if w.phase in (WorkloadPhase.RUNNING, WorkloadPhase.DEFERRED):
+        return (cmd.PlaceWorkload(workload_id=event.workload_id),)
+    return ()
+
+
+@_react.register
+def _(event: ev.QosVerdict, state: ClusterState) -> Commands:
+    if event.met:
+        return ()
+    return (cmd.ReviewWorkload(workload_id=event.workload_id, reason="qos_violation"),)
+
+
+@_react.register
+def _(event: ev.WorkloadRevoked, state: ClusterState) -> Commands:
+    return (cmd.StopWorkload(workload_id=event.workload_id, reason=event.reason or "revoked"),) + \
+        _capacity_freed(state)
+
+
+@_react.register
+def _(event: ev.WorkloadCompleted, state: ClusterState) -> Commands:
+    return _capacity_freed(state)
+
+
+@_react.register
+def _(event: ev.WorkloadFailed, state: ClusterState) -> Commands:
+    return _capacity_freed(state)
+
+
+@_react.register
+def _(event: ev.ServerRegistered, state: ClusterState) -> Commands:
+    return _capacity_freed(state)
+
+
+@_react.register
+def _(event: ev.ServerRecovered, state: ClusterState) -> Commands:
+    return _capacity_freed(state)
+
+
+@_react.register
+def _(event: ev.ServerFailed, state: ClusterState) -> Commands:
+    s = state.servers.get(event.server_id)
+    if s is None:
+        return ()
+    return tuple(cmd.PlaceWorkload(workload_id=w) for w in s.residents
+                 if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
+
+
+def _capacity_freed(state: ClusterState) -> Commands:
+    """Capacity came back: retry the ARQ queue head first, then deferred placements, in order."""
+    out: list[cmd.Command] = []
+    if state.queued:
+        out.append(cmd.AdmitWorkload(workload_id=state.queued[0]))
+    out.extend(cmd.PlaceWorkload(workload_id=w) for w in state.deferred)
+    return tuple(out)

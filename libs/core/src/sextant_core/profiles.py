@@ -1,0 +1,38 @@
+"""Named policy sets. Later issues register richer ones (`sextant`, `paragon`, baselines)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .policies import AdmitAll, FirstFitPlanner, NoAdaptation, ObservedOnlyClassifier, PolicySet
+from .profiling.plan import DefaultProfilingPlan
+
+_FACTORIES: dict[str, Callable[[], PolicySet]] = {}
+
+
+def register(name: str) -> Callable[[Callable[[], PolicySet]], Callable[[], PolicySet]]:
+    def deco(fn: Callable[[], PolicySet]) -> Callable[[], PolicySet]:
+        if name in _FACTORIES:
+            raise ValueError(f"policy profile {name!r} registered twice")
+        _FACTORIES[name] = fn
+        return fn
+
+    return deco
+
+
+def policy_set(name: str) -> PolicySet:
+    try:
+        return _FACTORIES[name]()
+    except KeyError:
+        raise KeyError(f"unknown policy profile {name!r}; known: {', '.join(sorted(_FACTORIES))}") from None
+
+
+def names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+@register("foundation")
+def _foundation() -> PolicySet:
+    return PolicySet(profile="foundation", version="1", profiling=DefaultProfilingPlan(),
+                     classifier=ObservedOnlyClassifier(), admission=AdmitAll(),
+                     planner=FirstFitPlanner(), reprovisioner=NoAdaptation())

@@ -1,0 +1,1 @@
+"""Profiling plans: which short runs a new workload gets."""

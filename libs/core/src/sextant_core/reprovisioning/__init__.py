@@ -1,0 +1,1 @@
+"""reprovisioning (filled by its issue)."""

@@ -1,0 +1,280 @@
+"""`evolve(state, event) -> state`: one small registered function per event type (STYLE 2).
+
+Resource accounting: a workload holds its allocation from `PlacementDecided` until it completes,
+fails, is revoked or is re-placed; adjustments swap the old allocation for the new one.
+Events without a handler only advance the clock and the position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import singledispatch
+
+from sextant_contracts import events as ev
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.model import Allocation
+
+from ..domain.lifecycle import WorkloadPhase, next_phase
+from .model import EMPTY, ClusterState, ServerState, WorkloadState
+
+
+def evolve(state: ClusterState, event: ev.Event, position: int | None = None) -> ClusterState:
+    """Fold one event. `position` is its global log position when it comes from the log."""
+    new = _apply(event, state)
+    changes: dict[str, object] = {}
+    if event.at > new.now:
+        changes["now"] = event.at
+    if position is not None:
+        changes["position"] = position
+    return replace(new, **changes) if changes else new
+
+
+def fold(items: Iterable[Envelope | ev.Event], state: ClusterState = EMPTY) -> ClusterState:
+    """Fold envelopes (with positions) or bare events into `state`."""
+    for item in items:
+        if isinstance(item, Envelope):
+            state = evolve(state, item.event(), item.position)
+        else:
+            state = evolve(state, item)
+    return state
+
+
+@singledispatch
+def _apply(event: ev.Event, state: ClusterState) -> ClusterState:
+    return state
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _workload(state: ClusterState, event: ev.WorkloadEvent) -> WorkloadState:
+    w = state.workloads.get(event.workload_id)
+    if w is None:
+        next_phase(event.workload_id, None, event.TYPE)  # raises IllegalTransition
+        raise AssertionError("unreachable")
+    return w
+
+
+def _step(state: ClusterState, event: ev.WorkloadEvent, **changes: object) -> ClusterState:
+    """Move the workload to its next phase (validated) and apply `changes`."""
+    w = _workload(state, event)
+    phase = next_phase(w.workload_id, w.phase, event.TYPE)
+    w2 = replace(w, phase=phase, **changes)  # type: ignore[arg-type]
+    state = replace(state, workloads=state.workloads.set(w.workload_id, w2))
+    if phase != WorkloadPhase.QUEUED and w.workload_id in state.queued:
+        state = replace(state, queued=tuple(x for x in state.queued if x != w.workload_id))
+    if phase != WorkloadPhase.DEFERRED and w.workload_id in state.deferred:
+        state = replace(state, deferred=tuple(x for x in state.deferred if x != w.workload_id))
+    return state
+
+
+def _take(state: ClusterState, workload_id: str, alloc: Allocation, sign: int) -> ClusterState:
+    servers = state.servers
+    with servers.mutate() as m:
+        for a in alloc.assignments:
+            s: ServerState | None = m.get(a.server_id)
+            if s is None:
+                continue  # the server left the cell; nothing to account
+            residents = set(s.residents)
+            if sign > 0:
+                residents.add(workload_id)
+            else:
+                residents.discard(workload_id)
+            m[a.server_id] = replace(s, used_cores=s.used_cores + sign * a.cores,
+                                     used_memory_gb=round(s.used_memory_gb + sign * a.memory_gb, 9),
+                                     residents=tuple(sorted(residents)))
+        servers = m.finish()
+    return replace(state, servers=servers)
+
+
+def _release(state: ClusterState, workload_id: str) -> ClusterState:
+    w = state.workloads[workload_id]
+    if w.allocation is None:
+        return state
+    return _take(state, workload_id, w.allocation, -1)
+
+
+def _swap(state: ClusterState, event: ev.WorkloadEvent, alloc: Allocation, **changes: object) -> ClusterState:
+    state = _release(state, event.workload_id)
+    state = _step(state, event, allocation=alloc, **changes)
+    return _take(state, event.workload_id, alloc, +1)
+
+
+# --- workload lifecycle ------------------------------------------------------------------------
+
+
+@_apply.register
+def _(event: ev.WorkloadSubmitted, state: ClusterState) -> ClusterState:
+    phase = next_phase(event.workload_id, state.workloads.get(event.workload_id) and
+                       state.workloads[event.workload_id].phase, event.TYPE)
+    w = WorkloadState(workload_id=event.workload_id, tenant=event.tenant, kind=event.kind,
+                      target=event.target, spec=event.spec, phase=phase, submitted_at=event.at,
+                      priority=event.priority, best_effort=event.best_effort,
+                      requested_cores=event.requested_cores,
+                      requested_memory_gb=event.requested_memory_gb, name=event.name,
+                      fast_path=event.fast_path)
+    return replace(state, workloads=state.workloads.set(event.workload_id, w))
+
+
+@_apply.register
+def _(event: ev.ProfilingPlanned, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _step(state, event, profile_runs=event.runs, decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.ProfileSampleRecorded, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    sample = (event.run_id, event.classification.value, event.column, event.value, event.caused)
+    return _step(state, event, samples=w.samples + (sample,))
+
+
+@_apply.register
+def _(event: ev.ProfilingCompleted, state: ClusterState) -> ClusterState:
+    return _step(state, event)
+
+
+@_apply.register
+def _(event: ev.WorkloadClassified, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _step(state, event, classification=event, decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.WorkloadQueued, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    state = _step(state, event, arq_class=event.arq_class, queue_position=event.position,
+                  expected_wait_s=event.expected_wait_s, decisions=w.decisions + 1)
+    if event.workload_id not in state.queued:
+        state = replace(state, queued=state.queued + (event.workload_id,))
+    return state
+
+
+@_apply.register
+def _(event: ev.WorkloadAdmitted, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _step(state, event, arq_class=event.arq_class, queue_position=None, expected_wait_s=None,
+                 decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.PlacementDeferred, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    state = _release(state, event.workload_id)
+    state = _step(state, event, allocation=None, decisions=w.decisions + 1)
+    if event.workload_id not in state.deferred:
+        state = replace(state, deferred=state.deferred + (event.workload_id,))
+    return state
+
+
+@_apply.register
+def _(event: ev.PlacementDecided, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _swap(state, event, event.allocation, decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.WorkloadStarted, state: ClusterState) -> ClusterState:
+    return _step(state, event, started_at=event.at)
+
+
+@_apply.register
+def _(event: ev.AllocationAdjusted, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _swap(state, event, event.allocation, decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.MigrationDecided, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _swap(state, event, event.allocation, decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.ReclassificationRequested, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _step(state, event, decisions=w.decisions + 1)
+
+
+@_apply.register
+def _(event: ev.PerformanceObserved, state: ClusterState) -> ClusterState:
+    return _step(state, event, last_ratio=event.ratio_to_target)
+
+
+@_apply.register
+def _(event: ev.QosVerdict, state: ClusterState) -> ClusterState:
+    w = _workload(state, event)
+    return _step(state, event, last_verdict=event.met, verdicts=w.verdicts + 1,
+                 violations=w.violations + (0 if event.met else 1))
+
+
+@_apply.register
+def _(event: ev.TargetUpdated, state: ClusterState) -> ClusterState:
+    return _step(state, event, target=event.target)
+
+
+def _end(state: ClusterState, event: ev.WorkloadEvent, reason: str) -> ClusterState:
+    state = _release(state, event.workload_id)
+    return _step(state, event, ended_at=event.at, end_reason=reason)
+
+
+@_apply.register
+def _(event: ev.WorkloadCompleted, state: ClusterState) -> ClusterState:
+    return _end(state, event, "completed")
+
+
+@_apply.register
+def _(event: ev.WorkloadFailed, state: ClusterState) -> ClusterState:
+    return _end(state, event, event.reason)
+
+
+@_apply.register
+def _(event: ev.WorkloadRevoked, state: ClusterState) -> ClusterState:
+    return _end(state, event, event.reason or "revoked")
+
+
+# --- servers, clock, models --------------------------------------------------------------------
+
+
+@_apply.register
+def _(event: ev.ServerRegistered, state: ClusterState) -> ClusterState:
+    old = state.servers.get(event.server_id)
+    s = ServerState(server_id=event.server_id, platform=event.platform, capacity=event.capacity,
+                    cell=event.cell)
+    if old is not None:  # re-registration keeps the accounting of its residents
+        s = replace(s, used_cores=old.used_cores, used_memory_gb=old.used_memory_gb,
+                    residents=old.residents)
+    return replace(state, servers=state.servers.set(event.server_id, s))
+
+
+def _server_flag(state: ClusterState, server_id: str, **changes: object) -> ClusterState:
+    s = state.servers.get(server_id)
+    if s is None:
+        return state
+    return replace(state, servers=state.servers.set(server_id, replace(s, **changes)))  # type: ignore[arg-type]
+
+
+@_apply.register
+def _(event: ev.ServerFailed, state: ClusterState) -> ClusterState:
+    return _server_flag(state, event.server_id, up=False)
+
+
+@_apply.register
+def _(event: ev.ServerRecovered, state: ClusterState) -> ClusterState:
+    return _server_flag(state, event.server_id, up=True)
+
+
+@_apply.register
+def _(event: ev.ServerDrained, state: ClusterState) -> ClusterState:
+    return _server_flag(state, event.server_id, drained=True)
+
+
+@_apply.register
+def _(event: ev.Tick, state: ClusterState) -> ClusterState:
+    return replace(state, tick=event.seq)
+
+
+@_apply.register
+def _(event: ev.ModelRetrained, state: ClusterState) -> ClusterState:
+    return replace(state, models=state.models.set(event.stream, event))
