@@ -1,0 +1,114 @@
+"""decide + react run the whole workflow; decisions are deterministic and record their inputs."""
+
+from __future__ import annotations
+
+import pytest
+from sextant_contracts import codec
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_core.decide import NotADecision, decide, seed_for
+from sextant_core.domain.lifecycle import WorkloadPhase as P
+from sextant_core.process import react
+from sextant_core.profiles import policy_set
+from sextant_core.state import ClusterState, fold
+from sextant_core.testing.builders import server, submitted
+
+POLICY = policy_set("foundation")
+
+
+def agent(c: cmd.Command, at: float) -> list[ev.Event]:
+    """A minimal cluster agent: every run measures 1.0; starts succeed."""
+    if isinstance(c, cmd.ExecuteProfileRuns):
+        return [ev.ProfileSampleRecorded(at=at, workload_id=c.workload_id, run_id=r.run_id,
+                                         classification=r.classification, column=r.column, value=1.0,
+                                         caused=20.0 if r.classification == "interference" else None)
+                for r in c.runs] + [ev.ProfilingCompleted(at=at, workload_id=c.workload_id, samples=len(c.runs))]
+    if isinstance(c, cmd.StartWorkload):
+        return [ev.WorkloadStarted(at=at, workload_id=c.workload_id, allocation=c.allocation)]
+    return []
+
+
+def run(events: list[ev.Event]) -> tuple[ClusterState, list[ev.Event]]:
+    """Fold `events`, then follow every command to quiescence, as a service would."""
+    st = fold([])
+    log: list[ev.Event] = []
+    pending = list(events)
+    while pending:
+        e = pending.pop(0)
+        st = fold([e], st)
+        st = st.with_(position=st.position + 1)
+        log.append(e)
+        for c in react(st, e):
+            try:
+                d = decide(st, c, params=POLICY, seed=seed_for(c, st), at=st.now)
+                pending.extend(d.events)
+            except NotADecision:
+                pending.extend(agent(c, st.now))
+    return st, log
+
+
+def test_a_workload_goes_from_submission_to_running() -> None:
+    st, log = run([server("s1", cores=4), server("s2", platform="B"), submitted("w1", cores=2)])
+    assert st.workloads["w1"].phase == P.RUNNING
+    types = [e.TYPE for e in log]
+    for t in ("ProfilingPlanned", "ProfileSampleRecorded", "ProfilingCompleted", "WorkloadClassified",
+              "WorkloadAdmitted", "PlacementDecided", "WorkloadStarted"):
+        assert t in types
+    assert types.index("ProfilingCompleted") < types.index("WorkloadClassified") < types.index("PlacementDecided")
+
+
+def test_same_inputs_same_decisions_byte_for_byte() -> None:
+    inputs = [server("s1"), server("s2", platform="B"), submitted("w1", cores=2), submitted("w2", cores=8)]
+    _, a = run(inputs)
+    _, b = run(inputs)
+    assert [codec.dumpb(e) for e in a] == [codec.dumpb(e) for e in b]
+
+
+def test_decision_records_state_position_and_causation() -> None:
+    st = fold([server("s1"), submitted("w1", cores=1, fast_path=True)]).with_(position=7)
+    st = fold([ev.WorkloadClassified(at=1, workload_id="w1", decision=_rec()),
+               ev.WorkloadAdmitted(at=1, workload_id="w1", decision=_rec(), arq_class=0)], st)
+    d = decide(st, cmd.PlaceWorkload(workload_id="w1"), params=POLICY, seed=11, at=3.0,
+               causation=("e-admitted",))
+    (placed,) = d.events
+    assert isinstance(placed, ev.PlacementDecided)
+    assert placed.decision.state_position == 7 and placed.decision.causation == ("e-admitted",)
+    assert placed.decision.seed == 11 and placed.decision.profile == "foundation"
+
+
+def test_no_capacity_defers_then_capacity_freed_retries() -> None:
+    st, _ = run([server("s1", cores=2), submitted("big", cores=4), submitted("small", cores=1)])
+    assert st.workloads["big"].phase == P.DEFERRED and st.deferred == ("big",)
+    cmds = react(st, ev.ServerRegistered(at=9, server_id="s2", platform="A",
+                                         capacity={"cores": 8, "memory_gb": 8}))
+    assert cmd.PlaceWorkload(workload_id="big") in cmds
+
+
+def test_agent_commands_are_not_decisions() -> None:
+    st = fold([server("s1"), submitted("w1")])
+    with pytest.raises(NotADecision):
+        decide(st, cmd.StopWorkload(workload_id="w1"), params=POLICY, seed=0, at=0.0)
+
+
+def test_commands_for_finished_workloads_decide_nothing() -> None:
+    st = fold([server("s1"), submitted("w1"), ev.WorkloadRevoked(at=2, workload_id="w1")])
+    assert decide(st, cmd.PlanProfiling(workload_id="w1"), params=POLICY, seed=0, at=2.0).events == ()
+
+
+def test_seed_is_stable_per_workload_and_attempt() -> None:
+    st = fold([server("s1"), submitted("w1"), submitted("w2")])
+    c1, c2 = cmd.PlanProfiling(workload_id="w1"), cmd.PlanProfiling(workload_id="w2")
+    assert seed_for(c1, st) == seed_for(c1, st) != seed_for(c2, st)
+
+
+def test_server_failure_replans_its_residents() -> None:
+    st, _ = run([server("s1", cores=4), server("s2", cores=4), submitted("w1", cores=2)])
+    host = st.workloads["w1"].allocation.assignments[0].server_id  # type: ignore[union-attr]
+    failed = ev.ServerFailed(at=10, server_id=host)
+    st = fold([failed], st)
+    assert react(st, failed) == (cmd.PlaceWorkload(workload_id="w1"),)
+
+
+def _rec():  # type: ignore[no-untyped-def]
+    from sextant_core.testing.builders import record
+    return record()

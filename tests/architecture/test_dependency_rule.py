@@ -1,0 +1,107 @@
+"""DESIGN §2's dependency rule, enforced on the import statements of every source file.
+
+contracts ← core ← sim; contracts ← kit ← services; services use core. The CLI and the cluster
+agent are edge applications in `apps/` (they may use kit, core and sim, and nothing imports them).
+The core is pure: no I/O libraries, no clock, no random module, no uuid, no environment.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ("admission", "profiling", "classification", "planning", "reprovisioning", "telemetry")
+IO_LIBS = {"sqlalchemy", "asyncpg", "alembic", "aiokafka", "fastapi", "starlette", "uvicorn", "httpx",
+           "opentelemetry", "pydantic_settings", "requests"}
+OURS = {"sextant_contracts", "sextant_core", "sextant_kit", "sextant_sim", "sextant_cli", "sextant_agent",
+        "sextant_infra", *(f"sextant_{s}" for s in SERVICES)}
+
+
+def package_dirs() -> dict[str, Path]:
+    dirs = {f"sextant_{n}": ROOT / "libs" / n / "src" / f"sextant_{n}" for n in ("contracts", "core", "kit", "sim")}
+    dirs |= {f"sextant_{s}": ROOT / "services" / s / "src" / f"sextant_{s}" for s in SERVICES}
+    dirs |= {"sextant_cli": ROOT / "apps/cli/src/sextant_cli", "sextant_agent": ROOT / "apps/agent/src/sextant_agent",
+             "sextant_infra": ROOT / "infra/sextant_infra"}
+    return dirs
+
+
+def imports_of(path: Path) -> set[str]:
+    """Top-level module names imported by a file (relative imports excluded)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def top(name: str) -> str:
+    return name.split(".")[0]
+
+
+# package -> (allowed first-party packages, forbidden third-party/stdlib top-level modules)
+RULES: dict[str, tuple[set[str], set[str]]] = {
+    "sextant_contracts": (set(), IO_LIBS | {"numpy"}),
+    "sextant_core": ({"sextant_contracts"}, IO_LIBS | {"time", "random", "uuid", "os", "datetime",
+                                                      "socket", "subprocess", "threading", "asyncio"}),
+    "sextant_sim": ({"sextant_contracts", "sextant_core"}, IO_LIBS | {"random", "uuid"}),
+    "sextant_kit": ({"sextant_contracts"}, {"numpy", "scipy", "sklearn"}),
+    "sextant_infra": ({"sextant_contracts"}, set()),
+    "sextant_agent": ({"sextant_contracts", "sextant_core", "sextant_kit", "sextant_sim"}, set()),
+    "sextant_cli": ({"sextant_contracts", "sextant_core", "sextant_kit", "sextant_sim", "sextant_infra"}, set()),
+}
+for _s in SERVICES:
+    RULES[f"sextant_{_s}"] = ({"sextant_contracts", "sextant_core", "sextant_kit"}, set())
+
+# sim may read the wall clock only where it reports wall time to the user, never in the engine.
+SIM_WALL_CLOCK_OK = {"cli.py", "report.py", "__main__.py"}
+
+
+def source_files(pkg: str) -> list[Path]:
+    return sorted(package_dirs()[pkg].rglob("*.py"))
+
+
+@pytest.mark.parametrize("pkg", sorted(RULES), ids=str)
+def test_package_respects_dependency_rule(pkg: str) -> None:
+    allowed, forbidden = RULES[pkg]
+    files = source_files(pkg)
+    assert files, f"{pkg} has no source files"
+    offences = []
+    for f in files:
+        for name in imports_of(f):
+            t = top(name)
+            if t in OURS and t != pkg and t not in allowed:
+                offences.append(f"{f.relative_to(ROOT)} imports {name}")
+            if t in forbidden:
+                offences.append(f"{f.relative_to(ROOT)} imports forbidden {name}")
+            if pkg == "sextant_sim" and t == "time" and f.name not in SIM_WALL_CLOCK_OK:
+                offences.append(f"{f.relative_to(ROOT)} reads the wall clock")
+    assert not offences, "\n".join(offences)
+
+
+def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
+    """The checker itself can fail: a core file importing the clock is reported."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("import time\nfrom sextant_kit import settings\n")
+    names = {top(n) for n in imports_of(bad)}
+    assert "time" in RULES["sextant_core"][1] and "time" in names
+    assert "sextant_kit" in names and "sextant_kit" not in RULES["sextant_core"][0]
+
+
+def test_every_service_has_the_five_files() -> None:
+    for s in SERVICES:
+        d = package_dirs()[f"sextant_{s}"]
+        missing = [f for f in ("main.py", "settings.py", "handlers.py", "api.py", "views.py") if not (d / f).exists()]
+        assert not missing, f"{s} lacks {missing}"
+
+
+def test_core_never_reads_the_environment() -> None:
+    for f in source_files("sextant_core"):
+        text = f.read_text()
+        for needle in ("os.environ", "getenv", "uuid4", "time.time", "datetime.now"):
+            assert needle not in text, f"{f} mentions {needle}"
