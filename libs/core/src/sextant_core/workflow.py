@@ -1,0 +1,57 @@
+"""One service's reaction to one input event, as a pure function (DESIGN §3–§4).
+
+`step(state, event, service=..., params=..., causation=...)` runs the process manager on the state
+that already includes `event`, keeps the commands the service handles, decides them one after the
+other and folds each decision's events before deciding the next. The caller appends the returned
+events *immediately after* `state.position` (a head-conditional append), so every decision's
+`state_position` is exactly the log position of the state it saw: decision *i* sees the log up to
+`state.position + (events of decisions 0..i-1)`. Replay runs the very same function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+
+from .decide import DECIDED_COMMANDS, Decision, decide, seed_for
+from .policies import PolicySet
+from .process import react
+from .state.evolve import evolve
+from .state.model import ClusterState
+
+SERVICES = ("admission", "profiling", "classification", "planning", "reprovisioning", "telemetry")
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    state: ClusterState  # after folding the outputs (positions as they will be appended)
+    events: tuple[ev.Event, ...]
+    decisions: tuple[tuple[cmd.Command, Decision], ...]
+    agent_commands: tuple[cmd.Command, ...]
+
+
+def commands_for(service: str, state: ClusterState, event: ev.Event) -> tuple[cmd.Command, ...]:
+    return tuple(c for c in react(state, event) if c.HANDLER == service)
+
+
+def step(state: ClusterState, event: ev.Event, *, service: str, params: PolicySet,
+         causation: tuple[str, ...] = ()) -> StepResult:
+    """React to `event` (already folded into `state`) as `service`. Pure and deterministic."""
+    out: list[ev.Event] = []
+    decisions: list[tuple[cmd.Command, Decision]] = []
+    agent: list[cmd.Command] = []
+    for c in react(state, event):
+        if c.HANDLER == "agent" and service == "agent":
+            agent.append(c)
+            continue
+        if c.HANDLER != service or type(c) not in DECIDED_COMMANDS:
+            continue
+        d = decide(state, c, params=params, seed=seed_for(c, state), at=event.at, causation=causation)
+        decisions.append((c, d))
+        for e in d.events:
+            state = evolve(state, e, state.position + 1)
+            out.append(e)
+    return StepResult(state=state, events=tuple(out), decisions=tuple(decisions),
+                      agent_commands=tuple(agent))

@@ -1,0 +1,31 @@
+"""Typed settings, read only at the edge (STYLE 10): pydantic-settings, environment prefix
+`SEXTANT_`, fail fast on a missing or malformed value.
+
+Every process shares `KitSettings` (where the database and the broker are, how to export traces,
+where to serve HTTP); a service extends it with its own fields. `REQUIRED_ENV` lists the variables
+a deployment must set — docker-compose.yml is checked against it by a test.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REQUIRED_ENV = ("SEXTANT_DATABASE_URL", "SEXTANT_KAFKA_BOOTSTRAP", "SEXTANT_SERVICE_NAME")
+
+
+class KitSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SEXTANT_", extra="ignore", frozen=True)
+
+    service_name: str = Field(min_length=1, description="the process's name in logs, traces, tracking")
+    database_url: str = Field(min_length=1, description="postgresql+asyncpg://user@host:port/db")
+    kafka_bootstrap: str = Field(min_length=1, description="host:port[,host:port]")
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=0, ge=0, le=65535, description="0: pick a free port")
+    otel_exporter: str = Field(default="none", pattern="^(none|otlp|file|memory)$")
+    otel_endpoint: str = ""  # OTLP HTTP endpoint, e.g. http://collector:4318
+    otel_file: str = ""  # JSON-lines span file when otel_exporter=file
+    policy_profile: str = "foundation"
+    run_dir: str = ".run"
+    retry_backoff_s: float = Field(default=0.5, gt=0)
+    retry_backoff_max_s: float = Field(default=5.0, gt=0)
