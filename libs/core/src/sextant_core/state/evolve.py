@@ -3,6 +3,10 @@
 Resource accounting: a workload holds its allocation from `PlacementDecided` until it completes,
 fails, is revoked or is re-placed; adjustments swap the old allocation for the new one.
 Events without a handler only advance the clock and the position.
+
+Every change of a server's row (resources, residents, interference aggregates, flags) is also
+pushed on `state.server_journal` (see `state.model`), so columnar indexes can follow the fold
+incrementally.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..domain.lifecycle import WorkloadPhase, next_phase
-from .model import EMPTY, ClusterState, ServerState, WorkloadState
+from .model import EMPTY, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
 
 
 def evolve(state: ClusterState, event: ev.Event, position: int | None = None) -> ClusterState:
@@ -71,6 +75,7 @@ def _step(state: ClusterState, event: ev.WorkloadEvent, **changes: object) -> Cl
 
 def _take(state: ClusterState, workload_id: str, alloc: Allocation, sign: int) -> ClusterState:
     servers = state.servers
+    journal = state.server_journal
     with servers.mutate() as m:
         for a in alloc.assignments:
             s: ServerState | None = m.get(a.server_id)
@@ -81,11 +86,27 @@ def _take(state: ClusterState, workload_id: str, alloc: Allocation, sign: int) -
                 residents.add(workload_id)
             else:
                 residents.discard(workload_id)
+            ordered = tuple(sorted(residents))
             m[a.server_id] = replace(s, used_cores=s.used_cores + sign * a.cores,
                                      used_memory_gb=round(s.used_memory_gb + sign * a.memory_gb, 9),
-                                     residents=tuple(sorted(residents)))
+                                     residents=ordered,
+                                     **server_aggregates(a.server_id, ordered, state.workloads))
+            journal = journal_push(journal, a.server_id)
         servers = m.finish()
-    return replace(state, servers=servers)
+    return replace(state, servers=servers, server_journal=journal)
+
+
+def _refresh_aggregates(state: ClusterState, server_ids: Iterable[str]) -> ClusterState:
+    """Recompute the interference aggregates of `server_ids` (a resident was reclassified)."""
+    servers = state.servers
+    journal = state.server_journal
+    for sid in server_ids:
+        s = servers.get(sid)
+        if s is None:
+            continue
+        servers = servers.set(sid, replace(s, **server_aggregates(sid, s.residents, state.workloads)))
+        journal = journal_push(journal, sid)
+    return replace(state, servers=servers, server_journal=journal)
 
 
 def _release(state: ClusterState, workload_id: str) -> ClusterState:
@@ -138,7 +159,10 @@ def _(event: ev.ProfilingCompleted, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.WorkloadClassified, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
-    return _step(state, event, classification=event, decisions=w.decisions + 1)
+    state = _step(state, event, classification=event, decisions=w.decisions + 1)
+    if w.allocation is not None:  # reclassified in place: its servers' aggregates change
+        state = _refresh_aggregates(state, w.allocation.servers)
+    return state
 
 
 @_apply.register
@@ -244,15 +268,20 @@ def _(event: ev.ServerRegistered, state: ClusterState) -> ClusterState:
                     cell=event.cell)
     if old is not None:  # re-registration keeps the accounting of its residents
         s = replace(s, used_cores=old.used_cores, used_memory_gb=old.used_memory_gb,
-                    residents=old.residents)
-    return replace(state, servers=state.servers.set(event.server_id, s))
+                    residents=old.residents, caused_sum=old.caused_sum,
+                    tolerated_min=old.tolerated_min, best_effort_cores=old.best_effort_cores,
+                    best_effort_memory_gb=old.best_effort_memory_gb)
+    added = old is None or old.platform != s.platform
+    return replace(state, servers=state.servers.set(event.server_id, s),
+                   server_journal=journal_push(state.server_journal, event.server_id, added))
 
 
 def _server_flag(state: ClusterState, server_id: str, **changes: object) -> ClusterState:
     s = state.servers.get(server_id)
     if s is None:
         return state
-    return replace(state, servers=state.servers.set(server_id, replace(s, **changes)))  # type: ignore[arg-type]
+    return replace(state, servers=state.servers.set(server_id, replace(s, **changes)),  # type: ignore[arg-type]
+                   server_journal=journal_push(state.server_journal, server_id))
 
 
 @_apply.register

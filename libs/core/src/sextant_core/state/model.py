@@ -1,18 +1,56 @@
 """Immutable cluster state. Maps are HAMTs (`immutables.Map`): an update costs O(log n) and shares
 structure, so folding 100 000 events stays fast while every intermediate state stays valid — a
 decision can keep the snapshot it saw.
+
+Per-server interference aggregates (Paragon §3.1/§3.2, "cumulative sensitivity to interference"):
+`ServerState.caused_sum[k]` = Σ over residents of their caused score on source k, and
+`ServerState.tolerated_min[k]` = min over residents of their tolerated score (an empty server has
+c = 0 and t = 100 on every source, Paragon spec §3.2 [PROPOSAL]). Vectors are in
+`INTERFERENCE_SOURCES` order. [IMPL CHOICE] a resident without a classification, or a source
+missing from it (or non-finite), counts as neutral (t = 100, c = 0); a workload spread over several
+servers exerts its full caused vector on each of them. Aggregates are recomputed from the sorted
+resident list whenever it or a resident's classification changes (no incremental drift).
+
+`ClusterState.server_journal` is a persistent newest-first list of the server ids whose rows
+changed, appended by `evolve` in O(1) per change. It lets a columnar placement index update only
+the changed rows between two states of one lineage (`sextant_core.placement.table`). It takes no
+part in equality, is dropped by pickling and restarts every `JOURNAL_SPAN` entries, so it never
+grows without bound.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from immutables import Map
 from sextant_contracts.events import ModelRetrained, ProfileRun, WorkloadClassified
-from sextant_contracts.model import Allocation, ServerCapacity, WorkloadKind
+from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, ServerCapacity, WorkloadKind
 
 from ..domain.lifecycle import HOLDING, WorkloadPhase
+
+N_SOURCES = len(INTERFERENCE_SOURCES)
+NO_PRESSURE: tuple[float, ...] = (0.0,) * N_SOURCES
+FULL_TOLERANCE: tuple[float, ...] = (100.0,) * N_SOURCES
+JOURNAL_SPAN = 4096
+
+
+def _vector(values: Mapping[str, float], default: float) -> tuple[float, ...]:
+    out = []
+    for src in INTERFERENCE_SOURCES:
+        v = values.get(src.value)
+        out.append(float(v) if v is not None and math.isfinite(v) else default)
+    return tuple(out)
+
+
+def interference_vectors(c: WorkloadClassified | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(tolerated, caused) of a classification in `INTERFERENCE_SOURCES` order, 0..100 scores;
+    missing or non-finite entries are neutral (tolerated 100, caused 0)."""
+    if c is None:
+        return FULL_TOLERANCE, NO_PRESSURE
+    return _vector(c.tolerated, 100.0), _vector(c.caused, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +64,10 @@ class ServerState:
     used_cores: int = 0
     used_memory_gb: float = 0.0
     residents: tuple[str, ...] = ()  # workload ids, sorted
+    caused_sum: tuple[float, ...] = NO_PRESSURE  # Σ residents' caused, per source (0..100 each)
+    tolerated_min: tuple[float, ...] = FULL_TOLERANCE  # min residents' tolerated, per source
+    best_effort_cores: int = 0  # cores held here by best-effort residents (evictable first)
+    best_effort_memory_gb: float = 0.0
 
     @property
     def free_cores(self) -> int:
@@ -76,6 +118,70 @@ class WorkloadState:
         return self.phase in HOLDING and self.allocation is not None
 
 
+class ServerAggregates(TypedDict):
+    caused_sum: tuple[float, ...]
+    tolerated_min: tuple[float, ...]
+    best_effort_cores: int
+    best_effort_memory_gb: float
+
+
+def server_aggregates(server_id: str, residents: tuple[str, ...], workloads: Mapping[str, WorkloadState],
+                      exclude: str | None = None) -> ServerAggregates:
+    """The aggregate fields of a server from its residents (sorted ids), optionally without one.
+
+    Returns keyword arguments for `ServerState`: caused_sum, tolerated_min, best_effort_cores,
+    best_effort_memory_gb. Summation runs in resident order, so the result is bit-reproducible.
+    """
+    caused = [0.0] * N_SOURCES
+    tolerated = [100.0] * N_SOURCES
+    be_cores, be_mem = 0, 0.0
+    for rid in residents:
+        w = workloads.get(rid)
+        if w is None or rid == exclude:
+            continue
+        t, c = interference_vectors(w.classification)
+        for k in range(N_SOURCES):
+            caused[k] += c[k]
+            if t[k] < tolerated[k]:
+                tolerated[k] = t[k]
+        if w.best_effort and w.allocation is not None:
+            for a in w.allocation.assignments:
+                if a.server_id == server_id:
+                    be_cores += a.cores
+                    be_mem += a.memory_gb
+    return ServerAggregates(caused_sum=tuple(caused), tolerated_min=tuple(tolerated),
+                            best_effort_cores=be_cores, best_effort_memory_gb=round(be_mem, 9))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ServerJournal:
+    """One entry of the server-change journal (newest first). Compared by identity.
+
+    `added` marks a change of the row set (a server id seen for the first time or a platform
+    change), which a columnar index answers with a full rebuild.
+    """
+
+    server_id: str
+    added: bool
+    prev: ServerJournal | None
+    depth: int
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return (_dropped_journal, ())
+
+
+def _dropped_journal() -> None:
+    """Unpickles a journal as None: snapshots carry no journal (it is a cache hint only)."""
+    return None
+
+
+def journal_push(journal: ServerJournal | None, server_id: str, added: bool = False) -> ServerJournal:
+    """Append one change; restarts the list after `JOURNAL_SPAN` entries."""
+    if journal is None or journal.depth >= JOURNAL_SPAN:
+        return ServerJournal(server_id, added, None, 0)
+    return ServerJournal(server_id, added, journal, journal.depth + 1)
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterState:
     """Everything the deciders need. `position` is the global log position last folded (-1: none)."""
@@ -88,8 +194,12 @@ class ClusterState:
     models: Map[str, ModelRetrained] = field(default_factory=Map)
     queued: tuple[str, ...] = ()  # ARQ queue, in admission order
     deferred: tuple[str, ...] = ()  # admitted but not placed, in order
+    server_journal: ServerJournal | None = field(default=None, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> ClusterState:
+        """A copy with `changes`; replacing `servers` without a journal resets the journal."""
+        if "servers" in changes and "server_journal" not in changes:
+            changes["server_journal"] = None
         return replace(self, **changes)
 
     def live_workloads(self) -> list[WorkloadState]:
