@@ -30,9 +30,12 @@ AGENT_COMMANDS = Topic("sextant.commands.agent", 3, "commands executed by the cl
 SUBMISSIONS = Topic("sextant.submissions", 3, "public: SubmitWorkload from integrations")
 DECISIONS = Topic("sextant.decisions", 3, "public: outcomes integrations can follow")
 DEAD_LETTERS = Topic("sextant.dlq", 1, "messages a consumer could not process, with the reason")
+TELEMETRY_SAMPLES = Topic("sextant.telemetry.samples", 3, "raw performance samples from the agent",
+                          retention_ms=7 * 24 * 3600 * 1000)
 
 ALL_TOPICS: tuple[Topic, ...] = (WORKLOAD_EVENTS, SERVER_EVENTS, CLOCK_EVENTS, MODEL_EVENTS,
-                                 AGENT_COMMANDS, SUBMISSIONS, DECISIONS, DEAD_LETTERS)
+                                 AGENT_COMMANDS, SUBMISSIONS, DECISIONS, DEAD_LETTERS,
+                                 TELEMETRY_SAMPLES)
 
 _STREAM_PREFIX_TOPICS = {"workload-": WORKLOAD_EVENTS, "server-": SERVER_EVENTS,
                          "clock": CLOCK_EVENTS, "model-": MODEL_EVENTS}

@@ -10,10 +10,12 @@ events *immediately after* `state.position` (a head-conditional append), so ever
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts.envelope import Envelope
 
 from .decide import DECIDED_COMMANDS, Decision, decide, seed_for
 from .policies import PolicySet
@@ -55,3 +57,35 @@ def step(state: ClusterState, event: ev.Event, *, service: str, params: PolicySe
             out.append(e)
     return StepResult(state=state, events=tuple(out), decisions=tuple(decisions),
                       agent_commands=tuple(agent))
+
+
+class Decider:
+    """A service's view of the log: holds the (immutable) folded state and reacts to inputs.
+
+    The holder is the only mutable thing: `fold` advances it over stored envelopes (in position
+    order, each exactly once), `handle` runs `step` on the current state without changing it, and
+    the runner folds the stored outputs afterwards. Used by the services and by `sextant replay`.
+    """
+
+    def __init__(self, service: str, params: PolicySet, state: ClusterState | None = None) -> None:
+        if service not in SERVICES and service != "agent":
+            raise ValueError(f"unknown service {service!r}")
+        self.service = service
+        self.params = params
+        self.state = state if state is not None else ClusterState()
+
+    @property
+    def position(self) -> int:
+        return max(self.state.position, 0)
+
+    def fold(self, envelopes: Iterable[Envelope]) -> None:
+        state = self.state
+        for env in envelopes:
+            if env.position is None or env.position <= state.position:
+                continue  # already folded (or not from the log)
+            state = evolve(state, env.event(), env.position)
+        self.state = state
+
+    def handle(self, envelope: Envelope) -> StepResult:
+        return step(self.state, envelope.event(), service=self.service, params=self.params,
+                    causation=(envelope.id,))

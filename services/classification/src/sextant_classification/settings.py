@@ -1,0 +1,9 @@
+"""Settings of the classification service: the kit's shared settings (SEXTANT_*) plus its own."""
+
+from __future__ import annotations
+
+from sextant_kit.settings import KitSettings
+
+
+class Settings(KitSettings):
+    service_name: str = "classification"
