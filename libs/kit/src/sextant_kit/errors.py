@@ -1,0 +1,102 @@
+"""The kit's error tree. Services translate these to HTTP only in their `api.py`.
+
+- `KitError`: base of everything the kit raises on purpose.
+- `ConcurrencyError`: an append lost an optimistic-concurrency race on (stream, version): the
+  stream's current version is not the one the caller expected. Nothing was written; the caller
+  re-reads and decides again.
+- `DuplicateEventError`: an envelope id is already in the store (ids are unique in the log).
+  Nothing was written.
+- `TransientError`: a dependency (PostgreSQL, Kafka) is unavailable; waiting and retrying is the
+  right reaction. `is_transient(exc)` recognises the driver errors that mean the same thing.
+- `PoisonMessage`: a record that can never be processed (bad envelope, a handler that keeps
+  failing); the consumer loop dead-letters it with `reason`.
+"""
+
+from __future__ import annotations
+
+
+class KitError(Exception):
+    """Base of the kit's errors."""
+
+
+class ConcurrencyError(KitError):
+    """The stream is not at the expected version (or the version was taken concurrently)."""
+
+    def __init__(self, stream: str, expected: int | None, actual: int | None) -> None:
+        super().__init__(f"stream {stream!r}: expected version {expected}, found {actual}")
+        self.stream = stream
+        self.expected = expected
+        self.actual = actual
+
+
+class DuplicateEventError(KitError):
+    """An envelope id is already recorded."""
+
+    def __init__(self, event_id: str) -> None:
+        super().__init__(f"event id {event_id!r} already recorded")
+        self.event_id = event_id
+
+
+class TransientError(KitError):
+    """A dependency is temporarily unavailable; retry with backoff."""
+
+
+class PoisonMessage(KitError):
+    """A record that cannot be processed; `reason` is a short constant-ish explanation."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_FILE_ERRORS = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+                PermissionError)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when `exc` means "a dependency is down or busy", not "this input is bad".
+
+    Recognised: `TransientError`, OS-level connection errors and timeouts, asyncpg's connection and
+    "cannot connect now" errors, SQLAlchemy's `OperationalError`/`InterfaceError`/`DBAPIError` with
+    `connection_invalidated`, and aiokafka's retriable errors and connection errors.
+    """
+    if isinstance(exc, (TransientError, ConnectionError, TimeoutError)):
+        return True
+    if isinstance(exc, OSError) and not isinstance(exc, _FILE_ERRORS):
+        return True
+    try:
+        import asyncpg
+
+        if isinstance(exc, (asyncpg.exceptions.PostgresConnectionError,
+                            asyncpg.exceptions.CannotConnectNowError,
+                            asyncpg.exceptions.InterfaceError,
+                            asyncpg.exceptions.TooManyConnectionsError,
+                            asyncpg.exceptions.AdminShutdownError,
+                            asyncpg.exceptions.SerializationError,
+                            asyncpg.exceptions.DeadlockDetectedError)):
+            return True
+    except ImportError:  # pragma: no cover - asyncpg is a kit dependency
+        pass
+    try:
+        from sqlalchemy import exc as sa_exc
+
+        if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+            return True
+        if isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError)):
+            return True
+        if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None:
+            return is_transient(exc.orig)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        from aiokafka import errors as kafka_errors
+
+        if isinstance(exc, kafka_errors.KafkaError) and getattr(exc, "retriable", False):
+            return True
+        if isinstance(exc, (kafka_errors.KafkaConnectionError, kafka_errors.KafkaTimeoutError,
+                            kafka_errors.NodeNotReadyError, kafka_errors.RequestTimedOutError)):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    cause = exc.__cause__
+    return cause is not None and cause is not exc and is_transient(cause)

@@ -1,0 +1,170 @@
+"""The PostgreSQL event store: the system of record (DESIGN §4).
+
+Async SQLAlchemy 2 Core over asyncpg. Implements `EventStore`, `TrackingRecorder`, `OutboxReader`
+and `SnapshotStore` (ports.py). How positions are assigned so that commit order equals position
+order, and what that costs, is documented in `writer.py`; the tables in `schema.py`; the migrations
+in `sextant_kit.migrations` (run `migrate(url)` before using a database).
+
+Construct it from an engine the process's bootstrap owns (`PostgresEventStore(engine)`) or from a
+URL (`PostgresEventStore.from_url(url)`, which owns and disposes its engine). Tailing readers and
+the relay wake up on NOTIFY (`notify.py`); `poll_interval` is the slow fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from sextant_contracts.envelope import Envelope
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from .. import outbox, tracking
+from ..ports import OutboxItem, Snapshot
+from . import batches
+from .notify import Notifications
+from .rows import envelope_from_row
+from .schema import NOTIFY_CHANNEL, events, log_head, snapshots
+from .writer import write
+
+
+def asyncpg_dsn(engine: AsyncEngine) -> str:
+    """A plain `postgresql://` DSN for asyncpg.connect from the engine's URL."""
+    return engine.url.set(drivername="postgresql", query={}).render_as_string(hide_password=False)
+
+
+class PostgresEventStore:
+    """Event store, tracking recorder, outbox reader and snapshot store on one PostgreSQL database."""
+
+    def __init__(self, engine: AsyncEngine, *, topic_of: outbox.TopicResolver = outbox.default_topic_of,
+                 poll_interval: float = 1.0, owns_engine: bool = False) -> None:
+        self.engine = engine
+        self._topic_of = topic_of
+        self._poll_interval = poll_interval
+        self._owns_engine = owns_engine
+        self._notifications = Notifications(asyncpg_dsn(engine), NOTIFY_CHANNEL)
+
+    @classmethod
+    def from_url(cls, url: str, *, pool_size: int = 10, **kwargs: Any) -> PostgresEventStore:
+        """A store with its own engine (`postgresql+asyncpg://...`), disposed by `close()`."""
+        engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        return cls(engine, owns_engine=True, **kwargs)
+
+    async def close(self) -> None:
+        await self._notifications.close()
+        if self._owns_engine:
+            await self.engine.dispose()
+
+    # --- EventStore --------------------------------------------------------------------------
+
+    async def append(self, stream: str, expected_version: int | None,
+                     envelopes: Sequence[Envelope]) -> list[Envelope]:
+        todo = batches.single(stream, expected_version, envelopes)
+        async with self.engine.begin() as conn:
+            return await write(conn, todo, self._topic_of)
+
+    async def read_stream(self, stream: str, from_version: int = 0,
+                          limit: int | None = None) -> list[Envelope]:
+        stmt = (select(events).where(events.c.stream == stream, events.c.stream_version > from_version)
+                .order_by(events.c.stream_version))
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        async with self.engine.connect() as conn:
+            return [envelope_from_row(r) for r in await conn.execute(stmt)]
+
+    async def stream_version(self, stream: str) -> int:
+        stmt = select(func.coalesce(func.max(events.c.stream_version), 0)).where(events.c.stream == stream)
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(stmt)).scalar_one())
+
+    async def read_all(self, from_position: int = 0, limit: int = 1000) -> list[Envelope]:
+        stmt = (select(events).where(events.c.position > from_position)
+                .order_by(events.c.position).limit(limit))
+        async with self.engine.connect() as conn:
+            return [envelope_from_row(r) for r in await conn.execute(stmt)]
+
+    async def tail(self, from_position: int = 0, *, batch: int = 500) -> AsyncIterator[Envelope]:
+        position = from_position
+        while True:
+            seen = self._notifications.generation
+            found = await self.read_all(position, batch)
+            for env in found:
+                assert env.position is not None
+                position = env.position
+                yield env
+            if len(found) < batch:
+                await self._notifications.wait(seen, self._poll_interval)
+
+    async def last_position(self) -> int:
+        """The highest committed position: the counter, as every committed append advanced it."""
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(select(log_head.c.position))).scalar_one())
+
+    # --- TrackingRecorder --------------------------------------------------------------------
+
+    async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
+                               outputs: Sequence[Envelope], *,
+                               expected: Mapping[str, int | None] | None = None
+                               ) -> list[Envelope] | None:
+        todo = batches.group(outputs, expected)
+        async with self.engine.begin() as conn:
+            if not await tracking.track(conn, consumer, input_event_id, input_position):
+                return None
+            return await write(conn, todo, self._topic_of)
+
+    async def is_tracked(self, consumer: str, event_id: str) -> bool:
+        async with self.engine.connect() as conn:
+            return await tracking.is_tracked(conn, consumer, event_id)
+
+    async def max_tracked_position(self, consumer: str) -> int:
+        async with self.engine.connect() as conn:
+            return await tracking.max_tracked_position(conn, consumer)
+
+    async def tracked_count(self, consumer: str) -> int:
+        async with self.engine.connect() as conn:
+            return await tracking.tracked_count(conn, consumer)
+
+    # --- OutboxReader ------------------------------------------------------------------------
+
+    async def pending(self, limit: int = 500) -> list[OutboxItem]:
+        async with self.engine.connect() as conn:
+            return await outbox.pending(conn, limit)
+
+    async def mark_sent(self, positions: Sequence[int]) -> None:
+        async with self.engine.begin() as conn:
+            await outbox.mark_sent(conn, positions)
+
+    async def pending_count(self) -> int:
+        async with self.engine.connect() as conn:
+            return await outbox.pending_count(conn)
+
+    def notification_generation(self) -> int:
+        """Read before looking for rows; pass to `wait_for_notification` (lossless wake-ups)."""
+        return self._notifications.generation
+
+    async def wait_for_notification(self, seen_generation: int, timeout: float) -> None:
+        await self._notifications.wait(seen_generation, timeout)
+
+    # --- SnapshotStore -----------------------------------------------------------------------
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        stmt = insert(snapshots).values(key=snapshot.key, code_version=snapshot.code_version,
+                                        schema_version=snapshot.schema_version,
+                                        position=snapshot.position, blob=snapshot.blob)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["key", "code_version", "schema_version"],
+            set_={"position": stmt.excluded.position, "blob": stmt.excluded.blob, "saved_at": func.now()},
+            where=snapshots.c.position <= stmt.excluded.position)
+        async with self.engine.begin() as conn:
+            await conn.execute(stmt)
+
+    async def load_snapshot(self, key: str, code_version: str, schema_version: int) -> Snapshot | None:
+        stmt = select(snapshots).where(snapshots.c.key == key, snapshots.c.code_version == code_version,
+                                       snapshots.c.schema_version == schema_version)
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(stmt)).first()
+        if row is None:
+            return None
+        return Snapshot(key=row.key, code_version=row.code_version, schema_version=row.schema_version,
+                        position=row.position, blob=bytes(row.blob))

@@ -1,0 +1,93 @@
+"""The append transaction body: position assignment, optimistic concurrency, outbox, notify.
+
+**How commit order equals position order.** Global positions come from a one-row counter
+(`log_head`), not from a sequence. Inside the append transaction the writer runs
+`UPDATE log_head SET position = position + n RETURNING position`; the row lock that UPDATE takes is
+held until the transaction ends. A second writer blocks on the same row until the first commits
+(or rolls back), and only then reads the advanced counter. Hence:
+
+- positions are handed out in the order transactions commit — PostgreSQL makes a transaction
+  visible (ProcArrayEndTransaction) before it releases its locks, so when writer B can read the
+  counter, writer A's rows are already visible to every new snapshot;
+- a rolled-back append also rolls back its counter increment: positions are contiguous, with no
+  gaps at all (a sequence would leave gaps, and a reader could not tell a gap from an in-flight
+  transaction).
+
+A reader that has seen position p can therefore resume at "position > p" and never miss an event.
+
+**Cost.** Appends are serialised from the counter update to the commit: one writer at a time holds
+the lock for the duration of its inserts, its outbox rows, its NOTIFY and its commit (WAL flush).
+Throughput is bounded by ~1 / (that hold time) transactions per second, whatever the number of
+writers — batching amortises it (see `bench/eventstore.py` and docs/benchmarks.md). The lock is
+taken as late as possible: tracking rows are inserted first (see `tracking.py`).
+
+Stream versions are read under the same lock, so the optimistic-concurrency check cannot race; the
+unique constraint (`stream`, `stream_version`) remains as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sextant_contracts.envelope import Envelope
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .. import outbox
+from ..errors import ConcurrencyError, DuplicateEventError
+from .batches import StreamBatch, number
+from .rows import row_from_envelope
+from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL, events
+
+_TAKE_POSITIONS = text("UPDATE log_head SET position = position + :n WHERE id = :id RETURNING position")
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+_KEY_VALUE = re.compile(r"\(id\)=\((?P<id>[^)]*)\)")
+
+
+async def current_versions(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, int]:
+    """Each stream's current version (0 when it has no event)."""
+    stmt = (select(events.c.stream, func.max(events.c.stream_version))
+            .where(events.c.stream.in_(list(streams))).group_by(events.c.stream))
+    found = {s: int(v) for s, v in (await conn.execute(stmt)).all()}
+    return {s: found.get(s, 0) for s in streams}
+
+
+async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
+                topic_of: outbox.TopicResolver) -> list[Envelope]:
+    """Store `batches` inside the caller's transaction; returns the stored envelopes.
+
+    Must be the LAST thing the transaction does before committing (it takes the log lock).
+    Raises ConcurrencyError / DuplicateEventError; the caller's transaction must then roll back.
+    """
+    total = sum(len(b.envelopes) for b in batches)
+    if total == 0:
+        return []
+    for b in batches:  # resolve topics before taking the lock: an unknown stream fails fast
+        for env in b.envelopes:
+            topic_of(env.stream)
+    head = int((await conn.execute(_TAKE_POSITIONS, {"n": total, "id": LOG_HEAD_ID})).scalar_one())
+    position = head - total + 1
+    versions = await current_versions(conn, [b.stream for b in batches])
+    stored: list[Envelope] = []
+    for b in batches:
+        stored.extend(number(b, versions[b.stream], position))
+        position += len(b.envelopes)
+    try:
+        await conn.execute(events.insert(), [row_from_envelope(e) for e in stored])
+    except IntegrityError as exc:
+        raise _translate(exc, stored) from None
+    await outbox.enqueue(conn, stored, topic_of)
+    await conn.execute(_NOTIFY, {"channel": NOTIFY_CHANNEL, "payload": str(head)})
+    return stored
+
+
+def _translate(exc: IntegrityError, stored: Sequence[Envelope]) -> Exception:
+    message = str(exc.orig)
+    if "uq_events_id" in message:
+        m = _KEY_VALUE.search(message)
+        return DuplicateEventError(m.group("id") if m else stored[0].id)
+    if "uq_events_stream_version" in message:
+        return ConcurrencyError(stored[0].stream, None, None)
+    return exc

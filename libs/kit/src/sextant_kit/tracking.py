@@ -1,0 +1,50 @@
+"""Consumer tracking: which inputs a consumer has already turned into outputs (DESIGN §4).
+
+A tracking row is (`consumer`, `event_id`, `position`): the input's event id and its global log
+position — never a Kafka offset, because a relay that re-publishes after a crash produces the
+same event under a new offset. The row is inserted in the SAME transaction as the consumer's
+outputs (`PostgresEventStore.append_and_track`), first, with `ON CONFLICT DO NOTHING`:
+
+- if the insert returns no row, the input was already processed: the transaction writes nothing
+  and the redelivery is skipped;
+- two processes handling the same input concurrently serialise on the primary key: the second
+  waits for the first to commit, then sees the conflict and skips (at-least-once delivery +
+  tracking = effectively-once effects).
+
+The tracking row is taken before the log's position lock (see `eventstore/writer.py`), always in
+that order, so the two locks cannot deadlock.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from .eventstore.schema import tracking
+
+
+async def track(conn: AsyncConnection, consumer: str, event_id: str, position: int | None) -> bool:
+    """Insert the tracking row inside the caller's transaction; False when it already existed."""
+    stmt = (insert(tracking).values(consumer=consumer, event_id=event_id, position=position)
+            .on_conflict_do_nothing(index_elements=["consumer", "event_id"])
+            .returning(tracking.c.event_id))
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def is_tracked(conn: AsyncConnection, consumer: str, event_id: str) -> bool:
+    stmt = select(tracking.c.event_id).where(tracking.c.consumer == consumer,
+                                             tracking.c.event_id == event_id)
+    return (await conn.execute(stmt)).first() is not None
+
+
+async def max_tracked_position(conn: AsyncConnection, consumer: str) -> int:
+    """The highest input position tracked for `consumer`, 0 when none."""
+    stmt = select(func.coalesce(func.max(tracking.c.position), 0)).where(tracking.c.consumer == consumer)
+    return int((await conn.execute(stmt)).scalar_one())
+
+
+async def tracked_count(conn: AsyncConnection, consumer: str) -> int:
+    """How many inputs `consumer` has processed (progress reporting, tests)."""
+    stmt = select(func.count()).select_from(tracking).where(tracking.c.consumer == consumer)
+    return int((await conn.execute(stmt)).scalar_one())
