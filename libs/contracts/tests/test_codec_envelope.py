@@ -64,5 +64,5 @@ def test_envelope_rejects_non_json_payload() -> None:
 def test_every_event_type_is_registered_once_with_a_stream() -> None:
     assert len(events.EVENT_TYPES) >= 25
     for name, cls in events.EVENT_TYPES.items():
-        assert cls.TYPE == name
+        assert name == cls.TYPE
         assert cls.SCHEMA_VERSION >= 1

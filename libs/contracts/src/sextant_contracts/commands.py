@@ -7,7 +7,7 @@ Each command names the service that handles it (`HANDLER`), which is also its to
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -89,8 +89,16 @@ class AdmitWorkload(Command):
 
 
 class PlaceWorkload(Command):
+    """Place (or re-place) a workload. `reason` states the intent, so a decider whose state has
+    moved past the triggering event can tell whether the command still applies: `admitted` and
+    `capacity_freed` place a workload that holds nothing yet; `server_failed` (with `server_id`),
+    `target_updated` and `reclassified` re-plan one that runs."""
+
     TYPE: ClassVar[str] = "PlaceWorkload"
     HANDLER: ClassVar[str] = "planning"
+    reason: Literal["admitted", "capacity_freed", "server_failed", "target_updated",
+                    "reclassified"] = "admitted"
+    server_id: str | None = None
 
 
 class StartWorkload(Command):

@@ -173,6 +173,7 @@ class WorkloadClassified(DecisionEvent):
     caused: dict[str, float] = Field(default_factory=dict)
     confidence: dict[str, float] = Field(default_factory=dict)
     model_versions: dict[str, str] = Field(default_factory=dict)
+    reclassification: bool = False  # True when the workload was already running
 
 
 class ModelRetrained(Event):

@@ -102,7 +102,8 @@ def _classify(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySe
     model_version = ",".join(f"{k}={v}" for k, v in sorted(out.model_versions.items()))
     e = ev.WorkloadClassified(at=ctx.at, workload_id=w.workload_id,
                               decision=ctx.record("classification", w.workload_id, model_version),
-                              **out.model_dump())
+                              reclassification=w.phase != WorkloadPhase.PROFILED
+                              and w.phase != WorkloadPhase.SUBMITTED, **out.model_dump())
     return Decision(events=(e,))
 
 
@@ -127,9 +128,9 @@ def _admit(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
 
 def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
            ctx: DecisionContext) -> Decision:
-    if w.phase not in (WorkloadPhase.ADMITTED, WorkloadPhase.DEFERRED, WorkloadPhase.RUNNING,
-                       WorkloadPhase.PLACED):
-        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    assert isinstance(c, cmd.PlaceWorkload)
+    if not _placement_applies(w, c):
+        return Decision(events=(), detail={"skipped": f"{c.reason} in phase {w.phase}"})
     out = p.planner.place(state, w, ctx)
     rec = ctx.record("placement", w.workload_id)
     e: ev.Event
@@ -143,6 +144,19 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
         e = ev.PlacementDeferred(at=ctx.at, workload_id=w.workload_id, decision=rec,
                                  reasons=out.reasons, trace=out.trace)
     return Decision(events=(e,), trace=out.trace, detail=out.detail)
+
+
+_FRESH = frozenset({WorkloadPhase.ADMITTED, WorkloadPhase.DEFERRED})
+_REPLAN = frozenset({WorkloadPhase.RUNNING, WorkloadPhase.PLACED, WorkloadPhase.DEFERRED})
+
+
+def _placement_applies(w: WorkloadState, c: cmd.PlaceWorkload) -> bool:
+    """Does the intent of `c` still hold for `w` (the state may be ahead of the trigger)?"""
+    if c.reason in ("admitted", "capacity_freed"):
+        return w.phase in _FRESH
+    if c.reason == "server_failed":
+        return w.phase in _REPLAN and (w.allocation is None or c.server_id in w.allocation.servers)
+    return w.phase in _REPLAN
 
 
 def _review(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,

@@ -1,7 +1,9 @@
 """The process manager: which command follows which event (DESIGN §3). Pure.
 
-`react(state, event)` is called with the state *after* `event` was folded and returns the commands
-that event calls for, in a fixed order. The services and the twin both run it, so the workflow is
+`react(state, event)` is called with a state that already includes `event` — possibly more: a
+service catches up with the log before it reacts, so its state may be ahead of the event. A
+reaction therefore depends on the event and states its intent (e.g. `PlaceWorkload.reason`); the
+decider checks that the command still applies to the current state. Commands come in a fixed order. The services and the twin both run it, so the workflow is
 written once. Commands for the cluster agent (`StartWorkload`, ...) leave the core as messages;
 the others are handled by `decide` in the service named by the command's HANDLER.
 """
@@ -47,11 +49,9 @@ def _(event: ev.ProfilingCompleted, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.WorkloadClassified, state: ClusterState) -> Commands:
-    w = state.workloads[event.workload_id]
-    if w.phase == WorkloadPhase.CLASSIFIED:
-        return (cmd.AdmitWorkload(workload_id=event.workload_id),)
-    # reclassified while running: re-plan against the new classification
-    return (cmd.PlaceWorkload(workload_id=event.workload_id),)
+    if event.reclassification:  # reclassified while running: re-plan against the new rows
+        return (cmd.PlaceWorkload(workload_id=event.workload_id, reason="reclassified"),)
+    return (cmd.AdmitWorkload(workload_id=event.workload_id),)
 
 
 @_react.register
@@ -81,10 +81,7 @@ def _(event: ev.ReclassificationRequested, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.TargetUpdated, state: ClusterState) -> Commands:
-    w = state.workloads[event.workload_id]
-    if w.phase in (WorkloadPhase.RUNNING, WorkloadPhase.DEFERRED):
-        return (cmd.PlaceWorkload(workload_id=event.workload_id),)
-    return ()
+    return (cmd.PlaceWorkload(workload_id=event.workload_id, reason="target_updated"),)
 
 
 @_react.register
@@ -125,7 +122,8 @@ def _(event: ev.ServerFailed, state: ClusterState) -> Commands:
     s = state.servers.get(event.server_id)
     if s is None:
         return ()
-    return tuple(cmd.PlaceWorkload(workload_id=w) for w in s.residents
+    return tuple(cmd.PlaceWorkload(workload_id=w, reason="server_failed", server_id=event.server_id)
+                 for w in s.residents
                  if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
 
 
@@ -134,5 +132,5 @@ def _capacity_freed(state: ClusterState) -> Commands:
     out: list[cmd.Command] = []
     if state.queued:
         out.append(cmd.AdmitWorkload(workload_id=state.queued[0]))
-    out.extend(cmd.PlaceWorkload(workload_id=w) for w in state.deferred)
+    out.extend(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
     return tuple(out)

@@ -35,7 +35,7 @@ class StepResult:
 
 
 def commands_for(service: str, state: ClusterState, event: ev.Event) -> tuple[cmd.Command, ...]:
-    return tuple(c for c in react(state, event) if c.HANDLER == service)
+    return tuple(c for c in react(state, event) if service == c.HANDLER)
 
 
 def step(state: ClusterState, event: ev.Event, *, service: str, params: PolicySet,
@@ -48,7 +48,7 @@ def step(state: ClusterState, event: ev.Event, *, service: str, params: PolicySe
         if c.HANDLER == "agent" and service == "agent":
             agent.append(c)
             continue
-        if c.HANDLER != service or type(c) not in DECIDED_COMMANDS:
+        if service != c.HANDLER or type(c) not in DECIDED_COMMANDS:
             continue
         d = decide(state, c, params=params, seed=seed_for(c, state), at=event.at, causation=causation)
         decisions.append((c, d))

@@ -81,7 +81,7 @@ def test_no_capacity_defers_then_capacity_freed_retries() -> None:
     assert st.workloads["big"].phase == P.DEFERRED and st.deferred == ("big",)
     cmds = react(st, ev.ServerRegistered(at=9, server_id="s2", platform="A",
                                          capacity={"cores": 8, "memory_gb": 8}))
-    assert cmd.PlaceWorkload(workload_id="big") in cmds
+    assert cmd.PlaceWorkload(workload_id="big", reason="capacity_freed") in cmds
 
 
 def test_agent_commands_are_not_decisions() -> None:
@@ -106,7 +106,7 @@ def test_server_failure_replans_its_residents() -> None:
     host = st.workloads["w1"].allocation.assignments[0].server_id  # type: ignore[union-attr]
     failed = ev.ServerFailed(at=10, server_id=host)
     st = fold([failed], st)
-    assert react(st, failed) == (cmd.PlaceWorkload(workload_id="w1"),)
+    assert react(st, failed) == (cmd.PlaceWorkload(workload_id="w1", reason="server_failed", server_id=host),)
 
 
 def _rec():  # type: ignore[no-untyped-def]

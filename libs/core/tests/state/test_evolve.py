@@ -6,7 +6,8 @@ import pickle
 
 import pytest
 from sextant_contracts import events as ev
-from sextant_core.domain.lifecycle import IllegalTransition, WorkloadPhase as P
+from sextant_core.domain.lifecycle import IllegalTransition
+from sextant_core.domain.lifecycle import WorkloadPhase as P
 from sextant_core.state import EMPTY, fold
 from sextant_core.testing.builders import alloc, record, server, submitted, through_placement
 

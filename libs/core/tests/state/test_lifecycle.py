@@ -7,8 +7,10 @@ from sextant_core.domain.lifecycle import (
     TERMINAL,
     TRANSITIONS,
     IllegalTransition,
-    WorkloadPhase as P,
     next_phase,
+)
+from sextant_core.domain.lifecycle import (
+    WorkloadPhase as P,
 )
 
 

@@ -1,0 +1,130 @@
+"""Replay: rebuild state from the log and re-derive every recorded decision (DESIGN §4).
+
+A service's reaction to one input is appended as one contiguous block right after the position of
+the state it saw (head-conditional append), each output enveloped with `source` = the service and
+`causation_id` = the input event's id. Replay folds the log in position order; at the first
+envelope of a block it re-runs `workflow.step` on the state folded so far with the policy set the
+decision names, and compares the re-derived events with the recorded ones, byte for byte
+(canonical JSON). It also checks that every decision's `state_position` is exactly the position
+before it — the state a decision saw is the fold of the log up to what it recorded.
+
+Reactors (the agent, the telemetry edge, the API) are never re-run: their events are facts and
+are only folded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from sextant_contracts import codec
+from sextant_contracts import events as ev
+from sextant_contracts.envelope import Envelope
+
+from .policies import PolicySet
+from .state.evolve import evolve
+from .state.model import ClusterState
+from .workflow import SERVICES, step
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    position: int
+    decision_id: str
+    what: str
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    events: int = 0
+    decisions: int = 0
+    blocks: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    state: ClusterState = field(default_factory=ClusterState)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def summary(self) -> str:
+        return f"replay: {self.decisions} decisions re-derived, {len(self.differences)} differences"
+
+
+def _is_decision_block_start(env: Envelope, event: ev.Event) -> bool:
+    return (env.source in SERVICES and env.causation_id is not None
+            and isinstance(event, ev.DecisionEvent))
+
+
+def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
+           state: ClusterState | None = None,
+           lookup: Callable[[str], ev.Event | None] | None = None) -> ReplayReport:
+    """Fold `log` (position order) from `state` (a snapshot, or empty) and re-derive decisions.
+
+    `policies(profile)` returns the PolicySet a recorded profile name denotes. When replaying from
+    a snapshot, a decision's cause may precede the snapshot: `lookup(event_id)` fetches it.
+    """
+    report = ReplayReport(state=state if state is not None else ClusterState())
+    st = report.state
+    by_id: dict[str, ev.Event] = {}
+    pending: list[tuple[int, bytes]] = []  # expected (position, canonical payload) of the current block
+    for env in log:
+        assert env.position is not None, "replay needs stored envelopes"
+        event = env.event()
+        report.events += 1
+        if pending and pending[0][0] == env.position:
+            _, expected = pending.pop(0)
+            if codec.dumpb(event) != expected:
+                report.differences.append(Difference(env.position, _decision_id(event),
+                                                     f"{env.type} differs from its re-derivation"))
+        elif pending:
+            report.differences.append(Difference(pending[0][0], "", "block shorter than re-derived"))
+            pending = []
+        if not pending and _is_decision_block_start(env, event) and env.position > st.position:
+            pending = _rederive(st, env, event, by_id, lookup, policies, report)
+        if isinstance(event, ev.DecisionEvent):
+            report.decisions += 1
+            if event.decision.state_position != env.position - 1:
+                report.differences.append(Difference(
+                    env.position, event.decision.decision_id,
+                    f"decided on position {event.decision.state_position}, recorded at {env.position}"))
+        st = evolve(st, event, env.position)
+        by_id[env.id] = event
+    if pending:
+        report.differences.append(Difference(pending[0][0], "", "log ends inside a re-derived block"))
+    report.state = st
+    return report
+
+
+def _rederive(st: ClusterState, env: Envelope, event: ev.DecisionEvent, by_id: dict[str, ev.Event],
+              lookup: Callable[[str], ev.Event | None] | None, policies: Callable[[str], PolicySet],
+              report: ReplayReport) -> list[tuple[int, bytes]]:
+    """Re-run the step that produced the block starting at `env`; the first event is compared here."""
+    assert env.position is not None
+    rec = event.decision
+    cause = by_id.get(env.causation_id or "")
+    if cause is None and lookup is not None:
+        cause = lookup(env.causation_id or "")
+    if cause is None:
+        report.differences.append(Difference(env.position, rec.decision_id, "cause not in the log before it"))
+        return []
+    try:
+        params = policies(rec.profile)
+    except KeyError:
+        report.differences.append(Difference(env.position, rec.decision_id, f"unknown profile {rec.profile}"))
+        return []
+    if params.version != rec.policy_version:
+        report.differences.append(Difference(env.position, rec.decision_id,
+                                             f"policy version {rec.policy_version} != {params.version}"))
+    report.blocks += 1
+    result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))
+    derived = [codec.dumpb(e) for e in result.events]
+    if not derived:
+        report.differences.append(Difference(env.position, rec.decision_id, "re-derivation produced nothing"))
+        return []
+    if derived[0] != codec.dumpb(event):
+        report.differences.append(Difference(env.position, rec.decision_id, f"{env.type} differs from its re-derivation"))
+    return [(env.position + i, b) for i, b in enumerate(derived[1:], start=1)]
+
+
+def _decision_id(event: ev.Event) -> str:
+    return event.decision.decision_id if isinstance(event, ev.DecisionEvent) else ""
