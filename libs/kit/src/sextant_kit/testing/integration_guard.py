@@ -1,0 +1,124 @@
+"""pytest plugin: "nothing skipped" — prove the integration tiers really ran against real servers.
+
+Rules (issue 2, acceptance "Nothing skipped"):
+- A test *used* real PostgreSQL when `pg_node` is in its fixture closure (requesting `pg_url`,
+  `fresh_pg_url`, `stack_env` or any fixture built on them counts), real Kafka when `kafka_node`
+  is. Such tests are automatically marked `integration`.
+- It *counts* when its call phase passed (and its teardown did not fail).
+- With `SEXTANT_ENFORCE_INTEGRATION=1` (exported by `make test`), the session fails (exit code 1,
+  reason printed in an "integration guard" section) when fewer tests counted than the minimums
+  `postgres = N` and `kafka = M` in `<rootdir>/tests/integration/EXPECTED.toml`, when that file is
+  missing or malformed, or when any test marked `integration` was skipped or xfailed.
+  Engineers adding integration tests bump the minimums in the same commit.
+- Without the variable it only prints the counts.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ENFORCE_ENV = "SEXTANT_ENFORCE_INTEGRATION"
+EXPECTED_FILE = Path("tests") / "integration" / "EXPECTED.toml"
+REAL_FIXTURES: dict[str, str] = {"postgres": "pg_node", "kafka": "kafka_node"}
+
+
+@dataclass
+class Tally:
+    """What the guard saw during the session."""
+
+    passed: dict[str, set[str]] = field(default_factory=lambda: {k: set() for k in REAL_FIXTURES})
+    skipped: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    enforced: bool = False
+
+
+TALLY = pytest.StashKey[Tally]()
+
+
+def uses(item: pytest.Item) -> list[str]:
+    """Which real servers (`postgres`, `kafka`) the item's fixture closure includes."""
+    names = set(getattr(item, "fixturenames", ()))
+    return [kind for kind, fixture in REAL_FIXTURES.items() if fixture in names]
+
+
+def expected_minimums(path: Path) -> dict[str, int]:
+    """Parse EXPECTED.toml: every kind of REAL_FIXTURES must map to a non-negative int."""
+    data = tomllib.loads(path.read_text())
+    out = {}
+    for kind in REAL_FIXTURES:
+        value = data.get(kind)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{path}: `{kind}` must be a non-negative integer, got {value!r}")
+        out[kind] = value
+    return out
+
+
+def verdict(tally: Tally, minimums: dict[str, int]) -> list[str]:
+    """Reasons the run must fail (empty when the guard is satisfied)."""
+    problems = [f"only {len(tally.passed[kind])} passing test(s) used the real {kind} "
+                f"(expected at least {minimum}, see {EXPECTED_FILE})"
+                for kind, minimum in minimums.items() if len(tally.passed[kind]) < minimum]
+    problems += [f"integration test skipped: {nodeid}" for nodeid in tally.skipped]
+    return problems
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[TALLY] = Tally()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if uses(item) and item.get_closest_marker("integration") is None:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    tally = item.config.stash[TALLY]
+    if report.skipped and item.get_closest_marker("integration") is not None:
+        tally.skipped.append(item.nodeid)
+    elif report.when == "call" and report.passed:
+        for kind in uses(item):
+            tally.passed[kind].add(item.nodeid)
+    elif report.when == "teardown" and report.failed:
+        for ids in tally.passed.values():
+            ids.discard(item.nodeid)
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    tally = session.config.stash.get(TALLY, None)
+    if tally is None or os.environ.get(ENFORCE_ENV) != "1":
+        return
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        return
+    tally.enforced = True
+    path = session.config.rootpath / EXPECTED_FILE
+    try:
+        tally.problems = verdict(tally, expected_minimums(path))
+    except (OSError, ValueError) as exc:
+        tally.problems = [f"cannot read the integration minimums: {exc}"]
+    if tally.problems and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    tally = config.stash.get(TALLY, None)
+    if tally is None:
+        return
+    counts = ", ".join(f"{kind}: {len(ids)}" for kind, ids in tally.passed.items())
+    if tally.problems:
+        terminalreporter.write_sep("=", "integration guard: FAILED", red=True)
+        for problem in tally.problems:
+            terminalreporter.write_line(f"  {problem}", red=True)
+        terminalreporter.write_line(f"  passing tests that used real servers: {counts}")
+    elif tally.enforced or any(tally.passed.values()):
+        state = "ok" if tally.enforced else f"not enforced ({ENFORCE_ENV} unset)"
+        terminalreporter.write_line(f"integration guard {state}: passing tests that used real servers: {counts}")
