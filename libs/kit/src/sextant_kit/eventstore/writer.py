@@ -84,7 +84,9 @@ async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
 
 
 def _translate(exc: IntegrityError, stored: Sequence[Envelope]) -> Exception:
-    message = str(exc.orig)
+    driver = exc.orig.__cause__ if exc.orig is not None and exc.orig.__cause__ is not None else exc.orig
+    constraint = getattr(driver, "constraint_name", None) or ""
+    message = f"{exc.orig} {constraint} {getattr(driver, 'detail', '')}"
     if "uq_events_id" in message:
         m = _KEY_VALUE.search(message)
         return DuplicateEventError(m.group("id") if m else stored[0].id)
