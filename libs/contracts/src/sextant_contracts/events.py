@@ -194,6 +194,27 @@ class ModelRetrained(Event):
         return f"model-{self.classification.value}-{self.group}"
 
 
+class KnowledgeSeeded(Event):
+    """One exhaustively profiled workload offline-seeded into a classification matrix (Paragon §2.2,
+    Quasar §3.2: "a few tens" of dense rows; scale-out: 20–30 types × 1–100 nodes).
+
+    `values` maps column id -> raw measurement (performance for scale-up/scale-out/heterogeneity;
+    the tolerated score 0..100 per interference source); `caused` the caused scores (interference
+    only). Folded by the classification knowledge base like a classified workload's row.
+    """
+
+    TYPE: ClassVar[str] = "KnowledgeSeeded"
+    classification: Classification
+    group: str = "all"
+    row_id: str = Field(min_length=1, max_length=200)
+    values: dict[str, float]
+    caused: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def stream(self) -> str:
+        return f"model-{self.classification.value}-{self.group}"
+
+
 class ReclassificationRequested(DecisionEvent):
     TYPE: ClassVar[str] = "ReclassificationRequested"
     reason: str
