@@ -3,7 +3,7 @@
 - `KitError`: base of everything the kit raises on purpose.
 - `ConcurrencyError`: an append lost an optimistic-concurrency race on (stream, version): the
   stream's current version is not the one the caller expected. Nothing was written; the caller
-  re-reads and decides again.
+  re-reads and decides again. `HeadMovedError` (a subclass): the log grew past `expected_head`.
 - `DuplicateEventError`: an envelope id is already in the store (ids are unique in the log).
   Nothing was written.
 - `TransientError`: a dependency (PostgreSQL, Kafka) is unavailable; waiting and retrying is the
@@ -27,6 +27,17 @@ class ConcurrencyError(KitError):
         self.stream = stream
         self.expected = expected
         self.actual = actual
+
+
+class HeadMovedError(ConcurrencyError):
+    """`expected_head` was given and the log's last position was another one when the append took
+    the position lock: something was appended after the state the caller decided on."""
+
+    def __init__(self, expected_head: int, actual_head: int) -> None:
+        KitError.__init__(self, f"log head: expected position {expected_head}, found {actual_head}")
+        self.stream = ""
+        self.expected = expected_head
+        self.actual = actual_head
 
 
 class DuplicateEventError(KitError):

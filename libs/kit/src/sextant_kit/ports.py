@@ -125,14 +125,16 @@ class TrackingRecorder(Protocol):
 
     async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
                                outputs: Sequence[Envelope], *,
-                               expected: Mapping[str, int | None] | None = None
-                               ) -> list[Envelope] | None:
+                               expected: Mapping[str, int | None] | None = None,
+                               expected_head: int | None = None) -> list[Envelope] | None:
         """Record `outputs`, the tracking row (`consumer`, `input_event_id`, `input_position`) and
         the outputs' outbox rows in ONE transaction.
 
         Returns the stored outputs, or None when the input was already tracked for this consumer
         (nothing is written then). `expected` maps a stream to its expected version (streams not
-        in it are appended at their end). Raises like `EventStore.append`.
+        in it are appended at their end). With `expected_head`, the outputs must land right after
+        position `expected_head` (the state the caller decided on): `HeadMovedError` otherwise.
+        Raises like `EventStore.append`.
         """
         ...
 

@@ -17,7 +17,7 @@ from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
 
 from .. import outbox
-from ..errors import DuplicateEventError
+from ..errors import DuplicateEventError, HeadMovedError
 from ..ports import OutboxItem, Snapshot
 from . import batches
 
@@ -79,12 +79,14 @@ class MemoryEventStore:
 
     async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
                                outputs: Sequence[Envelope], *,
-                               expected: Mapping[str, int | None] | None = None
-                               ) -> list[Envelope] | None:
+                               expected: Mapping[str, int | None] | None = None,
+                               expected_head: int | None = None) -> list[Envelope] | None:
         todo = batches.group(outputs, expected)
         seen = self._tracking.setdefault(consumer, {})
         if input_event_id in seen:
             return None
+        if todo and expected_head is not None and expected_head != len(self._log):
+            raise HeadMovedError(expected_head, len(self._log))
         stored = self._write(todo)  # raises before tracking on any error: nothing half-written
         seen[input_event_id] = input_position
         return stored

@@ -105,13 +105,13 @@ class PostgresEventStore:
 
     async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
                                outputs: Sequence[Envelope], *,
-                               expected: Mapping[str, int | None] | None = None
-                               ) -> list[Envelope] | None:
+                               expected: Mapping[str, int | None] | None = None,
+                               expected_head: int | None = None) -> list[Envelope] | None:
         todo = batches.group(outputs, expected)
         async with self.engine.begin() as conn:
             if not await tracking.track(conn, consumer, input_event_id, input_position):
                 return None
-            return await write(conn, todo, self._topic_of)
+            return await write(conn, todo, self._topic_of, expected_head)
 
     async def is_tracked(self, consumer: str, event_id: str) -> bool:
         async with self.engine.connect() as conn:

@@ -36,7 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .. import outbox
-from ..errors import ConcurrencyError, DuplicateEventError
+from ..errors import ConcurrencyError, DuplicateEventError, HeadMovedError
 from .batches import StreamBatch, number
 from .rows import row_from_envelope
 from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL, events
@@ -55,11 +55,13 @@ async def current_versions(conn: AsyncConnection, streams: Sequence[str]) -> dic
 
 
 async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
-                topic_of: outbox.TopicResolver) -> list[Envelope]:
+                topic_of: outbox.TopicResolver, expected_head: int | None = None) -> list[Envelope]:
     """Store `batches` inside the caller's transaction; returns the stored envelopes.
 
     Must be the LAST thing the transaction does before committing (it takes the log lock).
-    Raises ConcurrencyError / DuplicateEventError; the caller's transaction must then roll back.
+    With `expected_head`, the log must end at that position when the lock is taken (HeadMovedError
+    otherwise). Raises ConcurrencyError / DuplicateEventError / HeadMovedError; the caller's
+    transaction must then roll back.
     """
     total = sum(len(b.envelopes) for b in batches)
     if total == 0:
@@ -69,6 +71,8 @@ async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
             topic_of(env.stream)
     head = int((await conn.execute(_TAKE_POSITIONS, {"n": total, "id": LOG_HEAD_ID})).scalar_one())
     position = head - total + 1
+    if expected_head is not None and position - 1 != expected_head:
+        raise HeadMovedError(expected_head, position - 1)
     versions = await current_versions(conn, [b.stream for b in batches])
     stored: list[Envelope] = []
     for b in batches:

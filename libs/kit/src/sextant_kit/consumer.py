@@ -1,0 +1,260 @@
+"""The consumer loop: records in, effectively-once outputs out (DESIGN §4, STYLE examples 3–4).
+
+Per record, in partition-offset order:
+
+1. decode the CloudEvents envelope (`Envelope.from_kafka`) — undecodable → dead letter;
+2. skip it if this consumer already tracked its event id (a redelivery, or a relay duplicate);
+3. run the handler inside a CONSUMER span that continues the record's `traceparent`; the handler
+   returns the output events (`Sequence[Event | Envelope]`, or `Outputs` to pin stream versions);
+4. `append_and_track(consumer, event id, position, outputs)`: outputs, tracking row and outbox rows
+   in one transaction;
+5. after the batch, commit the Kafka offsets of every record handled — always after the database
+   commit, so a crash in between only causes a redelivery that step 2 skips.
+
+Failures never stop the loop:
+- a **transient** error (`errors.is_transient`: database or broker unavailable) waits with capped
+  exponential backoff and retries the same record, forever — no crash loop, no dropped record;
+- a handler error (or a `ConcurrencyError` from the append) is retried up to
+  `RetryPolicy.handler_attempts` times, then the record is **dead-lettered**;
+- `PoisonMessage` from the handler, an undecodable record, or a `DuplicateEventError` is
+  dead-lettered at once.
+
+A dead letter is the original key, value and headers, published to the dead-letter topic with
+headers `dlq_reason`, `dlq_error`, `dlq_consumer`, `dlq_topic`, `dlq_partition`, `dlq_offset`. Its
+offset is committed like any handled record.
+
+Output envelopes get derived ids (`derive_id(consumer, input id, index)`), `causation_id` = input
+id, `correlation_id` = the input's correlation id (or its id), `traceparent` = the consumer span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
+
+from opentelemetry import trace
+from sextant_contracts.envelope import Envelope, EnvelopeError
+from sextant_contracts.events import Event
+from sextant_contracts.ids import derive_id
+from sextant_contracts.topics import DEAD_LETTERS
+
+from .errors import ConcurrencyError, DuplicateEventError, PoisonMessage, is_transient
+from .ports import Publisher, Record, RecordSource, TrackingRecorder
+from .telemetry import consumer_span, current_traceparent, default_tracer
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+Outcome = Literal["processed", "skipped", "dead_lettered"]
+Stage = Literal["fetched", "handled", "stored", "committed"]
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """A handler result that pins stream versions (`expected`: stream → version, see ports)."""
+
+    items: Sequence[Event | Envelope]
+    expected: Mapping[str, int | None] = field(default_factory=dict)
+
+
+Handler = Callable[[Envelope], Awaitable[Sequence[Event | Envelope] | Outputs]]
+StageHook = Callable[[Stage, Record, int], None]
+"""Called as hook(stage, record, records handled so far); fault-injection tests die in it."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Handler attempts before dead-lettering, and the backoff between any two attempts."""
+
+    handler_attempts: int = 3
+    initial_backoff: float = 0.05
+    max_backoff: float = 5.0
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
+        return min(self.max_backoff, self.initial_backoff * 2 ** min(max(attempt - 1, 0), 16))
+
+
+@dataclass
+class ConsumerStats:
+    processed: int = 0
+    skipped: int = 0
+    dead_lettered: int = 0
+    handler_retries: int = 0
+    transient_waits: int = 0
+    commit_failures: int = 0
+
+
+class ConsumerLoop:
+    """One consumer (`name` = its tracking id and, by convention, its Kafka group id)."""
+
+    def __init__(self, *, name: str, source: RecordSource, store: TrackingRecorder, handler: Handler,
+                 dead_letters: Publisher, dead_letter_topic: str = DEAD_LETTERS.name,
+                 output_source: str | None = None, retry: RetryPolicy | None = None,
+                 tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
+                 max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None) -> None:
+        self.name = name
+        self._source = source
+        self._store = store
+        self._handler = handler
+        self._dlq = dead_letters
+        self._dlq_topic = dead_letter_topic
+        self._output_source = output_source or name
+        self._retry = retry or RetryPolicy()
+        self._tracer = tracer
+        self._clock = clock
+        self._max_records = max_records
+        self._fetch_timeout = fetch_timeout
+        self._hook = hook
+        self.stats = ConsumerStats()
+        self.handled = 0
+
+    # --- driving -----------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Consume until `stop` is set (or the task is cancelled)."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            await self.run_once()
+
+    async def run_once(self) -> int:
+        """Fetch one batch, handle every record, commit; returns how many records were handled."""
+        records = await self._with_patience("fetch", lambda: self._source.fetch(self._fetch_timeout,
+                                                                                self._max_records))
+        done: dict[tuple[str, int], int] = {}
+        for record in records:
+            self._stage("fetched", record)
+            await self.process(record)
+            done[(record.topic, record.partition)] = record.offset + 1
+        if done:
+            try:
+                await self._source.commit(done)
+            except Exception as exc:  # rebalance or broker trouble: redelivery is absorbed by tracking
+                self.stats.commit_failures += 1
+                log.warning("%s: offset commit failed (%s); records will be redelivered and skipped",
+                            self.name, exc)
+            else:
+                for record in records:
+                    self._stage("committed", record)
+        return len(records)
+
+    async def process(self, record: Record) -> Outcome:
+        """Handle one record to completion (processed, skipped or dead-lettered); never raises
+        except on cancellation."""
+        outcome = await self._process(record)
+        self.handled += 1
+        if outcome == "processed":
+            self.stats.processed += 1
+        elif outcome == "skipped":
+            self.stats.skipped += 1
+        else:
+            self.stats.dead_lettered += 1
+        return outcome
+
+    # --- one record --------------------------------------------------------------------------
+
+    async def _process(self, record: Record) -> Outcome:
+        try:
+            env = Envelope.from_kafka(record.key, record.value, record.headers)
+        except (EnvelopeError, ValueError, UnicodeDecodeError) as exc:
+            return await self._dead_letter(record, "undecodable", exc)
+        if await self._with_patience("tracking", lambda: self._store.is_tracked(self.name, env.id)):
+            return "skipped"
+        tracer = self._tracer or default_tracer()
+        attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
+                 "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
+                 "messaging.consumer.group.name": self.name}
+        with consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs,
+                           tracer=tracer) as span:
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    outputs, expected = self._wrap(env, await self._handler(env))
+                    self._stage("handled", record)
+                    stored = await self._append(env, outputs, expected)
+                except asyncio.CancelledError:
+                    raise
+                except PoisonMessage as exc:
+                    return await self._dead_letter(record, exc.reason, exc)
+                except DuplicateEventError as exc:
+                    return await self._dead_letter(record, "duplicate-output", exc)
+                except Exception as exc:
+                    if is_transient(exc) and not isinstance(exc, ConcurrencyError):
+                        self.stats.transient_waits += 1
+                        await asyncio.sleep(self._retry.backoff(attempt))
+                        attempt -= 1  # waiting for a dependency is not a failed attempt
+                        continue
+                    span.record_exception(exc)
+                    if attempt >= self._retry.handler_attempts:
+                        return await self._dead_letter(record, "handler-failed", exc)
+                    self.stats.handler_retries += 1
+                    log.warning("%s: handler attempt %d for %s failed: %r", self.name, attempt, env.id, exc)
+                    await asyncio.sleep(self._retry.backoff(attempt))
+                    continue
+                self._stage("stored", record)
+                return "processed" if stored is not None else "skipped"
+
+    async def _append(self, env: Envelope, outputs: list[Envelope],
+                      expected: Mapping[str, int | None]) -> list[Envelope] | None:
+        return await self._with_patience("append", lambda: self._store.append_and_track(
+            self.name, env.id, env.position, outputs, expected=expected))
+
+    def _wrap(self, env: Envelope, result: Sequence[Event | Envelope] | Outputs
+              ) -> tuple[list[Envelope], Mapping[str, int | None]]:
+        items, expected = (result.items, result.expected) if isinstance(result, Outputs) else (result, {})
+        traceparent = current_traceparent()
+        now = self._clock()
+        out: list[Envelope] = []
+        for i, item in enumerate(items):
+            if isinstance(item, Envelope):
+                out.append(item)
+                continue
+            out.append(Envelope.wrap(item, id=derive_id(self.name, env.id, i), source=self._output_source,
+                                     stream_version=0, time=now, traceparent=traceparent,
+                                     causation_id=env.id, correlation_id=env.correlation_id or env.id))
+        if expected:  # pinned streams: number their envelopes from the expected version
+            counters = {s: v for s, v in expected.items() if v is not None}
+            renumbered = []
+            for e in out:
+                if e.stream in counters:
+                    counters[e.stream] += 1
+                    e = e.model_copy(update={"stream_version": counters[e.stream]})
+                renumbered.append(e)
+            out = renumbered
+        return out, expected
+
+    async def _dead_letter(self, record: Record, reason: str, exc: BaseException) -> Outcome:
+        headers = [*record.headers,
+                   ("dlq_reason", reason.encode()), ("dlq_error", f"{type(exc).__name__}: {exc}"[:2000].encode()),
+                   ("dlq_consumer", self.name.encode()), ("dlq_topic", record.topic.encode()),
+                   ("dlq_partition", str(record.partition).encode()), ("dlq_offset", str(record.offset).encode())]
+        log.error("%s: dead-lettering %s/%d@%d: %s (%r)", self.name, record.topic, record.partition,
+                  record.offset, reason, exc)
+        await self._with_patience("dead-letter", lambda: self._dlq.publish(self._dlq_topic, record.key,
+                                                                           record.value, headers))
+        return "dead_lettered"
+
+    async def _with_patience(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()`, retried forever with backoff while it fails transiently."""
+        attempt = 0
+        while True:
+            try:
+                return await call()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if not is_transient(exc) or isinstance(exc, ConcurrencyError):
+                    raise
+                attempt += 1
+                self.stats.transient_waits += 1
+                log.warning("%s: %s unavailable (%r); retry %d", self.name, what, exc, attempt)
+                await asyncio.sleep(self._retry.backoff(attempt))
+
+    def _stage(self, stage: Stage, record: Record) -> None:
+        if self._hook is not None:
+            self._hook(stage, record, self.handled)

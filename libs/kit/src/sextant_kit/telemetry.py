@@ -1,0 +1,234 @@
+"""OpenTelemetry set-up and the trace hand-offs the kit makes explicit (DESIGN §2, §4).
+
+A trace follows one workload: HTTP request (FastAPI instrumentation) → append (SQLAlchemy spans;
+the envelope's `traceparent` is the current context, stored in the event and its outbox row) →
+relay (`publish <topic>` PRODUCER span, child of the outbox row's context; the Kafka record's
+`traceparent` header is THAT span) → consumer (`consume <topic>` CONSUMER span, child of the
+header) → the consumer's handler and its database write.
+
+`setup_tracing(TelemetryConfig(...))` builds a TracerProvider with one exporter:
+
+| exporter | what |
+|---|---|
+| `none` | spans are created (context still propagates) but not exported |
+| `memory` | `InMemorySpanExporter` (tests in one process; `Telemetry.memory` holds it) |
+| `jsonl` | one JSON object per span appended to a file (`JsonLinesSpanExporter`), so a test can collect spans written by other processes; `read_spans(path)` reads them back |
+| `otlp` | OTLP over HTTP to `otlp_endpoint` (the collector of docker-compose) |
+
+Nothing happens at import time; the process's bootstrap calls `setup_tracing` once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+ExporterKind = Literal["none", "memory", "jsonl", "otlp"]
+TRACER_NAME = "sextant_kit"
+_PROPAGATOR = TraceContextTextMapPropagator()
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryConfig:
+    """How a process exports its spans (see the module table)."""
+
+    service_name: str
+    exporter: ExporterKind = "none"
+    otlp_endpoint: str | None = None  # e.g. http://otel-collector:4318/v1/traces
+    jsonl_path: str | None = None
+    set_global: bool = True  # install as the global TracerProvider (once per process)
+
+
+@dataclass
+class Telemetry:
+    """What `setup_tracing` built; `shutdown()` flushes and stops the exporter."""
+
+    provider: TracerProvider
+    memory: InMemorySpanExporter | None = None
+
+    def tracer(self, name: str = TRACER_NAME) -> trace.Tracer:
+        return self.provider.get_tracer(name)
+
+    def shutdown(self) -> None:
+        self.provider.force_flush()
+        self.provider.shutdown()
+
+
+class JsonLinesSpanExporter(SpanExporter):
+    """Appends one JSON line per finished span to `path` (created if missing).
+
+    Each line is written with a single `write` on a file opened in append mode, so several
+    processes can share one file. Fields: trace_id, span_id, parent_span_id (hex or null), name,
+    kind, service, start_ns, end_ns, status, attributes, links (trace/span ids).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = Path(path)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        lines = "".join(json.dumps(span_record(s), sort_keys=True, default=str) + "\n" for s in spans)
+        with self._lock:
+            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, lines.encode("utf-8"))
+            finally:
+                os.close(fd)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def span_record(span: ReadableSpan) -> dict[str, Any]:
+    """A span as a plain dict (the JSON-lines format)."""
+    ctx = span.get_span_context()
+    assert ctx is not None
+    parent = span.parent
+    return {
+        "trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}",
+        "parent_span_id": f"{parent.span_id:016x}" if parent is not None else None,
+        "name": span.name, "kind": span.kind.name,
+        "service": span.resource.attributes.get("service.name"),
+        "start_ns": span.start_time, "end_ns": span.end_time,
+        "status": span.status.status_code.name,
+        "attributes": dict(span.attributes or {}),
+        "links": [{"trace_id": f"{lk.context.trace_id:032x}", "span_id": f"{lk.context.span_id:016x}"}
+                  for lk in span.links],
+    }
+
+
+def read_spans(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every span record in a JSON-lines file (an absent file has none)."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def setup_tracing(config: TelemetryConfig) -> Telemetry:
+    """Build the TracerProvider for this process (see the module table)."""
+    provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}))
+    memory: InMemorySpanExporter | None = None
+    if config.exporter == "memory":
+        memory = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+    elif config.exporter == "jsonl":
+        if not config.jsonl_path:
+            raise ValueError("exporter 'jsonl' needs jsonl_path")
+        # simple (synchronous) processor: a span is on disk when it ends, even if the process is
+        # SIGKILLed right after — what cross-process trace tests need
+        provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(config.jsonl_path)))
+    elif config.exporter == "otlp":
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        exporter = OTLPSpanExporter(endpoint=config.otlp_endpoint) if config.otlp_endpoint else OTLPSpanExporter()
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    elif config.exporter != "none":
+        raise ValueError(f"unknown span exporter {config.exporter!r}")
+    if config.set_global:
+        trace.set_tracer_provider(provider)
+    return Telemetry(provider=provider, memory=memory)
+
+
+# --- instrumentation ---------------------------------------------------------------------------
+
+
+def instrument_sqlalchemy(engine: Any, provider: TracerProvider | None = None) -> None:
+    """Trace every statement of one engine (sync `Engine` or `AsyncEngine`)."""
+    from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
+    from opentelemetry.metrics import NoOpMeter
+
+    sync_engine = getattr(engine, "sync_engine", engine)
+    tracer = trace.get_tracer("opentelemetry.instrumentation.sqlalchemy", tracer_provider=provider)
+    EngineTracer(tracer, sync_engine, NoOpMeter("sextant").create_up_down_counter("db.client.connections.usage"))
+
+
+def instrument_asyncpg(provider: TracerProvider | None = None) -> None:
+    """Trace asyncpg calls process-wide (use for raw asyncpg connections; SQLAlchemy engines are
+    better traced with `instrument_sqlalchemy`, which sees the statements)."""
+    from opentelemetry.instrumentation.asyncpg import AsyncPGInstrumentor
+
+    instrumentor = AsyncPGInstrumentor()
+    if not instrumentor.is_instrumented_by_opentelemetry:
+        instrumentor.instrument(tracer_provider=provider)
+
+
+def instrument_fastapi(app: Any, provider: TracerProvider | None = None,
+                       excluded_urls: str = "healthz,readyz") -> None:
+    """Server spans for every request of a FastAPI app (health probes excluded)."""
+    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider, excluded_urls=excluded_urls)
+
+
+# --- context hand-offs -------------------------------------------------------------------------
+
+
+def current_traceparent() -> str | None:
+    """The W3C `traceparent` of the current span (None when there is no valid span)."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier)
+    return carrier.get("traceparent")
+
+
+def context_from_traceparent(traceparent: str | None) -> otel_context.Context | None:
+    """An OpenTelemetry Context whose parent is `traceparent` (None for None or a malformed one)."""
+    if not traceparent:
+        return None
+    ctx = _PROPAGATOR.extract({"traceparent": traceparent})
+    span_ctx = trace.get_current_span(ctx).get_span_context()
+    return ctx if span_ctx.is_valid else None
+
+
+def trace_id_of(traceparent: str | None) -> str | None:
+    """The 32-hex trace id of a traceparent string, or None."""
+    parts = (traceparent or "").split("-")
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else None
+
+
+@contextlib.contextmanager
+def span_from(tracer: trace.Tracer, name: str, traceparent: str | None, *,
+              kind: trace.SpanKind = trace.SpanKind.INTERNAL,
+              attributes: Mapping[str, Any] | None = None) -> Iterator[trace.Span]:
+    """A span that continues the trace of `traceparent` (a new root when it is missing)."""
+    with tracer.start_as_current_span(name, context=context_from_traceparent(traceparent), kind=kind,
+                                      attributes=dict(attributes or {})) as span:
+        yield span
+
+
+def consumer_span(name: str, traceparent: str | None, attributes: Mapping[str, Any] | None = None,
+                  *, tracer: trace.Tracer | None = None) -> contextlib.AbstractContextManager[trace.Span]:
+    """A CONSUMER span called `name` (e.g. `consume <topic>`), child of a record's `traceparent`
+    header (a new root when there is none). Uses the global tracer unless `tracer` is given."""
+    attrs = {"messaging.system": "kafka", "messaging.operation.type": "process", **(attributes or {})}
+    return span_from(tracer or default_tracer(), name, traceparent, kind=trace.SpanKind.CONSUMER,
+                     attributes=attrs)
+
+
+def default_tracer() -> trace.Tracer:
+    """The kit's tracer from the global provider (a no-op until `setup_tracing` installs one)."""
+    return trace.get_tracer(TRACER_NAME)
