@@ -23,6 +23,7 @@ from sextant_contracts.model import DecisionRecord, DecisionTrace
 
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
 from .policies import PolicySet
+from .state.evolve import evolve
 from .state.model import ClusterState, WorkloadState
 
 
@@ -98,13 +99,21 @@ def _classify(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySe
               ctx: DecisionContext) -> Decision:
     if not allows(w.phase, "WorkloadClassified"):
         return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
-    out = p.classifier.classify(state, w, ctx)
+    # A classifier may retrain models whose event count is due (issue 4): the retrains are
+    # appended right after the decision event (a block starts with its decision) and the
+    # classification already uses them (they pin their row prefix, so log order is immaterial).
+    retrains = getattr(p.classifier, "retrains", None)
+    extra: tuple[ev.Event, ...] = tuple(retrains(state, w, ctx)) if retrains is not None else ()
+    seen = state
+    for r in extra:
+        seen = evolve(seen, r)
+    out = p.classifier.classify(seen, w, ctx)
     model_version = ",".join(f"{k}={v}" for k, v in sorted(out.model_versions.items()))
     e = ev.WorkloadClassified(at=ctx.at, workload_id=w.workload_id,
                               decision=ctx.record("classification", w.workload_id, model_version),
                               reclassification=w.phase != WorkloadPhase.PROFILED
                               and w.phase != WorkloadPhase.SUBMITTED, **out.model_dump())
-    return Decision(events=(e,))
+    return Decision(events=(e, *extra))
 
 
 def _admit(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,

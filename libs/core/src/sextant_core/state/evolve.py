@@ -19,6 +19,7 @@ from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
+from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import WorkloadPhase, next_phase
 from .model import EMPTY, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
 
@@ -27,6 +28,9 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
     """Fold one event. `position` is its global log position when it comes from the log."""
     new = _apply(event, state)
     changes: dict[str, object] = {}
+    kb = evolve_knowledge(new.knowledge, event)  # the classification matrices (issue 4)
+    if kb is not new.knowledge:
+        changes["knowledge"] = kb
     if event.at > new.now:
         changes["now"] = event.at
     if position is not None:

@@ -29,6 +29,7 @@ from immutables import Map
 from sextant_contracts.events import ModelRetrained, ProfileRun, WorkloadClassified
 from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, ServerCapacity, WorkloadKind
 
+from ..classification.knowledge import KnowledgeBase
 from ..domain.lifecycle import HOLDING, WorkloadPhase
 
 N_SOURCES = len(INTERFERENCE_SOURCES)
@@ -194,6 +195,7 @@ class ClusterState:
     models: Map[str, ModelRetrained] = field(default_factory=Map)
     queued: tuple[str, ...] = ()  # ARQ queue, in admission order
     deferred: tuple[str, ...] = ()  # admitted but not placed, in order
+    knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices (issue 4)
     server_journal: ServerJournal | None = field(default=None, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> ClusterState:

@@ -1,0 +1,161 @@
+"""`CollaborativeClassifier`: the `sextant_core.policies.Classifier` of issue 4.
+
+For a workload it takes the cells its profiling filled (the knowledge base's pending row, mapped
+by `observations.cells`), and for each of the four classifications folds them into the current
+model of the matrix of the workload's group (`foldin.fold_in`): the dense row, in raw units, plus
+a confidence. Known cells keep their measured value (duplicates averaged in normalised space).
+
+`retrains(state, w, ctx)` is called by ``decide._classify`` before `classify`: it returns the
+``ModelRetrained`` events due (`engine.needs_retrain`) for the workload's matrices; the decision
+appends them right *after* its ``WorkloadClassified`` (a decision block starts with its decision
+event, and the retrain pins its row prefix, so the order of the two in the log does not change
+the model). The classification already uses the retrained models.
+
+Output mapping ([IMPL CHOICE]):
+* ``heterogeneity``: one entry per platform column of the matrix; a platform registered in the
+  cluster but absent from the matrix (nobody was ever profiled on it — Paragon §2.2 would profile
+  the seed workloads on it) gets the geometric mean of the row and adds nothing to the confidence;
+* ``scale_up`` / ``scale_out``: every column of the group's matrix;
+* ``tolerated`` / ``caused``: per interference source (columns ``t:``/``c:``), 0..100;
+* ``confidence[c]`` for c in scale_up, scale_out, heterogeneity, interference: the mean entry
+  confidence (`foldin.confidence`) over the *estimated* cells; 1.0 if every cell was measured;
+  0.0 when the matrix has no model (the measured cells are then returned as they are);
+* ``model_versions["<classification>/<group>"]`` = the model version used (or ``none``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sextant_contracts import events as ev
+from sextant_contracts.model import Classification
+
+from ..policies import Classified
+from ..state.model import ClusterState, WorkloadState
+from .engine import EngineParams, model_for, needs_retrain, retrain
+from .foldin import confidence, fold_in
+from .knowledge import KnowledgeBase, Matrix
+from .normalise import Normalisation, backward, forward, normalise_one, tolerance
+from .observations import CAUSED_PREFIX, TOLERATED_PREFIX, group_of
+
+if TYPE_CHECKING:
+    from ..decide import DecisionContext
+
+CLASSIFICATIONS: tuple[Classification, ...] = tuple(Classification)
+
+
+def _knowledge(state: ClusterState) -> KnowledgeBase:
+    kb = getattr(state, "knowledge", None)
+    return kb if isinstance(kb, KnowledgeBase) else KnowledgeBase()
+
+
+class CollaborativeClassifier:
+    """SVD + PQ-reconstruction classifier (Paragon §2, Quasar §3) over the event-sourced matrices."""
+
+    def __init__(self, params: EngineParams | None = None) -> None:
+        self.params = params or EngineParams()
+
+    # --- retraining ------------------------------------------------------------------------
+
+    def _matrices(self, kb: KnowledgeBase, kind: str) -> list[Matrix]:
+        out = []
+        for cls in CLASSIFICATIONS:
+            m = kb.matrix(cls, group_of(cls, kind))
+            if m is not None:
+                out.append(m)
+        return out
+
+    def retrains(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ev.ModelRetrained, ...]:
+        kb = _knowledge(state)
+        out = []
+        for m in self._matrices(kb, w.kind.value):
+            if needs_retrain(m, self.params):
+                event, _ = retrain(m, self.params, at=ctx.at, trigger_position=ctx.state_position)
+                out.append(event)
+        return tuple(out)
+
+    # --- classification --------------------------------------------------------------------
+
+    def estimate(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]]
+                 ) -> tuple[dict[str, float], float, str]:
+        """(column -> raw estimate, confidence 0..1, model version) for one matrix row."""
+        meas: dict[str, list[float]] = {}
+        for col, v in observed:
+            if isinstance(v, int | float) and math.isfinite(v):
+                meas.setdefault(col, []).append(float(v))
+        known: dict[str, float] = {}
+        for col, vs in sorted(meas.items()):
+            mean = _mean_raw(vs, matrix)
+            if mean is not None:
+                known[col] = mean
+        if matrix is None:
+            return known, 0.0, "none"
+        kind = matrix.normalisation
+        model = model_for(matrix, self.params)
+        if model is None:
+            return dict(sorted(known.items())), 0.0, "none"
+        cols, vals = [], []
+        for col, val in known.items():
+            i = matrix.index.get(col)
+            if i is not None and i < model.n_columns:
+                cols.append(i)
+                vals.append(val)
+        z = forward(kind, np.array(vals)) if vals else np.zeros(0)
+        est = fold_in(model, np.array(cols, dtype=np.int64), z)
+        raw = backward(kind, est.mean)
+        conf = confidence(est.std, tolerance(kind))
+        out: dict[str, float] = {}
+        confs = []
+        for i, col in enumerate(matrix.columns[: model.n_columns]):
+            if col in known:
+                out[col] = known[col]
+            else:
+                out[col] = float(raw[i])
+                confs.append(float(conf[i]))
+        for col, val in known.items():
+            out.setdefault(col, val)
+        fact = matrix.model
+        return out, float(np.mean(confs)) if confs else 1.0, fact.version if fact is not None else "none"
+
+    def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
+        kb = _knowledge(state)
+        kind = w.kind.value
+        pending = kb.pending_cells(w.workload_id)
+        rows: dict[Classification, dict[str, float]] = {}
+        conf: dict[str, float] = {}
+        versions: dict[str, str] = {}
+        for cls in CLASSIFICATIONS:
+            group = group_of(cls, kind)
+            m = kb.matrix(cls, group)
+            values, c, version = self.estimate(m, pending.get((cls, group), []))
+            rows[cls] = values
+            conf[cls.value] = round(c, 6)
+            versions[f"{cls.value}/{group}"] = version
+        het = _with_platforms(rows[Classification.HETEROGENEITY], state)
+        inter = rows[Classification.INTERFERENCE]
+        tolerated = {k[len(TOLERATED_PREFIX):]: v for k, v in inter.items() if k.startswith(TOLERATED_PREFIX)}
+        caused = {k[len(CAUSED_PREFIX):]: v for k, v in inter.items() if k.startswith(CAUSED_PREFIX)}
+        return Classified(scale_up=rows[Classification.SCALE_UP], scale_out=rows[Classification.SCALE_OUT],
+                          heterogeneity=het, tolerated=tolerated, caused=caused, confidence=conf,
+                          model_versions=versions)
+
+
+def _mean_raw(values: Sequence[float], matrix: Matrix | None) -> float | None:
+    """Mean of repeated measurements in the matrix's normalised space (geometric for LOG)."""
+    kind = matrix.normalisation if matrix is not None else Normalisation.LINEAR
+    zs = [z for z in (normalise_one(kind, v) for v in values) if z is not None]
+    if not zs:
+        return None
+    return float(backward(kind, np.array([math.fsum(zs) / len(zs)]))[0])
+
+
+def _with_platforms(het: dict[str, float], state: ClusterState) -> dict[str, float]:
+    platforms = sorted({s.platform for s in state.servers.values()})
+    missing = [p for p in platforms if p not in het]
+    if not het or not missing:
+        return het
+    gmean = math.exp(math.fsum(math.log(v) for v in het.values() if v > 0) / max(1, len(het)))
+    return {**het, **{p: gmean for p in missing}}

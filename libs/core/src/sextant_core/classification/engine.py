@@ -1,0 +1,142 @@
+"""Training and retrieving the model of a matrix: retrain triggers, rank choice, hash check.
+
+**Retrain trigger ([IMPL CHOICE], DESIGN §5: by event counts).** A matrix is retrained when it
+has rows but no model, or when the rows appended since its model reach
+``max(retrain_min_rows, ceil(retrain_fraction × rows of the model))`` — by default 50 rows or 10 %,
+so a 10 000-row matrix is retrained every 1 000 new rows and the amortised retraining cost per
+classification stays about constant as the matrix grows. Between retrains new rows are folded in
+against the current column factors (`foldin`).
+
+**Rank.** ``FitParams.rank`` None (the default) = cross-validated at every retrain
+(`selection.select_rank`, pseudo-new rows with `cv_keep` = 2 known cells, the profiling density)
+on the rows with ≥ 3 entries plus an evenly spaced sample of the others, capped at
+`selection_rows` rows; the chosen rank is recorded in ``ModelRetrained.rank`` and replay trains
+with the recorded rank (it never re-runs the selection).
+
+**Models are memoised by content.** `model_for` keys a trained model by (matrix, digest of the row
+prefix, rank, parameters); the memo is a bounded cache of a pure function, so it changes speed,
+never results. A recomputed model whose hash differs from the recorded one raises
+`ModelMismatch`: the decision would otherwise silently differ from the log (a parameter or
+numerics change without a policy version bump).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from sextant_contracts import events as ev
+
+from .factorize import FactorModel, train
+from .knowledge import Matrix, model_version
+from .params import FitParams
+from .selection import select_rank
+
+_MEMO: OrderedDict[tuple[str, str, int, str], FactorModel] = OrderedDict()
+_MEMO_SIZE = 64
+
+
+class ModelMismatch(RuntimeError):
+    """The model rebuilt from the log does not match the hash its `ModelRetrained` recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParams:
+    """Parameters of the classification engine (part of the policy version)."""
+
+    fit: FitParams = field(default_factory=FitParams)
+    retrain_min_rows: int = 50
+    retrain_fraction: float = 0.10
+    selection_rows: int = 2000
+    cv_keep: int = 2
+
+    def tag(self) -> str:
+        return f"{self.fit.tag()}:sel={self.selection_rows}:keep={self.cv_keep}"
+
+
+def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
+    n = len(matrix)
+    if n == 0:
+        return False
+    if matrix.model is None:
+        return True
+    due = max(params.retrain_min_rows, math.ceil(params.retrain_fraction * matrix.model.rows))
+    return n - matrix.model.rows >= due
+
+
+def _memo_key(matrix: Matrix, rows: int, rank: int, params: EngineParams) -> tuple[str, str, int, str]:
+    return (matrix.key, matrix.rows.digest_at(rows), rank, params.fit.tag())
+
+
+def _remember(key: tuple[str, str, int, str], model: FactorModel) -> None:
+    _MEMO[key] = model
+    _MEMO.move_to_end(key)
+    while len(_MEMO) > _MEMO_SIZE:
+        _MEMO.popitem(last=False)
+
+
+def _selection_subset(mask: np.ndarray, cap: int) -> np.ndarray:
+    """Row indices for rank selection: every row with ≥ 3 entries, plus evenly spaced others."""
+    rich = np.flatnonzero(mask.sum(axis=1) >= 3)
+    rest = np.flatnonzero(mask.sum(axis=1) < 3)
+    room = max(cap - len(rich), 0)
+    if len(rest) > room:
+        rest = rest[np.linspace(0, len(rest) - 1, room).astype(np.int64)] if room else rest[:0]
+    return np.sort(np.concatenate([rich, rest]))
+
+
+def choose_rank(matrix: Matrix, rows: int, params: EngineParams) -> int:
+    """The rank to train `matrix`'s first `rows` rows with (fixed, or cross-validated)."""
+    if params.fit.rank is not None:
+        return max(0, min(params.fit.rank, max(matrix.width_at(rows) - 1, 0)))
+    y, mask, ids = matrix.dense(rows)
+    sub = _selection_subset(mask, params.selection_rows)
+    keep = mask[sub].any(axis=0)
+    if not keep.all():  # a column seen only outside the subset: add its rows back
+        extra = np.flatnonzero(mask[:, ~keep].any(axis=1))
+        sub = np.union1d(sub, extra)
+    sel = select_rank(y[sub], mask[sub], [ids[i] for i in sub], params.fit, keep=params.cv_keep)
+    return sel.rank
+
+
+def retrain(matrix: Matrix, params: EngineParams, *, at: float, trigger_position: int
+            ) -> tuple[ev.ModelRetrained, FactorModel]:
+    """Train `matrix` on all its rows now; the event to record it and the model (memoised)."""
+    rows = len(matrix)
+    rank = choose_rank(matrix, rows, params)
+    y, mask, _ = matrix.dense(rows)
+    model = train(y, mask, replace(params.fit, rank=rank)).model
+    _remember(_memo_key(matrix, rows, model.rank, params), model)
+    h = model.content_hash()
+    event = ev.ModelRetrained(at=at, classification=matrix.classification, group=matrix.group,
+                              model_version=model_version(rows, model.rank, h), content_hash=h,
+                              rows=rows, columns=model.n_columns, rank=model.rank,
+                              trigger_position=max(trigger_position, 0))
+    return event, model
+
+
+def model_for(matrix: Matrix, params: EngineParams) -> FactorModel | None:
+    """The matrix's current model (None before its first ``ModelRetrained``), rebuilt if needed."""
+    fact = matrix.model
+    if fact is None:
+        return None
+    key = _memo_key(matrix, fact.rows, fact.rank, params)
+    model = _MEMO.get(key)
+    if model is not None:
+        _MEMO.move_to_end(key)
+        return model
+    y, mask, _ = matrix.dense(fact.rows)
+    model = train(y, mask, replace(params.fit, rank=fact.rank)).model
+    h = model.content_hash()
+    if h != fact.content_hash:
+        raise ModelMismatch(f"{matrix.key}: rebuilt model {h[:12]} != recorded {fact.content_hash[:12]} "
+                            f"({fact.version}); engine parameters or numerics changed")
+    _remember(key, model)
+    return model
+
+
+def clear_memo() -> None:
+    """Forget every memoised model (tests use it to force rebuilds from the log)."""
+    _MEMO.clear()

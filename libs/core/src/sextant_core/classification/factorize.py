@@ -1,0 +1,227 @@
+"""Training one utility matrix: initial SVD, then PQ-reconstruction with biases (Paragon §2.1,
+Quasar §3.1), solved by alternating least squares.
+
+Model, in normalised space (`normalise`)::
+
+    x_ui ≈ μ + b_u + c_i + q_u · p_i
+
+μ the global mean of the observed entries, b_u the row (workload) bias of Quasar §3.1, c_i a
+column bias (on by default: it helps, see docs/classification.md), q_u and p_i rank-k factors.
+
+**Initial SVD and missing data** ([GAP] Paragon §9.1). Missing entries are filled with the bias
+baseline ``μ + b_u + c_i`` (a few alternating bias-only sweeps), i.e. the residual matrix is zero
+where nothing was observed; its truncated SVD ``U Σ Vᵀ`` gives ``Q = U Σ^½`` and ``P = V Σ^½``.
+The papers write ``Q = U, Pᵀ = Σ Vᵀ``: the product ``Q Pᵀ`` is the same, the balanced split only
+makes one ridge penalty treat both sides alike. The SVD is taken through the n × n Gram matrix
+(`numpy.linalg.eigh`), which costs m·n² and is exact for the n ≤ a few hundred columns here.
+
+**Refinement** ([IMPL CHOICE], Paragon §9.1 item 3): the SGD of the papers minimises the
+regularised squared error over the *observed* entries only; ALS minimises the same objective
+with vectorised exact half-steps (all rows at once, then all columns), which is deterministic,
+needs no learning rate and converges in tens of sweeps. Penalties follow ALS-WR: row u's factor
+costs ``reg·n_u·|q_u|²``, column i's ``reg·n_i·|p_i|²`` (n = number of observed entries); the
+row bias is unpenalised (its units are arbitrary), the column bias costs ``reg_bias·n_i·c_i²``.
+Stop when the training RMSE improves by less than ``tol`` (relative) or after ``max_epochs``.
+
+**For the fold-in** the trained model keeps only the column side (μ, c, P) plus a Gaussian prior
+for the factors of a new row, estimated from the rows that determine their factors well
+(``n_u ≥ k + 2``; all rows if fewer than k + 2 such rows), and the residual variance σ² of those
+rows (degrees-of-freedom corrected) — see `foldin`.
+
+Deterministic: fixed operation order, no randomness; bit-identical across runs on one machine
+with ``OPENBLAS_NUM_THREADS=1``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .normalise import FloatArray
+from .params import FitParams
+
+BoolArray = NDArray[np.bool_]
+
+_BIAS_SWEEPS = 10
+_PRIOR_JITTER = 1e-9
+_MIN_NOISE_VAR = 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class FactorModel:
+    """A trained matrix, column side only (what classifying a new row needs).
+
+    Arrays are read-only. ``rank`` may be 0 (bias model). ``noise_var`` is in normalised units².
+    """
+
+    n_columns: int
+    rank: int
+    mu: float
+    col_bias: FloatArray  # (n,)
+    col_factors: FloatArray  # (n, k)
+    prior_mean: FloatArray  # (k,)
+    prior_cov: FloatArray  # (k, k)
+    bias_mean: float  # mean row bias, used only for rows with no observation
+    noise_var: float
+    train_rmse: float
+    epochs: int
+    rows: int
+
+    def content_hash(self) -> str:
+        """sha256 over every parameter's bytes (little-endian float64): the `ModelRetrained` hash."""
+        h = hashlib.sha256()
+        h.update(f"{self.n_columns}:{self.rank}:{self.rows}:{self.epochs}".encode())
+        for a in (np.array([self.mu, self.bias_mean, self.noise_var, self.train_rmse]),
+                  self.col_bias, self.col_factors, self.prior_mean, self.prior_cov):
+            h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """A model plus the row side of the training matrix (for `complete`; not kept by the
+    knowledge base)."""
+
+    model: FactorModel
+    row_bias: FloatArray  # (m,)
+    row_factors: FloatArray  # (m, k)
+
+
+def _frozen(a: FloatArray) -> FloatArray:
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def fit_biases(y: FloatArray, mask: BoolArray, reg_bias: float = 0.01, column_bias: bool = True
+               ) -> tuple[float, FloatArray, FloatArray]:
+    """The bias-only model ``μ + b_u + c_i`` by alternating exact updates (`_BIAS_SWEEPS` sweeps).
+
+    Also the "row-bias + column-bias fill" baseline. Returns (μ, b, c); rows or columns with no
+    observation get bias 0.
+    """
+    m = mask.astype(np.float64)
+    n_row = m.sum(axis=1)
+    n_col = m.sum(axis=0)
+    mu = float((y * m).sum() / max(m.sum(), 1.0))
+    b = np.zeros(y.shape[0])
+    c = np.zeros(y.shape[1])
+    r = (y - mu) * m
+    for _ in range(_BIAS_SWEEPS):
+        b = (r - c[None, :] * m).sum(axis=1) / np.maximum(n_row, 1.0)
+        if column_bias:
+            c = (r - b[:, None] * m).sum(axis=0) / np.maximum(n_col * (1.0 + reg_bias), 1e-300)
+            c[n_col == 0] = 0.0
+    return mu, b, c
+
+
+def _initial_factors(resid: FloatArray, rank: int) -> tuple[FloatArray, FloatArray]:
+    """Truncated SVD of the residual (zeros where missing): (Q = U Σ^½, P = V Σ^½)."""
+    gram = resid.T @ resid
+    evals, evecs = np.linalg.eigh(gram)  # ascending
+    order = np.arange(len(evals) - 1, len(evals) - 1 - rank, -1)
+    s2 = np.maximum(evals[order], 0.0)
+    v = evecs[:, order]
+    # fix the sign of each singular vector (largest |component| positive) for a canonical start
+    flip = np.sign(v[np.argmax(np.abs(v), axis=0), np.arange(rank)])
+    v = v * np.where(flip == 0, 1.0, flip)[None, :]
+    s = np.sqrt(s2)
+    safe = np.where(s > 1e-12, s, 1.0)
+    q = (resid @ v) / np.sqrt(safe)[None, :]
+    p = v * np.sqrt(s)[None, :]
+    q[:, s <= 1e-12] = 0.0
+    return q, p
+
+
+def _solve_side(mask_f: FloatArray, target: FloatArray, feats: FloatArray, n_obs: FloatArray,
+                penalty: FloatArray) -> FloatArray:
+    """For every row r of `target` solve ``(Σ_j m_rj f_j f_jᵀ + diag(penalty)·n_r) z = Σ_j m_rj t_rj f_j``.
+
+    `feats` (J, d) are the features of the other side, `target` (R, J) zero where unobserved.
+    """
+    d = feats.shape[1]
+    outer = (feats[:, :, None] * feats[:, None, :]).reshape(feats.shape[0], d * d)
+    gram = (mask_f @ outer).reshape(-1, d, d)
+    idx = np.arange(d)
+    gram[:, idx, idx] += np.maximum(n_obs, 1.0)[:, None] * penalty[None, :]
+    rhs = target @ feats
+    sol = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
+    return np.asarray(sol, dtype=np.float64)
+
+
+def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = None) -> Fit:
+    """Fit the model to the observed entries ``y[mask]`` (normalised space).
+
+    `rank` overrides ``params.rank`` (which must then be set). Every column must have at least one
+    observation; rows without one are allowed (they get b = 0, q = 0 and do not shape the prior).
+    """
+    k = params.rank if rank is None else rank
+    if k is None:
+        raise ValueError("train() needs a rank; use selection.select_rank to choose one")
+    y = np.where(mask, np.asarray(y, dtype=np.float64), 0.0)
+    m_rows, n = y.shape
+    if n == 0 or not np.all(mask.any(axis=0)):
+        raise ValueError("every column needs at least one observed entry")
+    k = max(0, min(int(k), n - 1 if n > 1 else 0))
+    mf = mask.astype(np.float64)
+    n_row = mf.sum(axis=1)
+    n_col = mf.sum(axis=0)
+    mu, b, c = fit_biases(y, mask, params.reg_bias, params.column_bias)
+    resid = (y - mu - b[:, None] - c[None, :]) * mf
+    if k > 0:
+        q, p = _initial_factors(resid, k)
+    else:
+        q, p = np.zeros((m_rows, 0)), np.zeros((n, 0))
+
+    row_pen = np.concatenate([[0.0], np.full(k, params.reg)])
+    col_pen = np.concatenate([[params.reg_bias if params.column_bias else 0.0], np.full(k, params.reg)])
+    ones_m = np.ones((m_rows, 1))
+    ones_n = np.ones((n, 1))
+    mf_t = np.ascontiguousarray(mf.T)
+    prev = np.inf
+    rmse = float(np.sqrt((resid**2).sum() / mf.sum()))
+    epochs = 0
+    for epochs in range(1, params.max_epochs + 1):  # noqa: B007 - epochs is reported
+        # rows: z_u = [b_u, q_u] given [1, p_i]
+        zr = _solve_side(mf, (y - mu - c[None, :]) * mf, np.hstack([ones_n, p]), n_row, row_pen)
+        b, q = zr[:, 0], zr[:, 1:]
+        # columns: z_i = [c_i, p_i] given [1, q_u]
+        target_t = ((y - mu - b[:, None]) * mf).T
+        if params.column_bias:
+            zc = _solve_side(mf_t, target_t, np.hstack([ones_m, q]), n_col, col_pen)
+            c, p = zc[:, 0], zc[:, 1:]
+        elif k > 0:
+            p = _solve_side(mf_t, target_t, q, n_col, col_pen[1:])
+        err = (y - (mu + b[:, None] + c[None, :] + q @ p.T)) * mf
+        rmse = float(np.sqrt((err**2).sum() / mf.sum()))
+        if prev < np.inf and prev - rmse <= params.tol * prev:
+            break
+        prev = rmse
+    model = _column_model(y, mf, n_row, mu, b, c, q, p, k, rmse, epochs)
+    return Fit(model=model, row_bias=_frozen(b), row_factors=_frozen(q))
+
+
+def _column_model(y: FloatArray, mf: FloatArray, n_row: FloatArray, mu: float, b: FloatArray,
+                  c: FloatArray, q: FloatArray, p: FloatArray, k: int, rmse: float,
+                  epochs: int) -> FactorModel:
+    """Prior of a new row's factors and the residual variance, from well-determined rows."""
+    observed = n_row > 0
+    good = n_row >= k + 2
+    if good.sum() < k + 2:
+        good = observed
+    qg = q[good]
+    prior_mean = qg.mean(axis=0) if len(qg) else np.zeros(k)
+    prior_cov = np.atleast_2d(np.cov(qg, rowvar=False)) if k > 0 and len(qg) > 1 else np.eye(k)
+    prior_cov = prior_cov + _PRIOR_JITTER * np.eye(k) * max(1.0, float(np.trace(prior_cov)) / max(k, 1))
+    err = (y - (mu + b[:, None] + c[None, :] + q @ p.T)) * mf
+    sse = float((err[good] ** 2).sum())
+    n_obs = float(mf[good].sum())
+    dof = n_obs - float(good.sum()) * (k + 1) - 0.5 * (k + 1) * p.shape[0]
+    noise_var = max(sse / dof, _MIN_NOISE_VAR) if dof > 0 else max(sse / max(n_obs, 1.0), _MIN_NOISE_VAR)
+    return FactorModel(n_columns=p.shape[0], rank=k, mu=mu, col_bias=_frozen(c), col_factors=_frozen(p),
+                       prior_mean=_frozen(prior_mean), prior_cov=_frozen(prior_cov),
+                       bias_mean=float(b[observed].mean()) if observed.any() else 0.0,
+                       noise_var=noise_var, train_rmse=rmse, epochs=epochs, rows=int(observed.sum()))

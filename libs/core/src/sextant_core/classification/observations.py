@@ -1,0 +1,88 @@
+"""Which matrix cells a workload's profiling samples fill (Quasar §3.2, Paragon §2.4).
+
+Matrices are named by classification and *group*. **[IMPL CHOICE] groups:** scale-up and
+scale-out are kept per workload kind (`batch`, `analytics`, `service`) because their columns —
+the knobs — differ by kind (framework parameters for analytics, no scale-out for single-node
+jobs); heterogeneity (columns = platforms) and interference (columns = sources) have the same
+columns for every kind and share one matrix, group ``all``, which gives them more rows. Row units
+differ across kinds (QPS, IPS, 1/time) but the log normalisation turns a unit into a row bias.
+
+**[IMPL CHOICE] one interference matrix.** Tolerated and caused scores of one workload come from
+the same ramps, so they are one row of a 20-column matrix: columns ``t:<source>`` (tolerated) and
+``c:<source>`` (caused, oriented so that higher = more pressure, as the contract defines it). Two
+ramps give four entries of that row; the joint model learns how tolerance and pressure go together
+(Paragon reconstructs two matrices "using the process twice"; the joint row is never worse when
+the two are unrelated — the column factors then separate into blocks).
+
+**Run reuse (Quasar §3.2: "one more run" per classification).** The *reference run* is the first
+scale-up run of the plan. Its sample also gives the heterogeneity entry of its platform when the
+plan has a heterogeneity run with the same cores (and no sample of that platform exists), and the
+1-node scale-out entry ``n1`` when the plan has a scale-out run on the same platform with the same
+cores per node. So the default plan's 2 scale-up runs + 1 scale-out run + 1 heterogeneity run + 2
+interference ramps yield 2 entries in every row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sextant_contracts.events import ProfileRun
+from sextant_contracts.model import Classification
+
+GROUP_ALL = "all"
+TOLERATED_PREFIX = "t:"
+CAUSED_PREFIX = "c:"
+
+Sample = tuple[str, str, str, float, "float | None"]  # run_id, classification, column, value, caused
+CellKey = tuple[Classification, str]  # (classification, group)
+
+_PER_KIND = frozenset({Classification.SCALE_UP, Classification.SCALE_OUT})
+
+
+def group_of(classification: Classification, kind: str) -> str:
+    """The matrix group of a workload kind for one classification."""
+    return kind if classification in _PER_KIND else GROUP_ALL
+
+
+def interference_cells(tolerated: dict[str, float] | Iterable[tuple[str, float]],
+                       caused: dict[str, float] | Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    t = tolerated.items() if isinstance(tolerated, dict) else tolerated
+    c = caused.items() if isinstance(caused, dict) else caused
+    return [(TOLERATED_PREFIX + s, v) for s, v in t] + [(CAUSED_PREFIX + s, v) for s, v in c]
+
+
+def node_column(nodes: int) -> str:
+    return f"n{nodes}"
+
+
+def cells(kind: str, runs: Sequence[ProfileRun], samples: Sequence[Sample]) -> dict[CellKey, list[tuple[str, float]]]:
+    """Map samples to ``{(classification, group): [(column, raw value), ...]}`` (duplicates kept)."""
+    out: dict[CellKey, list[tuple[str, float]]] = {}
+
+    def put(cls: Classification, col: str, value: float) -> None:
+        out.setdefault((cls, group_of(cls, kind)), []).append((col, value))
+
+    for _run, cls_name, col, value, caused in samples:
+        cls = Classification(cls_name)
+        if cls is Classification.INTERFERENCE:
+            for c, v in interference_cells([(col, value)], [] if caused is None else [(col, caused)]):
+                put(cls, c, v)
+        else:
+            put(cls, col, value)
+    ref = next((r for r in runs if r.classification is Classification.SCALE_UP), None)
+    ref_values = [s[3] for s in samples if ref is not None and s[0] == ref.run_id]
+    if ref is None or not ref_values:
+        return out
+    het_cols = {c for c, _ in out.get((Classification.HETEROGENEITY, GROUP_ALL), [])}
+    if ref.platform not in het_cols and any(
+            r.classification is Classification.HETEROGENEITY and r.cores == ref.cores and r.nodes == 1
+            for r in runs):
+        for v in ref_values:
+            put(Classification.HETEROGENEITY, ref.platform, v)
+    if any(r.classification is Classification.SCALE_OUT and r.cores == ref.cores and r.platform == ref.platform
+           for r in runs) and ref.nodes == 1:
+        so_cols = {c for c, _ in out.get((Classification.SCALE_OUT, group_of(Classification.SCALE_OUT, kind)), [])}
+        if node_column(1) not in so_cols:
+            for v in ref_values:
+                put(Classification.SCALE_OUT, node_column(1), v)
+    return out

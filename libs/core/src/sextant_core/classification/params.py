@@ -1,0 +1,40 @@
+"""Training parameters of the factor model, with the defaults chosen by measurement.
+
+Paragon §2.1 / Quasar §3.1 give none of them ([GAP] Paragon §9.1, Quasar §9.3). The defaults below
+come from the sweeps of ``bench/classification.py`` on synthetic low-rank catalogues (see
+``docs/classification.md`` "Choosing the defaults"): the accuracy of 2-entry rows is flat for
+``reg`` in 0.03..0.3 and ALS reaches its fixed point within ~15 epochs at ``tol`` 1e-5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_AUTO_RANK = 8
+"""Largest rank the automatic selection tries (never more than columns - 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FitParams:
+    """How one matrix is trained (`factorize.train`).
+
+    rank         latent factors k; ``None`` = chosen by `selection.select_rank` (cross-validation)
+    reg          λ, ridge on the factors, weighted by each row's/column's observation count
+                 (ALS-WR: the penalty of row u is ``reg * n_u * |q_u|²``)
+    reg_bias     ridge on the column biases (weighted the same way); row biases are unpenalised
+    column_bias  fit a per-column bias c_i besides the global mean μ and row bias b_u
+    max_epochs   ALS sweeps (one sweep = all rows, then all columns)
+    tol          stop when the training RMSE improves by less than this fraction in a sweep
+    """
+
+    rank: int | None = None
+    reg: float = 0.1
+    reg_bias: float = 1e-6
+    column_bias: bool = True
+    max_epochs: int = 40
+    tol: float = 1e-5
+
+    def tag(self) -> str:
+        """A compact, stable description (part of model hashes and versions)."""
+        return (f"als:k={self.rank}:reg={self.reg!r}:rb={self.reg_bias!r}:cb={int(self.column_bias)}"
+                f":ep={self.max_epochs}:tol={self.tol!r}")
