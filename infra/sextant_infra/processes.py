@@ -45,8 +45,12 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def log_tail(path: Path, lines: int = 40) -> str:
-    """The last `lines` lines of a text file ('' when it does not exist)."""
+def log_tail(path: Path, lines: int = 40, *, drop_stack_frames: bool = True) -> str:
+    """The last `lines` lines of a text file ('' when it does not exist).
+
+    With `drop_stack_frames`, Java stack frames (`\tat ...`, `\t... N more`) are left out first,
+    so the exception messages of a JVM log stay within the tail.
+    """
     try:
         with path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -55,7 +59,9 @@ def log_tail(path: Path, lines: int = 40) -> str:
             data = fh.read().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
-    return "\n".join(data.splitlines()[-lines:])
+    kept = [ln for ln in data.splitlines()
+            if not (drop_stack_frames and ln.startswith(("\tat ", "\t... ")))]
+    return "\n".join(kept[-lines:])
 
 
 def _die_with_parent() -> None:
