@@ -237,3 +237,17 @@ async def test_snapshots_newest_wins_per_code_and_schema_version(store: Any) -> 
     assert await store.load_snapshot("cluster", "v1", 2) is None
     await store.save_snapshot(Snapshot("cluster", "v1", 1, 12, b"\x00\xff"))
     assert (await store.load_snapshot("cluster", "v1", 1)).blob == b"\x00\xff"  # type: ignore[union-attr]
+
+
+async def test_expected_head_pins_outputs_right_after_the_decided_state(store: Any) -> None:
+    from sextant_kit.errors import HeadMovedError
+
+    await store.append("workload-a", 0, make_envelopes("workload-a", 2))
+    stored = await store.append_and_track("svc", "in-1", 2, [make_envelope("workload-o", 1, 1)],
+                                          expected_head=2)
+    assert stored is not None and stored[0].position == 3
+    with pytest.raises(HeadMovedError) as info:
+        await store.append_and_track("svc", "in-2", 2, [make_envelope("workload-o", 2, 2)], expected_head=2)
+    assert (info.value.expected, info.value.actual) == (2, 3)
+    assert not await store.is_tracked("svc", "in-2")
+    assert await store.last_position() == 3
