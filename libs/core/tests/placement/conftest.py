@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pytest
 from sextant_contracts import events as ev
 from sextant_contracts.model import INTERFERENCE_SOURCES
+from sextant_core.placement import CandidateTable, PlacementRequest
 from sextant_core.state import ClusterState, fold
 from sextant_core.testing.builders import alloc, record, server, submitted
 
@@ -67,3 +69,38 @@ class Cluster:
 @pytest.fixture(scope="session")
 def cluster() -> type[Cluster]:
     return Cluster
+
+
+def table_of(n: int, *, platforms: tuple[str, ...] = ("A",), **columns: Any) -> CandidateTable:
+    """A hand-made candidate table of `n` servers s0..s{n-1} (8 cores, 32 GiB, empty, up) with
+    the given columns overridden (lists are fine)."""
+    base: dict[str, Any] = {
+        "platform_code": np.zeros(n, np.int64), "up": np.ones(n, bool), "drained": np.zeros(n, bool),
+        "cap_cores": np.full(n, 8, np.int64), "free_cores": np.full(n, 8, np.int64),
+        "cap_memory_gb": np.full(n, 32.0), "free_memory_gb": np.full(n, 32.0),
+        "residents": np.zeros(n, np.int64), "caused_sum": np.zeros((n, 10)),
+        "tolerated_min": np.full((n, 10), 100.0), "best_effort_cores": np.zeros(n, np.int64),
+        "best_effort_memory_gb": np.zeros(n),
+    }
+    for k, v in columns.items():
+        base[k] = np.asarray(v, dtype=base[k].dtype)
+    return CandidateTable(server_ids=tuple(f"s{i}" for i in range(n)), platforms=platforms, **base)
+
+
+def request(cores: int = 1, memory_gb: float = 1.0, *, tolerated: Any = None, caused: Any = None,
+            performance: Mapping[str, float] | None = None, seed: int = 0,
+            best_effort: bool = False) -> PlacementRequest:
+    return PlacementRequest(workload_id="new", cores=cores, memory_gb=memory_gb,
+                            performance=dict(performance or {}),
+                            tolerated=np.full(10, 100.0) if tolerated is None else np.asarray(tolerated, float),
+                            caused=np.zeros(10) if caused is None else np.asarray(caused, float),
+                            seed=seed, best_effort=best_effort)
+
+
+def src(name: str) -> int:
+    """Canonical column of a source name."""
+    return SOURCES.index(name)
+
+
+def row10(default: float, **by_source: float) -> list[float]:
+    return [float(by_source.get(s, default)) for s in SOURCES]
