@@ -72,7 +72,7 @@ def cluster() -> type[Cluster]:
 
 
 def table_of(n: int, *, platforms: tuple[str, ...] = ("A",), **columns: Any) -> CandidateTable:
-    """A hand-made candidate table of `n` servers s0..s{n-1} (8 cores, 32 GiB, empty, up) with
+    """A hand-made candidate table of `n` servers s0..s{n-1} (zero-padded) (8 cores, 32 GiB, empty, up) with
     the given columns overridden (lists are fine)."""
     base: dict[str, Any] = {
         "platform_code": np.zeros(n, np.int64), "up": np.ones(n, bool), "drained": np.zeros(n, bool),
@@ -84,7 +84,8 @@ def table_of(n: int, *, platforms: tuple[str, ...] = ("A",), **columns: Any) -> 
     }
     for k, v in columns.items():
         base[k] = np.asarray(v, dtype=base[k].dtype)
-    return CandidateTable(server_ids=tuple(f"s{i}" for i in range(n)), platforms=platforms, **base)
+    width = len(str(max(n - 1, 0)))  # zero-padded so that ids sort like rows
+    return CandidateTable(server_ids=tuple(f"s{i:0{width}d}" for i in range(n)), platforms=platforms, **base)
 
 
 def request(cores: int = 1, memory_gb: float = 1.0, *, tolerated: Any = None, caused: Any = None,
