@@ -200,11 +200,12 @@ class KafkaNode:
             self._fail(f"formatting Kafka storage failed (exit {res.returncode})", fmt_log)
 
     def _wait_ready(self, offset: int) -> None:
-        assert self._proc is not None and self.port is not None
+        proc = self._proc
+        assert proc is not None and self.port is not None
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                code = self._proc.returncode
+            if proc.poll() is not None:
+                code = proc.returncode
                 self._proc = None
                 self._fail(f"Kafka broker exited during start-up (exit {code})", self.log_path)
             if self._logged_since(offset, READY_LINE) and port_open(self.port):

@@ -219,11 +219,12 @@ class PostgresNode:
             self._fail(f"initdb failed (exit {res.returncode})", init_log)
 
     def _wait_ready(self, offset: int) -> None:
-        assert self._proc is not None
+        proc = self._proc
+        assert proc is not None
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                code = self._proc.returncode
+            if proc.poll() is not None:
+                code = proc.returncode
                 self._proc = None
                 self._fail(f"PostgreSQL exited during start-up (exit {code})", self.log_path)
             if self._logged_since(offset) and port_open(self._port()):

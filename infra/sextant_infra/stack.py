@@ -93,9 +93,13 @@ class Stack:
         _atomic_write(self.run_dir / ENV_FILE, "".join(f"{k}={v}\n" for k, v in self.env.items()))
 
     def stop(self) -> None:
-        """Stop Kafka, then PostgreSQL; data and ports are kept."""
+        """Stop Kafka, then PostgreSQL; data and ports are kept (stack.json records no pids,
+        stack.env is removed), so `sextant-infra up` brings the same stack back."""
         self.kafka.stop()
         self.postgres.stop()
+        if (self.run_dir / STATE_FILE).exists():
+            _atomic_write(self.run_dir / STATE_FILE, json.dumps(self.state(), indent=2) + "\n")
+        (self.run_dir / ENV_FILE).unlink(missing_ok=True)
 
 
 def start_stack(run_dir: Path, *, topics: Iterable[TopicLike] | None = None,
@@ -135,7 +139,7 @@ def component_alive(state: dict[str, Any], name: str) -> bool:
     if not pid or not pid_alive(pid):
         return False
     marker = comp.get("config") if name == "kafka" else comp.get("data_dir")
-    return bool(marker) and marker in pid_cmdline(pid)
+    return isinstance(marker, str) and bool(marker) and marker in pid_cmdline(pid)
 
 
 def stop_recorded(state: dict[str, Any]) -> list[str]:
