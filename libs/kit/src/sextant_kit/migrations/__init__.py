@@ -1,7 +1,7 @@
 """Alembic migrations of the kit's tables (event store, tracking, outbox, snapshots).
 
 `migrate(url)` upgrades a database to the newest revision; it is safe to call from several
-processes at once (the migration runs under a PostgreSQL advisory lock) and is a no-op on an
+threads and processes at once (the migration runs under a PostgreSQL advisory lock) and is a no-op on an
 up-to-date database. The kit keeps its own version table (`sextant_kit_alembic_version`) so a
 service may keep its read-model migrations in another Alembic tree on the same database.
 """
@@ -9,6 +9,7 @@ service may keep its read-model migrations in another Alembic tree on the same d
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from alembic import command
@@ -29,10 +30,15 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+_IN_PROCESS = threading.Lock()  # Alembic's `context`/`op` proxies are process-global
+
+
 def migrate(url: str, revision: str = "head") -> None:
     """Upgrade the database at `url` to `revision` (blocking; call it before starting the loop, or
-    use `migrate_async` from inside one)."""
-    command.upgrade(alembic_config(url), revision)
+    use `migrate_async` from inside one). Serialised within a process (Alembic keeps global
+    state) and across processes (advisory lock, see env.py)."""
+    with _IN_PROCESS:
+        command.upgrade(alembic_config(url), revision)
 
 
 async def migrate_async(url: str, revision: str = "head") -> None:

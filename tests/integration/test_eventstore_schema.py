@@ -1,0 +1,59 @@
+"""The migrated schema matches the SQLAlchemy models, migrations are idempotent and safe to run
+from several processes at once."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sextant_kit.eventstore.schema import metadata
+from sextant_kit.migrations import VERSION_TABLE, migrate, migrate_async
+from sqlalchemy import inspect
+from sqlalchemy.ext.asyncio import create_async_engine
+
+pytestmark = pytest.mark.integration
+
+
+async def _diff_and_tables(url: str) -> tuple[list[Any], set[str]]:
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            def inspect_sync(sync_conn: Any) -> tuple[list[Any], set[str]]:
+                ctx = MigrationContext.configure(sync_conn, opts={"version_table": VERSION_TABLE,
+                                                                  "compare_type": True,
+                                                                  "compare_server_default": True})
+                return compare_metadata(ctx, metadata), set(inspect(sync_conn).get_table_names())
+            return await conn.run_sync(inspect_sync)
+    finally:
+        await engine.dispose()
+
+
+async def test_migrated_schema_matches_the_models(fresh_pg_url: str) -> None:
+    await migrate_async(fresh_pg_url)
+    diff, tables = await _diff_and_tables(fresh_pg_url)
+    assert diff == []
+    assert tables == {"events", "log_head", "tracking", "outbox", "snapshots", VERSION_TABLE}
+
+
+async def test_migrations_are_idempotent_and_concurrent_safe(fresh_pg_url: str) -> None:
+    code = f"from sextant_kit.migrations import migrate; migrate({fresh_pg_url!r})"
+    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", code) for _ in range(3)]
+    assert [await p.wait() for p in procs] == [0, 0, 0]
+    await asyncio.gather(*(asyncio.to_thread(migrate, fresh_pg_url) for _ in range(2)))
+    await migrate_async(fresh_pg_url)
+    diff, _ = await _diff_and_tables(fresh_pg_url)
+    assert diff == []
+
+
+async def test_downgrade_to_base_removes_the_tables(fresh_pg_url: str) -> None:
+    from alembic import command
+    from sextant_kit.migrations import alembic_config
+
+    await migrate_async(fresh_pg_url)
+    await asyncio.to_thread(command.downgrade, alembic_config(fresh_pg_url), "base")
+    _, tables = await _diff_and_tables(fresh_pg_url)
+    assert tables == {VERSION_TABLE}
