@@ -227,6 +227,10 @@ def kafka_node():
 @pytest.fixture
 def pg_url(pg_node):
     return "postgresql+asyncpg://x"
+
+@pytest.fixture(params=["memory", "postgres"])
+def store(request):
+    return request.getfixturevalue("pg_url") if request.param == "postgres" else "memory"
 """
 
 
@@ -234,7 +238,7 @@ def run_guarded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, test
                 postgres: int, kafka: int, enforce: bool = True) -> pytest.RunResult:
     pytester.makeconftest(GUARD_CONFTEST)
     pytester.makepyfile(test_guarded=textwrap.dedent(tests))
-    (pytester.path / "tests" / "integration").mkdir(parents=True)
+    (pytester.path / "tests" / "integration").mkdir(parents=True, exist_ok=True)
     (pytester.path / "tests" / "integration" / "EXPECTED.toml").write_text(
         f"postgres = {postgres}\nkafka = {kafka}\n")
     if enforce:
@@ -289,6 +293,19 @@ def test_pg_fails(pg_url):
     result = run_guarded(pytester, monkeypatch, tests, postgres=1, kafka=0)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*only 0 passing test(s) used the real postgres*"])
+
+
+def test_guard_counts_servers_requested_dynamically(pytester: pytest.Pytester,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    tests = """
+def test_store(store):
+    assert store
+"""
+    result = run_guarded(pytester, monkeypatch, tests, postgres=1, kafka=0)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*integration guard ok*postgres: 1, kafka: 0*"])
+    result = run_guarded(pytester, monkeypatch, tests, postgres=2, kafka=0)
+    assert result.ret == 1
 
 
 def test_guard_only_reports_when_not_enforced(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,9 +1,10 @@
 """pytest plugin: "nothing skipped" — prove the integration tiers really ran against real servers.
 
 Rules (issue 2, acceptance "Nothing skipped"):
-- A test *used* real PostgreSQL when `pg_node` is in its fixture closure (requesting `pg_url`,
-  `fresh_pg_url`, `stack_env` or any fixture built on them counts), real Kafka when `kafka_node`
-  is. Such tests are automatically marked `integration`.
+- A test *used* real PostgreSQL when `pg_node` was active for it (requesting `pg_url`,
+  `fresh_pg_url`, `stack_env` or any fixture built on them counts, statically or through
+  `request.getfixturevalue`), real Kafka when `kafka_node` was. Tests whose static fixture
+  closure includes them are automatically marked `integration` at collection.
 - It *counts* when its call phase passed (and its teardown did not fail).
 - With `SEXTANT_ENFORCE_INTEGRATION=1` (exported by `make test`), the session fails (exit code 1,
   reason printed in an "integration guard" section) when fewer tests counted than the minimums
@@ -39,12 +40,23 @@ class Tally:
 
 
 TALLY = pytest.StashKey[Tally]()
+REQUEST = pytest.StashKey[pytest.FixtureRequest]()
 
 
 def uses(item: pytest.Item) -> list[str]:
-    """Which real servers (`postgres`, `kafka`) the item's fixture closure includes."""
+    """Which real servers (`postgres`, `kafka`) the item used: its static fixture closure plus
+    every fixture activated for it so far (dynamic `getfixturevalue` requests included)."""
     names = set(getattr(item, "fixturenames", ()))
+    request = item.stash.get(REQUEST, None)
+    if request is not None:
+        names |= set(request.fixturenames)
     return [kind for kind, fixture in REAL_FIXTURES.items() if fixture in names]
+
+
+@pytest.fixture(autouse=True)
+def _sextant_integration_probe(request: pytest.FixtureRequest) -> None:
+    """Keep the test's request so `uses()` also sees fixtures requested dynamically."""
+    request.node.stash[REQUEST] = request
 
 
 def expected_minimums(path: Path) -> dict[str, int]:
