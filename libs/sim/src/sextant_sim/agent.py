@@ -1,0 +1,201 @@
+"""The twin's cluster agent: executes agent commands on the world and reports facts as events.
+
+- `ExecuteProfileRuns` → after the longest run's duration, one `ProfileSampleRecorded` per run
+  (noisy measurements from `profiler.py`) then `ProfilingCompleted`;
+- `StartWorkload` → `WorkloadStarted` (then `WorkloadFailed("memory_exhausted")` for any OOM victim);
+- `ResizeWorkload` → the world moves/resizes the workload (the decision event already says so);
+- `StopWorkload` → the world drops it;
+- world happenings → `WorkloadCompleted`, `WorkloadFailed`, `ServerFailed`/`ServerRecovered`;
+- telemetry: every `telemetry.period_s` of a running workload, `PerformanceObserved` (window mean,
+  in the target's units, × log-normal noise `noise.telemetry_sd`) and a `QosVerdict`
+  (met ⟺ ratio ≥ 1).
+
+Ratios to target: single-node = window instruction rate / target rate; analytics = target seconds /
+projected completion (time since start + remaining work at the current rate); services = fraction
+of the window's requests within the latency bound / 0.99 (a p99 bound is met when ≥ 99 % are).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+
+from .arrivals import IDEAL_IPS, rng_for
+from .profiler import Measurement
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+P99_SHARE = 0.99
+
+
+class Agent:
+    def __init__(self, engine: Engine) -> None:
+        self.e = engine
+        self.world = engine.world
+        self._profiles: dict[str, list[tuple[ev.ProfileRun, Measurement]]] = {}
+        self._profile_seq: dict[str, int] = {}
+        self._observing: set[str] = set()
+        self._telemetry: dict[str, np.random.Generator] = {}
+
+    # --- hooks on emitted events ---------------------------------------------------------------
+
+    def on_event(self, e: ev.Event) -> None:
+        if isinstance(e, ev.PlacementDeferred):
+            self.world.pause(e.workload_id, e.at)
+        elif isinstance(e, ev.WorkloadFailed | ev.WorkloadRevoked):
+            self._close(e.workload_id, e.at)
+
+    def _close(self, wid: str, now: float) -> None:
+        a = self.world.stop(wid, now) or self.world.finished.get(wid)
+        if a is None:
+            return
+        w = self.e.state.workloads.get(wid)
+        plats: tuple[str, ...] = ()
+        if w is not None and w.allocation is not None:
+            plats = tuple(sorted({self.e.state.servers[x.server_id].platform for x in w.allocation.assignments
+                                  if x.server_id in self.e.state.servers}))
+        self.e.ledger.close(wid, a, plats)
+
+    # --- agent commands ------------------------------------------------------------------------
+
+    def execute(self, c: cmd.Command, cause: str) -> None:
+        now = self.e.now
+        if isinstance(c, cmd.ExecuteProfileRuns):
+            self._profile(c, now, cause)
+        elif isinstance(c, cmd.StartWorkload):
+            truth = self.e.setup.truths[c.workload_id]
+            victims = self.world.start(c.workload_id, truth, c.allocation, now)
+            self.e.emit(ev.WorkloadStarted(at=now, workload_id=c.workload_id, allocation=c.allocation), cause)
+            self._kill(victims, now, cause)
+            if c.workload_id not in self._observing and c.workload_id in self.world.active:
+                self._observing.add(c.workload_id)
+                self.e.schedule(now + self.e.setup.scenario.telemetry.period_s, "observe", c.workload_id, 0)
+        elif isinstance(c, cmd.ResizeWorkload):
+            truth = self.e.setup.truths[c.workload_id]
+            if c.workload_id in self.world.active:
+                self._kill(self.world.start(c.workload_id, truth, c.allocation, now), now, cause)
+        elif isinstance(c, cmd.StopWorkload):
+            self._close(c.workload_id, now)
+
+    def _kill(self, victims: list[str], now: float, cause: str | None) -> None:
+        for wid in victims:
+            self.e.emit(ev.WorkloadFailed(at=now, workload_id=wid, reason="memory_exhausted"), cause)
+
+    def _profile(self, c: cmd.ExecuteProfileRuns, now: float, cause: str) -> None:
+        wid = c.workload_id
+        if not c.runs:
+            self.e.emit(ev.ProfilingCompleted(at=now, workload_id=wid, samples=0), cause)
+            return
+        truth = self.e.setup.truths[wid]
+        a = self.world.active.get(wid)
+        phase = a.phase if a is not None else 0
+        prof = self.e.setup.profiler
+        self._profiles[wid] = [(r, prof.measure(wid, truth, r, phase)) for r in c.runs]
+        seq = self._profile_seq.get(wid, 0) + 1
+        self._profile_seq[wid] = seq
+        self.e.schedule(now + max(r.duration_s for r in c.runs), "profiled", wid, seq)
+
+    # --- happenings ----------------------------------------------------------------------------
+
+    def happening(self, kind: str, wid: str, version: int) -> None:
+        now = self.e.now
+        if kind == "profiled":
+            self._profiled(wid, version, now)
+        elif kind == "milestone":
+            outcome, victims = self.world.milestone(wid, version, now)
+            if outcome == "completed":
+                self._complete(wid, now)
+            self._kill(victims, now, None)
+        elif kind == "service_end":
+            if wid in self.world.active:
+                self._complete(wid, now)
+        elif kind == "load":
+            self.world.load_change(wid, version, now)
+        elif kind == "observe":
+            self._observe(wid, now)
+
+    def _profiled(self, wid: str, seq: int, now: float) -> None:
+        if self._profile_seq.get(wid) != seq:
+            return
+        w = self.e.state.workloads.get(wid)
+        runs = self._profiles.pop(wid, [])
+        if w is None or w.phase.value in ("completed", "failed", "revoked"):
+            return
+        for r, m in runs:
+            self.e.emit(ev.ProfileSampleRecorded(at=now, workload_id=wid, run_id=r.run_id,
+                                                 classification=r.classification, column=r.column,
+                                                 value=round(m.value, 6),
+                                                 caused=None if m.caused is None else round(m.caused, 4)))
+        self.e.emit(ev.ProfilingCompleted(at=now, workload_id=wid, samples=len(runs)))
+
+    def _complete(self, wid: str, now: float) -> None:
+        self.e.emit(ev.WorkloadCompleted(at=now, workload_id=wid))
+        self._close(wid, now)
+
+    def _observe(self, wid: str, now: float) -> None:
+        a = self.world.active.get(wid)
+        if a is None:
+            self._observing.discard(wid)
+            return
+        period = self.e.setup.scenario.telemetry.period_s
+        self.e.schedule(now + period, "observe", wid, 0)
+        w = self.e.state.workloads.get(wid)
+        win = self.world.window(wid, now)
+        if a.paused or win is None or w is None or w.phase.value != "running":
+            return
+        rate, met, elapsed = win
+        rng = self._telemetry.get(wid)
+        if rng is None:
+            rng = self._telemetry[wid] = rng_for(self.e.setup.seed, wid, "telemetry")
+        noise = math.exp(float(rng.normal()) * self.e.setup.gt.noise.telemetry_sd * self.e.setup.scenario.noise_scale)
+        t = a.truth
+        p99: float | None = None
+        if t.service is not None:
+            ratio = met / P99_SHARE
+            value = t.service.peak_qps * a.load * met
+            p99 = round(a.p99_now, 6)
+        elif t.analytics is not None:
+            remaining = max(t.work - a.progress, 0.0)
+            projected = (now - a.started_at) + (remaining / a.rate if a.rate > 0 else 1e9)
+            target = w.target.seconds
+            value = projected / noise
+            ratio = target / value
+        else:
+            value = rate * IDEAL_IPS * noise
+            ratio = value / w.target.ips
+        value = round(max(value, 0.0), 6)
+        ratio = round(max(ratio, 0.0), 6)
+        self.e.emit(ev.PerformanceObserved(at=now, workload_id=wid, value=value, ratio_to_target=ratio,
+                                           p99_latency_ms=p99))
+        self.e.emit(ev.QosVerdict(at=now, workload_id=wid, met=ratio >= 1.0, ratio_to_target=ratio,
+                                  window_s=round(elapsed, 6)))
+
+    # --- servers -------------------------------------------------------------------------------
+
+    def fail_server(self, server_id: str) -> None:
+        now = self.e.now
+        s = self.e.state.servers.get(server_id)
+        if s is None or not s.up:
+            return
+        self.world.fail_server(server_id, now)
+        self.e.emit(ev.ServerFailed(at=now, server_id=server_id, reason="twin: hardware failure"))
+
+    def recover_server(self, server_id: str) -> None:
+        now = self.e.now
+        s = self.e.state.servers.get(server_id)
+        if s is None or s.up:
+            return
+        self.world.recover_server(server_id, now)
+        self.e.emit(ev.ServerRecovered(at=now, server_id=server_id))
+
+    def finish(self, now: float) -> None:
+        """The run ended (everything done or the horizon): close the records still in the world."""
+        for wid in sorted(self.world.active):
+            a = self.world.active[wid]
+            self.world.settle(a, now)
+            self.e.ledger.close(wid, a, ())

@@ -1,0 +1,64 @@
+"""The baseline profiles of issue 3 as `PolicySet`s, runnable by the twin.
+
+Names (exactly): `least-loaded`, `heterogeneity-oblivious`, `interference-oblivious`, `random`,
+`reservation-least-loaded`, `oracle`. All but `oracle` get their planner from the core's placement
+framework (`sextant_core.placement.planner_for(name)`); until that exists they fall back to the
+core's `FirstFitPlanner` (so they are then all alike — a stop-gap, reported by `planner_source`).
+Their classifier is the estimate port (`estimates.py`: ground truth + Table III noise) unless
+another `Classifier` is passed (the classification engine of issue 4). `oracle` places with the
+ground truth (`oracle.py`); it is an upper bound, not a policy Sextant could run.
+
+Every profile profiles (the default plan), admits everything (`AdmitAll`) and never adapts
+(`NoAdaptation`): the baselines differ only where the papers' baselines differ — in placement.
+Profiles registered in `sextant_core.profiles` (e.g. `foundation`, later `sextant`, `paragon`) run
+as registered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sextant_core import profiles as core_profiles
+from sextant_core.policies import AdmitAll, Classifier, FirstFitPlanner, NoAdaptation, Planner, PolicySet
+from sextant_core.profiling.plan import DefaultProfilingPlan
+
+from .estimates import EstimateClassifier, EstimateSource
+from .oracle import OraclePlanner, OracleView
+
+BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
+             "reservation-least-loaded", "oracle")
+VERSION = "1"
+
+
+def framework_planner(profile: str) -> tuple[Planner, str]:
+    """(planner, source): the placement framework's planner for `profile`, or the stop-gap."""
+    try:
+        from sextant_core import placement
+    except ImportError:  # pragma: no cover - core always has the package
+        return FirstFitPlanner(), "first-fit"
+    planner_for: Any = getattr(placement, "planner_for", None)
+    if planner_for is None:
+        return FirstFitPlanner(), "first-fit"
+    try:
+        return planner_for(profile), "placement-framework"
+    except KeyError:
+        return FirstFitPlanner(), "first-fit"
+
+
+def names() -> list[str]:
+    return sorted(set(BASELINES) | set(core_profiles.names()))
+
+
+def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
+               classifier: Classifier | None = None) -> PolicySet:
+    """The `PolicySet` for `profile` in a twin run (estimates and oracle view bound to it)."""
+    if profile not in BASELINES:
+        return core_profiles.policy_set(profile)
+    cls: Classifier = classifier if classifier is not None else EstimateClassifier(estimates)
+    if profile == "oracle":
+        planner: Planner = OraclePlanner(oracle)
+        source = "oracle"
+    else:
+        planner, source = framework_planner(profile)
+    return PolicySet(profile=profile, version=f"{VERSION}+{source}", profiling=DefaultProfilingPlan(),
+                     classifier=cls, admission=AdmitAll(), planner=planner, reprovisioner=NoAdaptation())

@@ -1,0 +1,152 @@
+"""The twin's ground-truth parameters: one versioned YAML file (`v1.yaml`), validated here.
+
+`load()` returns the typed parameters; `TWIN_VERSION` is `"<version>-<hash8>"` of the file's bytes,
+so any edit to the world shows in every report (`sim compare` JSON `twin_version`). Only the
+world-building modules (workloads/, interference.py, cluster.py) and the two sanctioned readers
+(`oracle.py`, `estimates.py`) may use these parameters — `tests/architecture/test_no_peeking.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sextant_contracts.model import INTERFERENCE_SOURCES
+
+SOURCES = tuple(s.value for s in INTERFERENCE_SOURCES)
+CURRENT = "v1.yaml"
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LogRange(_M):
+    log: tuple[float, float]
+
+
+Range = tuple[float, float]
+Draw = Range | LogRange
+
+
+class Performance(_M):
+    concepts: tuple[str, ...]
+    cache_cap_mb: float = Field(gt=0)
+    membw_cap_gbs: float = Field(gt=0)
+    noise_sigma: float = Field(ge=0)
+    pathology_rate: float = Field(ge=0, le=1)
+    pathology_factor: Range
+
+
+class Interference(_M):
+    classes: dict[str, Literal["capacity", "bandwidth", "private"]]
+    platform_resource: dict[str, str]
+    platform_gamma: dict[str, float]
+    alpha: dict[str, float]
+    bandwidth_kappa: float = Field(ge=0)
+    private_q: float = Field(ge=1)
+    private_sharing: dict[str, float]
+    max_slowdown: float = Field(gt=0, lt=1)
+    threshold_beta: float = Field(gt=0)
+    logistic_width: float = Field(gt=0)
+
+    @field_validator("classes", "platform_resource", "platform_gamma")
+    @classmethod
+    def _all_sources(cls, v: dict[str, object]) -> dict[str, object]:
+        if tuple(sorted(v)) != tuple(sorted(SOURCES)):
+            raise ValueError(f"must name exactly the 10 sources {SOURCES}")
+        return v
+
+
+class Memory(_M):
+    oom_headroom: float = Field(gt=0)
+
+
+class Noise(_M):
+    score_sd: float = Field(ge=0)
+    source_factor: dict[str, float]
+    level_factor: dict[str, float]
+    perf_sd: float = Field(ge=0)
+    telemetry_sd: float = Field(ge=0)
+
+
+class Family(_M):
+    """One family of ground-truth workloads (a Paragon kind, a framework, a service)."""
+
+    kind: Literal["batch", "analytics", "service"]
+    shape: Literal["single", "analytics", "service"]
+    threads: dict[int, float]
+    parallel_fraction: Range
+    footprint_gb: Draw
+    duration_s: Draw
+    activity: Range
+    sensitivity: dict[str, Range]
+    caused: dict[str, tuple[float, float]]
+    tolerated: dict[str, tuple[float, float]]
+    intensity_rho: float = Field(ge=0, le=1)
+    requested_memory_over: Range
+    # analytics
+    tasks: tuple[int, int] | None = None
+    reference_nodes: tuple[int, int] | None = None
+    scale_out_beta: Range | None = None
+    scale_out_kappa: Range | None = None
+    straggler_rate: float | None = None
+    straggler_factor: Range | None = None
+    # services
+    qps_per_core: Range | None = None
+    base_latency_ms: Range | None = None
+    latency_bound_ms: Range | None = None
+    reference_utilisation: float | None = None
+
+    @field_validator("caused", "tolerated")
+    @classmethod
+    def _sources(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        if tuple(sorted(v)) != tuple(sorted(SOURCES)):
+            raise ValueError("caused/tolerated must name the 10 sources")
+        return v
+
+
+class ReservationShare(_M):
+    share: float = Field(ge=0, le=1)
+    factor: LogRange
+
+
+class PhaseModel(_M):
+    boundaries: tuple[Range, Range]
+    magnitude: Range
+    sources: tuple[str, ...]
+    footprint_growth: Range
+    speed_drop: Range
+
+
+class GroundTruth(_M):
+    version: str
+    performance: Performance
+    interference: Interference
+    memory: Memory
+    noise: Noise
+    families: dict[str, Family]
+    reservations: dict[str, dict[str, ReservationShare]]
+    phases: dict[str, PhaseModel]
+
+
+def _raw(name: str = CURRENT) -> bytes:
+    return resources.files(__package__).joinpath(name).read_bytes()
+
+
+@lru_cache(maxsize=4)
+def load(name: str = CURRENT) -> GroundTruth:
+    """The validated ground-truth parameters (cached; the model is frozen)."""
+    return GroundTruth.model_validate(yaml.safe_load(_raw(name)))
+
+
+def twin_version(name: str = CURRENT) -> str:
+    gt = load(name)
+    return f"{gt.version}-{hashlib.sha256(_raw(name)).hexdigest()[:8]}"
+
+
+TWIN_VERSION = twin_version()

@@ -1,0 +1,167 @@
+"""Drawing one ground-truth workload from its family (groundtruth/v1.yaml) and its own stream.
+
+The draw order is fixed (shape-independent draws first), so a workload's truth depends only on
+(scenario seed, workload index, family, catalogue, options) — common random numbers across every
+profile of a `compare`.
+
+Interference truth: caused_k = μ_k + sd_k (ρ z + √(1−ρ²) e_k) and tolerated_k = μ'_k − sd'_k (ρ z +
+√(1−ρ²) e'_k) with one latent intensity z per workload, so heavy workloads cause more and tolerate
+less on every source at once (a low-rank structure plus per-source noise), clipped to [0, 100]
+(tolerated to [3, 100]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sextant_contracts.model import WorkloadKind
+
+from ..groundtruth import SOURCES, Family, GroundTruth
+from ..platforms import Catalogue
+from .base import AnalyticsTruth, Phase, ServiceTruth, WorkloadTruth
+from .draws import choice, draw, uniform
+from .performance import draw_speeds
+from .service import max_qps_at_bound, trace
+
+N = len(SOURCES)
+
+
+@dataclass(frozen=True, slots=True)
+class DrawOptions:
+    reservations: str = "exact"  # exact | twitter
+    phases: str | None = None  # a phase model of the ground truth, e.g. "memory"
+    load_trace: str = "flat"  # service load trace kind
+    trace_segment_s: float = 900.0
+    duration_scale: float = 1.0
+
+
+def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogue, concepts: np.ndarray,
+             gt: GroundTruth, opts: DrawOptions) -> WorkloadTruth:
+    fam = gt.families[family_name]
+    threads = choice(fam.threads, rng)
+    f = uniform(fam.parallel_fraction, rng)
+    footprint = draw(fam.footprint_gb, rng)
+    duration = draw(fam.duration_s, rng) * opts.duration_scale
+    activity = uniform(fam.activity, rng)
+    sens = np.array([uniform(fam.sensitivity.get(c, (0.0, 0.0)), rng) for c in gt.performance.concepts])
+    speed = draw_speeds(sens, concepts, gt, rng)
+    caused, tolerated = _interference(fam, rng)
+    mem_over = uniform(fam.requested_memory_over, rng)
+    res_factor, mem_under = _reservation(gt, opts.reservations, rng)
+    phases = _phases(gt, opts.phases, rng) if opts.phases else ()
+    kind = WorkloadKind(fam.kind)
+    base = dict(ref=ref, family=family_name, kind=kind, shape=fam.shape, threads=threads,
+                parallel_fraction=f, footprint_gb=footprint, activity=activity, speed=speed,
+                caused=caused, tolerated=tolerated, phases=phases)
+    if fam.shape == "single":
+        need = threads
+        return WorkloadTruth(**base, work=duration, ideal_s=duration,  # type: ignore[arg-type]
+                             requested_cores=max(1, round(need * res_factor)),
+                             requested_memory_gb=round(footprint * mem_over / mem_under, 3),
+                             needed_cores=need)
+    if fam.shape == "analytics":
+        a = _analytics(fam, threads, f, duration, rng)
+        need = a.reference_nodes * threads
+        return WorkloadTruth(**base, work=a.bulk + a.tail, ideal_s=duration,  # type: ignore[arg-type]
+                             analytics=a, requested_cores=max(1, round(need * res_factor)),
+                             requested_memory_gb=round(a.reference_nodes * footprint * mem_over / mem_under, 3),
+                             needed_cores=need)
+    s = _service(fam, threads, f, duration, rng, opts)
+    need = s.reference_nodes * threads
+    return WorkloadTruth(**base, work=duration, ideal_s=duration, service=s,  # type: ignore[arg-type]
+                         requested_cores=max(1, round(need * res_factor)),
+                         requested_memory_gb=round(s.reference_nodes * footprint * mem_over / mem_under, 3),
+                         needed_cores=need)
+
+
+def _interference(fam: Family, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    rho = fam.intensity_rho
+    z = float(rng.normal())
+    e_c = rng.normal(size=N)
+    e_t = rng.normal(size=N)
+    mix = math.sqrt(1.0 - rho * rho)
+    c_mu = np.array([fam.caused[s][0] for s in SOURCES])
+    c_sd = np.array([fam.caused[s][1] for s in SOURCES])
+    t_mu = np.array([fam.tolerated[s][0] for s in SOURCES])
+    t_sd = np.array([fam.tolerated[s][1] for s in SOURCES])
+    caused = np.clip(c_mu + c_sd * (rho * z + mix * e_c), 0.0, 100.0)
+    tolerated = np.clip(t_mu - t_sd * (rho * z + mix * e_t), 3.0, 100.0)
+    return caused, tolerated
+
+
+def _reservation(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[float, float]:
+    """(core reservation factor, memory under-statement divisor ≥ 1)."""
+    res = gt.reservations[model]
+    u = float(rng.random())
+    over = draw(res["over"].factor, rng)
+    under = draw(res["under"].factor, rng)
+    factor = over if u < res["over"].share else (1.0 / under if u < res["over"].share + res["under"].share
+                                                 else 1.0)
+    mem = gt.reservations["memory_understated"]["under"]
+    v = float(rng.random())
+    mem_under = draw(mem.factor, rng)
+    return factor, (mem_under if v < mem.share else 1.0)
+
+
+def _phases(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[Phase, ...]:
+    pm = gt.phases[model]
+    b1 = uniform(pm.boundaries[0], rng)
+    b2 = uniform(pm.boundaries[1], rng)
+    m = uniform(pm.magnitude, rng)
+    growth = uniform(pm.footprint_growth, rng)
+    drop = uniform(pm.speed_drop, rng)
+    idx = [SOURCES.index(s) for s in pm.sources]
+    hi_c = np.ones(N)
+    hi_c[idx] = 1.0 + m
+    hi_t = np.ones(N)
+    hi_t[idx] = 1.0 / (1.0 + 0.5 * m)
+    return (Phase(start=0.0),
+            Phase(start=b1, speed=1.0 - drop, caused=hi_c, tolerated=hi_t, footprint=1.0 + growth),
+            Phase(start=b2, speed=1.0, caused=1.0 + (hi_c - 1.0) * 0.1, tolerated=np.ones(N),
+                  footprint=1.0 + 0.1 * growth))
+
+
+def scale_out_efficiency(n: int | float, beta: float, kappa: float) -> float:
+    """Per-node efficiency e(n) so that aggregate throughput ∝ n · e(n) = n^beta / (1 + κ(n−1))."""
+    n = max(float(n), 1.0)
+    return n ** (beta - 1.0) / (1.0 + kappa * (n - 1.0))
+
+
+def _analytics(fam: Family, threads: int, f: float, duration: float,
+               rng: np.random.Generator) -> AnalyticsTruth:
+    assert fam.tasks and fam.reference_nodes and fam.scale_out_beta and fam.scale_out_kappa
+    assert fam.straggler_rate is not None and fam.straggler_factor
+    n_tasks = int(rng.integers(fam.tasks[0], fam.tasks[1] + 1))
+    n_ref = int(rng.integers(fam.reference_nodes[0], fam.reference_nodes[1] + 1))
+    beta = uniform(fam.scale_out_beta, rng)
+    kappa = uniform(fam.scale_out_kappa, rng)
+    rel = rng.lognormal(0.0, 0.3, size=n_tasks)
+    rel = rel / rel.mean()
+    strag = rng.random(n_tasks) < fam.straggler_rate
+    mult = rng.uniform(*fam.straggler_factor, size=n_tasks)
+    excess = np.where(strag, (mult - 1.0) * rel, 0.0)
+    tail_rel = float(excess.max()) if strag.any() else 0.5
+    per_node = 1.0 / ((1.0 - f) + f / threads)  # Amdahl speed-up of `threads` slots on one node
+    r_ref = min(float(n_tasks), n_ref * per_node * scale_out_efficiency(n_ref, beta, kappa))
+    tau = duration / (n_tasks / r_ref + tail_rel)  # mean task work so the reference run takes `duration`
+    work = rel * tau
+    return AnalyticsTruth(task_work=work * np.where(strag, mult, 1.0), straggler=strag,
+                          bulk=float(work.sum()), tail=tail_rel * tau, beta=beta, kappa=kappa,
+                          reference_nodes=n_ref)
+
+
+def _service(fam: Family, threads: int, f: float, duration: float, rng: np.random.Generator,
+             opts: DrawOptions) -> ServiceTruth:
+    assert fam.qps_per_core and fam.base_latency_ms and fam.latency_bound_ms and fam.reference_nodes
+    assert fam.reference_utilisation is not None
+    q = uniform(fam.qps_per_core, rng)
+    base = uniform(fam.base_latency_ms, rng)
+    bound = max(uniform(fam.latency_bound_ms, rng), base * 2.5)
+    n_ref = int(rng.integers(fam.reference_nodes[0], fam.reference_nodes[1] + 1))
+    mu = q / ((1.0 - f) + f / threads)
+    per_node = min(fam.reference_utilisation * mu, 0.9 * max_qps_at_bound(mu, base, bound))
+    tr = trace(opts.load_trace, duration, opts.trace_segment_s, rng)
+    return ServiceTruth(qps_per_core=q, base_latency_ms=base, latency_bound_ms=bound,
+                        peak_qps=n_ref * per_node, trace=tr, reference_nodes=n_ref)
