@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from sextant_core.placement import plugin
 from sextant_core.placement.plugins.interference import d1_order, d2_order, first_violation
 from sextant_core.placement.plugins.random_score import uniform_scores
@@ -152,8 +155,19 @@ def test_difficulty_orders_and_first_violation() -> None:
     t_new = np.array(row10(100, l1i=5, network_bw=5, core=1))
     assert d2_order(t_new)[:3].tolist() == [src("core"), src("l1i"), src("network_bw")]
     margins = np.array([row10(1), row10(1, tlb=-1, core=-1)])
-    mask, codes = first_violation(margins, d1_order(c_new))
+    mask, codes = first_violation(margins < 0, d1_order(c_new))
     assert mask.tolist() == [True, False] and codes.tolist() == [-1, src("core")]
+
+
+@settings(max_examples=100, deadline=None)
+@given(bad=hnp.arrays(bool, st.tuples(st.integers(0, 30), st.just(10))), perm=st.permutations(range(10)))
+def test_first_violation_matches_the_sequential_filter(bad: np.ndarray, perm: list[int]) -> None:
+    order = np.array(perm, dtype=np.int64)
+    mask, codes = first_violation(bad, order)
+    for i, row in enumerate(bad):
+        # Paragon's sequential filter: walk the sources in order, drop the row at the first violation
+        first = next((int(k) for k in order if row[k]), -1)
+        assert codes[i] == first and mask[i] == (first == -1)
 
 
 # --- interference scores ---------------------------------------------------------------------------

@@ -63,29 +63,44 @@ def d2_order(tolerated_new: FloatArray) -> IntArray:
     return np.argsort(np.asarray(tolerated_new), kind="stable").astype(np.int64)
 
 
-def first_violation(margins: FloatArray, order: IntArray, slack: float = 0.0) -> tuple[BoolArray, IntArray]:
-    """(pass mask, code): a row passes iff margins ≥ −slack on every source; a failing row's
-    code is the first violated source (canonical index) in `order`, −1 on passing rows."""
-    bad = margins < -slack
-    fails: BoolArray = np.any(bad, axis=1)
-    codes = np.full(len(margins), -1, dtype=np.int64)
-    if fails.any():
-        rank = np.empty(S, dtype=np.int64)
-        rank[order] = np.arange(S)
-        rows = np.flatnonzero(fails)
-        codes[rows] = order[np.where(bad[rows], rank[None, :], S).min(axis=1)]
+def d1_violations(tolerated_min: FloatArray, caused_new: FloatArray, slack: float = 0.0) -> BoolArray:
+    """(n, S) True where D1 < −slack, i.e. t_server < c_new − slack (no margin array built)."""
+    out: BoolArray = tolerated_min < (caused_new - slack)[None, :]
+    return out
+
+
+def d2_violations(tolerated_new: FloatArray, caused_sum: FloatArray, slack: float = 0.0) -> BoolArray:
+    """(n, S) True where D2 < −slack, i.e. c_server > t_new + slack."""
+    out: BoolArray = caused_sum > (tolerated_new + slack)[None, :]
+    return out
+
+
+def first_violation(bad: BoolArray, order: IntArray) -> tuple[BoolArray, IntArray]:
+    """(pass mask, code) from the (n, S) violation matrix: a row passes iff it violates no
+    source; a failing row's code is its first violated source (canonical index) in `order`,
+    −1 on passing rows.
+
+    Vectorised without per-row reductions: each row's violations are packed into one number
+    with bit S−1−position(k) for source k, so the highest set bit is the first violation in
+    `order`; `frexp` reads it (exact: sums of distinct powers of two below 2^10 are exact)."""
+    rank = np.empty(S, dtype=np.int64)
+    rank[order] = np.arange(S)
+    packed = bad.astype(np.float64) @ np.ldexp(1.0, S - 1 - rank)
+    fails = packed > 0
+    _, exp = np.frexp(packed)  # packed = m·2^exp, m in [0.5, 1): highest bit = exp − 1
+    codes = np.where(fails, order[np.clip(S - exp, 0, S - 1)], -1).astype(np.int64)
     passed: BoolArray = ~fails
     return passed, codes
 
 
 def added_pressure_scores(caused_sum: FloatArray, caused_new: FloatArray) -> FloatArray:
     after = np.clip((caused_sum + caused_new[None, :]) / 100.0, 0.0, 1.0)
-    out: FloatArray = 100.0 * (1.0 - after.mean(axis=1))
+    out: FloatArray = 100.0 * (1.0 - (after @ np.full(S, 1.0 / S)))
     return out
 
 
 def fit_scores(d1: FloatArray, d2: FloatArray) -> FloatArray:
-    l1 = np.abs(d1 + d2).sum(axis=1)
+    l1 = np.abs(d1 + d2) @ np.ones(S)
     out: FloatArray = 100.0 * (1.0 - np.minimum(1.0, l1 / (200.0 * S)))
     return out
 
@@ -101,8 +116,8 @@ class InterferenceD1:
     Args: ClassVar[type[PluginArgs]] = SlackArgs
 
     def filter(self, table: CandidateTable, request: PlacementRequest, args: SlackArgs) -> FilterVerdict:
-        mask, codes = first_violation(d1_margins(table.tolerated_min, request.caused),
-                                      d1_order(request.caused), args.slack)
+        mask, codes = first_violation(d1_violations(table.tolerated_min, request.caused, args.slack),
+                                      d1_order(request.caused))
         return FilterVerdict(mask, codes)
 
 
@@ -113,8 +128,8 @@ class InterferenceD2:
     Args: ClassVar[type[PluginArgs]] = SlackArgs
 
     def filter(self, table: CandidateTable, request: PlacementRequest, args: SlackArgs) -> FilterVerdict:
-        mask, codes = first_violation(d2_margins(request.tolerated, table.caused_sum),
-                                      d2_order(request.tolerated), args.slack)
+        mask, codes = first_violation(d2_violations(request.tolerated, table.caused_sum, args.slack),
+                                      d2_order(request.tolerated))
         return FilterVerdict(mask, codes)
 
 
