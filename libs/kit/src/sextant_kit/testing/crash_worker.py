@@ -40,8 +40,9 @@ async def main(args: argparse.Namespace) -> int:
     dlq = KafkaPublisher.create(args.bootstrap)
 
     def hook(stage: str, record: Record, handled: int) -> None:
-        if args.kill_stage == stage and base + handled >= args.kill_at:
-            print(f"crash_worker: SIGKILL at stage {stage}, progress {base + handled}", flush=True)
+        progress = base + loop.stats.processed  # inputs turned into outputs (redeliveries excluded)
+        if args.kill_stage == stage and progress >= args.kill_at:
+            print(f"crash_worker: SIGKILL at stage {stage}, progress {progress}", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
 
     loop = ConsumerLoop(name=args.group, source=source, store=store, handler=transform, dead_letters=dlq,
