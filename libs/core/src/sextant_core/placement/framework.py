@@ -190,8 +190,9 @@ def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
     total = np.zeros(n)
     weights = 0.0
     for step in profile.scorers:
-        s = np.clip(np.nan_to_num(np.asarray(step.plugin.score(table, request, step.args), dtype=np.float64),
-                                  nan=0.0), 0.0, 100.0)
+        s = np.array(step.plugin.score(table, request, step.args), dtype=np.float64)  # own copy
+        np.nan_to_num(s, copy=False, nan=0.0, posinf=100.0, neginf=0.0)
+        np.clip(s, 0.0, 100.0, out=s)
         if s.shape != (n,):
             raise ValueError(f"scorer {step.name} returned shape {s.shape} for {n} rows")
         scored.append(ScoreOutcome(step.name, step.weight, s))
