@@ -213,3 +213,24 @@ def test_any_allocation_fits(data: st.DataObject, profile: str) -> None:
     for a in parts:
         i = t.row(a.server_id)
         assert up[i] and a.cores <= free[i] and a.memory_gb <= free_mem[i] + 1e-9
+
+
+def test_an_empty_cell_defers() -> None:
+    from sextant_core.placement import build_table
+    out = place_request(get_profile("least-loaded"), build_table(ClusterState()), request(1, 2.0))
+    assert out.allocation is None and out.reasons == ("no_candidates",) and out.trace.examined == 0
+
+
+def test_trace_and_explain_detail_are_plain_json(cluster: type[Cluster]) -> None:
+    import json
+
+    from sextant_contracts import codec
+    st_ = cluster().server("s1").server("s2", platform="B").newcomer("new", cores=12, memory_gb=4,
+                                                                    heterogeneity={"A": 1.0}).state()
+    d = place(st_, planner_for("interference-oblivious", explain=True))
+    text = json.dumps(d.detail, sort_keys=True)  # numpy scalars would raise here
+    assert '"mode": "scale_out"' in text and '"verdicts"' in text
+    e = d.events[0]
+    assert isinstance(e, ev.PlacementDecided)
+    again = ev.PlacementDecided.model_validate(codec.loads(codec.dumps(e.model_dump(mode="json"))))
+    assert again == e  # the compact trace survives canonical JSON
