@@ -78,6 +78,9 @@ def test_budget_counts_candidates_and_reports_exhaustion() -> None:
     out = place_request(p, t, request())
     # the first pass is always done (4 rows) even though the limit is 3
     assert out.allocation is not None and out.trace.examined == 4 and out.trace.budget_exhausted
+    # a spread would need a second pass: with the budget spent, the request waits instead
+    big = place_request(p, t, request(12, 12.0))
+    assert big.allocation is None and big.reasons == ("fit/insufficient_cores", "budget/exhausted")
     b = Budget(10)
     evaluate(p, t, request(), b)
     evaluate(p, t, request(), b)

@@ -10,7 +10,8 @@
    whole request. If none is feasible and the profile allows scale-out and the request has more
    than one core, a second pass with the one-core unit (1 core, memory/cores GiB) ranks the
    servers, and `spread` fills them in score order. Otherwise the outcome has no allocation and
-   constant `plugin/reason` reasons.
+   constant `plugin/reason` reasons (plus `scale_out/insufficient_capacity`, or
+   `budget/exhausted` when the first pass already spent the work budget: no scale-out then).
 
 `predicted_performance` [IMPL CHOICE]: the core-weighted mean of the workload's predicted
 performance on the platforms it is placed on (0 when none is predicted); issue 5's sizing
@@ -28,12 +29,12 @@ from sextant_contracts.model import Allocation, Assignment
 
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, WorkloadState
-from .framework import Budget, Profile, best_row, evaluate, ranked_rows
+from .framework import Budget, Evaluation, Profile, best_row, evaluate, ranked_rows
 from .profiles import get_profile
 from .request import PlacementRequest, Sizer, request_for, requested_size
 from .spread import spread
 from .table import CandidateTable, TableIndex, without_workload
-from .trace import compact_trace, deferral_reasons, summary, top_candidates, verdicts
+from .trace import compact_trace, deferral_reasons, summary, verdicts
 
 if TYPE_CHECKING:
     from ..decide import DecisionContext
@@ -105,28 +106,38 @@ def place_request(profile: Profile, table: CandidateTable, request: PlacementReq
         trace = compact_trace(ev, top_k=top_k, examined=budget.used, budget=budget)
         detail.update(mode="single", chosen=[table.server_ids[row]], budget=budget.used)
         return _outcome(table, request, [(row, request.cores, request.memory_gb)], trace=trace, detail=detail)
-    if profile.scale_out and request.cores > 1:
-        unit = request.resized(1, request.memory_gb / request.cores)
-        ev_unit = evaluate(profile, table, unit, budget)
-        rows = ranked_rows(ev_unit.total, ev_unit.feasible, profile.max_servers)
-        sp = spread(rows.tolist(), table.free_cores, table.free_memory_gb, request.cores,
-                    request.memory_gb, profile.max_servers, budget)
-        detail["scale_out"] = summary(ev_unit)
-        if explain:
-            detail["scale_out"]["verdicts"] = verdicts(ev_unit)
-        if sp.complete:
-            parts = list(sp.parts)
-            top = tuple((table.server_ids[r], round(float(ev_unit.total[r]), 6)) for r, _, _ in parts[:top_k])
-            trace = compact_trace(ev, top_k=top_k, examined=budget.used, budget=budget, top=top,
-                                  notes=("no_single_server", "scale_out"))
-            detail.update(mode="scale_out", chosen=[table.server_ids[r] for r, _, _ in parts], budget=budget.used)
-            return _outcome(table, request, parts, trace=trace, detail=detail)
-        reasons = deferral_reasons(ev) + ("scale_out/insufficient_capacity",)
-        notes: tuple[str, ...] = ("no_single_server", "scale_out_incomplete")
-    else:
-        reasons = deferral_reasons(ev)
-        notes = ("no_single_server",)
-    trace = compact_trace(ev, top_k=top_k, examined=budget.used, budget=budget, notes=notes,
-                          top=top_candidates(ev, top_k))
+    reasons = deferral_reasons(ev)
+    notes: tuple[str, ...] = ("no_single_server",)
+    if profile.scale_out and request.cores > 1 and budget.exhausted:
+        reasons += ("budget/exhausted",)
+    elif profile.scale_out and request.cores > 1:
+        out = _scale_out(profile, ev, budget, detail, top_k=top_k, explain=explain)
+        if out is not None:
+            return out
+        reasons += ("scale_out/insufficient_capacity",)
+        notes += ("scale_out_incomplete",)
+    trace = compact_trace(ev, top_k=top_k, examined=budget.used, budget=budget, notes=notes)
     detail.update(mode="none", chosen=[], budget=budget.used)
     return PlacementOutcome(allocation=None, reasons=reasons, trace=trace, detail=detail)
+
+
+def _scale_out(profile: Profile, ev: Evaluation, budget: Budget, detail: dict[str, Any], *,
+               top_k: int, explain: bool) -> PlacementOutcome | None:
+    """Rank servers for the one-core unit and spread the request over them; None if it does
+    not all fit (within `max_servers` and the budget)."""
+    table, request = ev.table, ev.request
+    ev_unit = evaluate(profile, table, request.resized(1, request.memory_gb / request.cores), budget)
+    rows = ranked_rows(ev_unit.total, ev_unit.feasible, profile.max_servers)
+    sp = spread(rows.tolist(), table.free_cores, table.free_memory_gb, request.cores, request.memory_gb,
+                profile.max_servers, budget)
+    detail["scale_out"] = summary(ev_unit)
+    if explain:
+        detail["scale_out"]["verdicts"] = verdicts(ev_unit)
+    if not sp.complete:
+        return None
+    parts = list(sp.parts)
+    top = tuple((table.server_ids[r], round(float(ev_unit.total[r]), 6)) for r, _, _ in parts[:top_k])
+    trace = compact_trace(ev, top_k=top_k, examined=budget.used, budget=budget, top=top,
+                          notes=("no_single_server", "scale_out"))
+    detail.update(mode="scale_out", chosen=[table.server_ids[r] for r, _, _ in parts], budget=budget.used)
+    return _outcome(table, request, parts, trace=trace, detail=detail)
