@@ -24,7 +24,7 @@ $(STAMP): constraints.txt requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pypr
 	touch $(STAMP)
 
 test: install
-	$(BIN)/python -m pytest -p no:cacheprovider -q
+	SEXTANT_ENFORCE_INTEGRATION=1 $(BIN)/python -m pytest -p no:cacheprovider -q
 
 up: install
 	$(BIN)/sextant-infra up

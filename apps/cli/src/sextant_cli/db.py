@@ -18,11 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _migrate(args: argparse.Namespace) -> int:
     import os
 
-    from sextant_kit.eventstore.migrate import migrate
+    from sextant_kit.migrations import migrate_async
 
     url = args.url or os.environ.get("SEXTANT_DATABASE_URL")
     if not url:
         raise SystemExit("sextant db migrate: set --url or SEXTANT_DATABASE_URL")
-    asyncio.run(migrate(url))
+    asyncio.run(migrate_async(url))
     print(f"migrated {url.rsplit('@', 1)[-1]}")
     return 0

@@ -22,9 +22,9 @@ class KitSettings(BaseSettings):
     kafka_bootstrap: str = Field(min_length=1, description="host:port[,host:port]")
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=0, ge=0, le=65535, description="0: pick a free port")
-    otel_exporter: str = Field(default="none", pattern="^(none|otlp|file|memory)$")
+    otel_exporter: str = Field(default="none", pattern="^(none|otlp|jsonl|memory)$")
     otel_endpoint: str = ""  # OTLP HTTP endpoint, e.g. http://collector:4318
-    otel_file: str = ""  # JSON-lines span file when otel_exporter=file
+    otel_file: str = ""  # JSON-lines span file when otel_exporter=jsonl
     policy_profile: str = "foundation"
     run_dir: str = ".run"
     retry_backoff_s: float = Field(default=0.5, gt=0)

@@ -1,0 +1,131 @@
+"""One composition root per process (STYLE 5): `bootstrap(settings)` builds the engine, the event
+store, the Kafka producer, the tracer provider; `serve(...)` runs the process's tasks and its HTTP
+app until SIGTERM/SIGINT. Nothing heavy happens at import time. Tests call `bootstrap` with the
+real infrastructure's settings, or build the in-memory adapters directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import uvicorn
+from fastapi import APIRouter
+from sqlalchemy import text
+
+from .app import create_app
+from .eventstore.postgres import PostgresEventStore
+from .kafka.consumer import KafkaSource
+from .kafka.producer import KafkaPublisher
+from .settings import KitSettings
+from .telemetry import Telemetry, TelemetryConfig, instrument_fastapi, instrument_sqlalchemy, setup_tracing
+
+log = logging.getLogger(__name__)
+
+Task = Callable[["Runtime", asyncio.Event], Awaitable[None]]
+
+
+@dataclass
+class Runtime:
+    """Everything a process talks to; `close()` releases it in reverse order."""
+
+    settings: KitSettings
+    store: PostgresEventStore
+    publisher: KafkaPublisher
+    telemetry: Telemetry
+    sources: list[KafkaSource] = field(default_factory=list)
+
+    def source(self, group_id: str, topics: Sequence[str]) -> KafkaSource:
+        """A consumer-group source (started by the caller's task, stopped by `close`)."""
+        src = KafkaSource.create(self.settings.kafka_bootstrap, group_id, list(topics),
+                                 client_id=self.settings.service_name)
+        self.sources.append(src)
+        return src
+
+    async def postgres_ready(self) -> bool:
+        async with self.store.engine.connect() as conn:
+            return (await conn.execute(text("SELECT 1"))).scalar_one() == 1
+
+    async def kafka_ready(self) -> bool:
+        client = self.publisher.producer.client
+        return bool(await client.fetch_all_metadata()) if client is not None else False
+
+    async def close(self) -> None:
+        for src in self.sources:
+            with contextlib.suppress(Exception):
+                await src.stop()
+        with contextlib.suppress(Exception):
+            await self.publisher.stop()
+        with contextlib.suppress(Exception):
+            await self.store.close()
+        self.telemetry.shutdown()
+
+
+async def bootstrap(settings: KitSettings) -> Runtime:
+    """Build the process's runtime. The producer is started with patience: an unavailable broker is
+    waited for (with backoff), not a crash."""
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {settings.service_name} %(levelname)s %(message)s")
+    tel = setup_tracing(TelemetryConfig(service_name=settings.service_name,
+                                        exporter=settings.otel_exporter,  # type: ignore[arg-type]
+                                        otlp_endpoint=settings.otel_endpoint or None,
+                                        jsonl_path=settings.otel_file or None))
+    store = PostgresEventStore.from_url(settings.database_url)
+    instrument_sqlalchemy(store.engine.sync_engine, tel.provider)
+    publisher = KafkaPublisher.create(settings.kafka_bootstrap, client_id=settings.service_name)
+    await with_patience(f"{settings.service_name}: kafka producer", publisher.start,
+                        settings.retry_backoff_s, settings.retry_backoff_max_s)
+    return Runtime(settings=settings, store=store, publisher=publisher, telemetry=tel)
+
+
+async def with_patience(what: str, call: Callable[[], Awaitable[object]], backoff_s: float,
+                        backoff_max_s: float, stop: asyncio.Event | None = None) -> None:
+    """Retry `call` with capped exponential backoff until it succeeds (or `stop` is set)."""
+    delay = backoff_s
+    while True:
+        try:
+            await call()
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("%s not available yet (%s); retrying in %.1fs", what, exc, delay)
+            if stop is not None and stop.is_set():
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, backoff_max_s)
+
+
+async def serve(settings: KitSettings, tasks: Sequence[Task], *,
+                routers: Callable[[Runtime], Sequence[APIRouter]] = lambda rt: ()) -> None:
+    """Run `tasks` and the HTTP app (with /healthz, /readyz) until SIGTERM or SIGINT."""
+    runtime = await bootstrap(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    app = create_app(settings.service_name, routers=tuple(routers(runtime)),
+                     checks={"postgres": runtime.postgres_ready, "kafka": runtime.kafka_ready})
+    instrument_fastapi(app, runtime.telemetry.provider)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
+                                           log_level="warning", lifespan="off"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    running = [asyncio.create_task(t(runtime, stop), name=getattr(t, "__name__", "task")) for t in tasks]
+    running.append(asyncio.create_task(server.serve(), name="http"))
+    try:
+        stopper = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait([*running, stopper], return_when=asyncio.FIRST_COMPLETED)
+        for t in done:
+            if t is not stopper and t.exception() is not None:
+                log.error("task %s died: %r", t.get_name(), t.exception())
+    finally:
+        stop.set()
+        server.should_exit = True
+        for t in running:
+            if t.get_name() != "http":
+                t.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await runtime.close()
