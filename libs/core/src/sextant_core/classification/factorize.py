@@ -8,9 +8,14 @@ Model, in normalised space (`normalise`)::
 μ the global mean of the observed entries, b_u the row (workload) bias of Quasar §3.1, c_i a
 column bias (on by default: it helps, see docs/classification.md), q_u and p_i rank-k factors.
 
-**Initial SVD and missing data** ([GAP] Paragon §9.1). Missing entries are filled with the bias
-baseline ``μ + b_u + c_i`` (a few alternating bias-only sweeps), i.e. the residual matrix is zero
-where nothing was observed; its truncated SVD ``U Σ Vᵀ`` gives ``Q = U Σ^½`` and ``P = V Σ^½``.
+**Initial SVD and missing data** ([GAP] Paragon §9.1). Missing entries are first filled with the
+bias baseline ``μ + b_u + c_i`` (a few alternating bias-only sweeps), i.e. the residual matrix is
+zero where nothing was observed; then, ``init_iters`` times, the truncated SVD of the residual is
+taken and the missing cells are refilled with its rank-k reconstruction (hard-impute / EM-SVD).
+Zero-filling alone biases the singular vectors toward the dense rows' pattern and can leave ALS
+in a slow, degenerate valley (measured: noise-free rank-2 matrices with one sparse column were off
+by 30× without it, exact to 1e-5 with it). The final ``U Σ Vᵀ`` gives ``Q = U Σ^½`` and
+``P = V Σ^½``.
 The papers write ``Q = U, Pᵀ = Σ Vᵀ``: the product ``Q Pᵀ`` is the same, the balanced split only
 makes one ridge penalty treat both sides alike. The SVD is taken through the n × n Gram matrix
 (`numpy.linalg.eigh`), which costs m·n² and is exact for the n ≤ a few hundred columns here.
@@ -118,8 +123,17 @@ def fit_biases(y: FloatArray, mask: BoolArray, reg_bias: float = 0.01, column_bi
     return mu, b, c
 
 
-def _initial_factors(resid: FloatArray, rank: int) -> tuple[FloatArray, FloatArray]:
-    """Truncated SVD of the residual (zeros where missing): (Q = U Σ^½, P = V Σ^½)."""
+def _initial_factors(resid: FloatArray, mask: BoolArray, rank: int, iters: int) -> tuple[FloatArray, FloatArray]:
+    """Truncated SVD of the residual, missing cells imputed: first with 0 (the bias baseline),
+    then `iters` times with the current rank-k reconstruction (hard-impute / EM-SVD)."""
+    q, p = _truncated_svd(resid, rank)
+    for _ in range(iters):
+        q, p = _truncated_svd(np.where(mask, resid, q @ p.T), rank)
+    return q, p
+
+
+def _truncated_svd(resid: FloatArray, rank: int) -> tuple[FloatArray, FloatArray]:
+    """(Q = U Σ^½, P = V Σ^½) of the rank-`rank` SVD, through the n × n Gram matrix."""
     gram = resid.T @ resid
     evals, evecs = np.linalg.eigh(gram)  # ascending
     order = np.arange(len(evals) - 1, len(evals) - 1 - rank, -1)
@@ -172,7 +186,7 @@ def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = 
     mu, b, c = fit_biases(y, mask, params.reg_bias, params.column_bias)
     resid = (y - mu - b[:, None] - c[None, :]) * mf
     if k > 0:
-        q, p = _initial_factors(resid, k)
+        q, p = _initial_factors(resid, mask, k, params.init_iters)
     else:
         q, p = np.zeros((m_rows, 0)), np.zeros((n, 0))
 

@@ -15,11 +15,12 @@ ramps give four entries of that row; the joint model learns how tolerance and pr
 the two are unrelated — the column factors then separate into blocks).
 
 **Run reuse (Quasar §3.2: "one more run" per classification).** The *reference run* is the first
-scale-up run of the plan. Its sample also gives the heterogeneity entry of its platform when the
-plan has a heterogeneity run with the same cores (and no sample of that platform exists), and the
-1-node scale-out entry ``n1`` when the plan has a scale-out run on the same platform with the same
-cores per node. So the default plan's 2 scale-up runs + 1 scale-out run + 1 heterogeneity run + 2
-interference ramps yield 2 entries in every row.
+scale-up run of the plan (single node). Its sample also gives the heterogeneity entry of its
+platform (unless that platform was measured by a heterogeneity run) and, for the multi-node kinds
+(``analytics``, ``service``), the 1-node scale-out entry ``n1`` (unless measured). The plan runs
+the other heterogeneity and scale-out runs with the reference configuration, so the entries of a
+row are comparable. The default plan's 2 scale-up runs + 1 scale-out run + 1 heterogeneity run +
+2 interference ramps thus yield 2 entries in every row (4 in the joint interference row).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ Sample = tuple[str, str, str, float, "float | None"]  # run_id, classification, 
 CellKey = tuple[Classification, str]  # (classification, group)
 
 _PER_KIND = frozenset({Classification.SCALE_UP, Classification.SCALE_OUT})
+MULTI_NODE_KINDS = frozenset({"analytics", "service"})  # kinds with a scale-out matrix (Quasar Table 2)
 
 
 def group_of(classification: Classification, kind: str) -> str:
@@ -74,15 +76,11 @@ def cells(kind: str, runs: Sequence[ProfileRun], samples: Sequence[Sample]) -> d
     if ref is None or not ref_values:
         return out
     het_cols = {c for c, _ in out.get((Classification.HETEROGENEITY, GROUP_ALL), [])}
-    if ref.platform not in het_cols and any(
-            r.classification is Classification.HETEROGENEITY and r.cores == ref.cores and r.nodes == 1
-            for r in runs):
+    if ref.platform not in het_cols and ref.nodes == 1:
         for v in ref_values:
             put(Classification.HETEROGENEITY, ref.platform, v)
-    if any(r.classification is Classification.SCALE_OUT and r.cores == ref.cores and r.platform == ref.platform
-           for r in runs) and ref.nodes == 1:
-        so_cols = {c for c, _ in out.get((Classification.SCALE_OUT, group_of(Classification.SCALE_OUT, kind)), [])}
-        if node_column(1) not in so_cols:
-            for v in ref_values:
-                put(Classification.SCALE_OUT, node_column(1), v)
+    so_key = (Classification.SCALE_OUT, group_of(Classification.SCALE_OUT, kind))
+    if kind in MULTI_NODE_KINDS and ref.nodes == 1 and node_column(1) not in {c for c, _ in out.get(so_key, [])}:
+        for v in ref_values:
+            put(Classification.SCALE_OUT, node_column(1), v)
     return out

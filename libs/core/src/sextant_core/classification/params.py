@@ -23,6 +23,7 @@ class FitParams:
                  (ALS-WR: the penalty of row u is ``reg * n_u * |q_u|²``)
     reg_bias     ridge on the column biases (weighted the same way); row biases are unpenalised
     column_bias  fit a per-column bias c_i besides the global mean μ and row bias b_u
+    init_iters   hard-impute rounds of the initial SVD (missing cells refilled each round)
     max_epochs   ALS sweeps (one sweep = all rows, then all columns)
     tol          stop when the training RMSE improves by less than this fraction in a sweep
     """
@@ -31,10 +32,11 @@ class FitParams:
     reg: float = 0.1
     reg_bias: float = 1e-6
     column_bias: bool = True
+    init_iters: int = 10
     max_epochs: int = 40
     tol: float = 1e-5
 
     def tag(self) -> str:
         """A compact, stable description (part of model hashes and versions)."""
         return (f"als:k={self.rank}:reg={self.reg!r}:rb={self.reg_bias!r}:cb={int(self.column_bias)}"
-                f":ep={self.max_epochs}:tol={self.tol!r}")
+                f":ii={self.init_iters}:ep={self.max_epochs}:tol={self.tol!r}")

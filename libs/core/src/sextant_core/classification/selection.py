@@ -7,7 +7,9 @@ known cells is completed, so that is what we score. Probe rows are the rows with
 rows with few cells keep all but one) and hides the rest. For each fold, each candidate (rank, reg)
 is trained on the matrix with that fold's hidden cells removed, the probe rows are completed from
 their kept cells by the Bayesian fold-in, and the squared error on the hidden cells (normalised
-space) is summed. The winner has the lowest mean error; a smaller rank wins when it is within
+space) is summed. The search is coordinate-wise (all ranks at the middle reg of the grid, all
+regs at the best of those ranks, all ranks again at the best reg), ~2R + G trainings per fold
+instead of R × G. The winner has the lowest mean error; a smaller rank wins when it is within
 `SLACK` (1 %) of the best — fewer concepts generalise better to the rows nobody has seen yet.
 
 Folds and kept cells are drawn from hashes of the row keys (`sextant_contracts.ids.seed_from`),
@@ -94,7 +96,7 @@ def select_rank(y: FloatArray, mask: BoolArray, row_keys: Sequence[str], params:
     if int((fold >= 0).sum()) < MIN_PROBES:
         k = min(energy_rank(y, mask), max(ranks))
         return Selection(rank=k, reg=params.reg, cv_error=float("nan"), table=(), method="energy")
-    sums = np.zeros((len(ranks), len(regs)))
+    plans = []
     count = 0
     for f in range(folds):
         rows_f = fold == f
@@ -106,19 +108,39 @@ def select_rank(y: FloatArray, mask: BoolArray, row_keys: Sequence[str], params:
             train_mask = train_mask | (mask & ~train_mask.any(axis=0)[None, :])  # keep every column alive
             hid = hid & ~train_mask
         count += int(hid.sum())
-        kept = mask & ~hid
-        probe_y = y[rows_f]
-        for i, k in enumerate(ranks):
-            for j, reg in enumerate(regs):
+        plans.append((train_mask, y[rows_f], (mask & ~hid)[rows_f], hid[rows_f]))
+    table: dict[tuple[int, float], float] = {}
+
+    def cv(k: int, reg: float) -> float:
+        if (k, reg) not in table:
+            total = 0.0
+            for train_mask, probe_y, kept, hid in plans:
                 fit = train(y, train_mask, replace(params, rank=k, reg=reg))
-                mean, _ = fold_in_many(fit.model, probe_y, kept[rows_f])
-                err = np.where(hid[rows_f], mean - probe_y, 0.0)
-                sums[i, j] += float((err**2).sum())
-    errs = sums / max(count, 1)
-    best = float(errs.min())
-    table = tuple((ranks[i], regs[j], float(errs[i, j])) for i in range(len(ranks)) for j in range(len(regs)))
-    for i in range(len(ranks)):  # smallest rank within SLACK of the best, then its best reg
-        j = int(np.argmin(errs[i]))
-        if errs[i, j] <= best * (1.0 + SLACK) + 1e-300:
-            return Selection(rank=ranks[i], reg=regs[j], cv_error=float(errs[i, j]), table=table, method="cv")
-    raise AssertionError("unreachable")  # pragma: no cover
+                mean, _ = fold_in_many(fit.model, probe_y, kept)
+                total += float((np.where(hid, mean - probe_y, 0.0) ** 2).sum())
+            table[(k, reg)] = total / max(count, 1)
+        return table[(k, reg)]
+
+    def pick() -> tuple[int, float]:
+        """Smallest rank within SLACK of the best evaluated error, with its best reg."""
+        best = min(table.values())
+        for k in ranks:
+            row = [(e, r) for (kk, r), e in table.items() if kk == k]
+            if row and min(row)[0] <= best * (1.0 + SLACK) + 1e-300:
+                return k, min(row)[1]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # coordinate search: ranks at the middle reg, regs at that rank, ranks again at that reg
+    reg0 = regs[len(regs) // 2]
+    for k in ranks:
+        cv(k, reg0)
+    if len(regs) > 1:
+        k1, _ = pick()
+        for reg in regs:
+            cv(k1, reg)
+        _, reg1 = pick()
+        for k in ranks:
+            cv(k, reg1)
+    k, reg = pick()
+    rows = tuple((kk, r, e) for (kk, r), e in sorted(table.items()))
+    return Selection(rank=k, reg=reg, cv_error=table[(k, reg)], table=rows, method="cv")

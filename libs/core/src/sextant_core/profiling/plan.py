@@ -1,34 +1,81 @@
-"""The default profiling plan (DESIGN §3 step 2; Paragon §2, Quasar §3.2).
+"""The profiling plan, driven by the classification matrices (issue 4 item 3; Quasar §3.2,
+Paragon §2.4). Pure: the same workload, seed and state give the same plan.
 
-Two scale-up runs on the high-end platform (1 core and half its cores), one scale-out run on
-2 nodes, one run on another platform chosen from the workload's random stream, and two
-interference ramps on two sources drawn from the stream. The high-end platform is the one with
-the most cores (ties: the larger memory, then the platform id). Pure: the same workload id and
-the same registered servers give the same plan.
+With ``entries`` = 2 (the papers' default density) a new workload gets:
 
-The classification engine (issue 4) refines the column choice; this is the seam it fills.
+* **scale-up** — `entries` configurations drawn from the workload's random stream among the
+  scale-up columns of its kind's matrix that fit the high-end platform (Quasar: "2 randomly
+  selected scale-up allocations on the highest-end platform"); without a matrix, among
+  ``c1, c2, c4, …, c<cores>``. The pick with the fewest cores is the **reference run**;
+* **heterogeneity** — the reference run gives the high-end platform's entry; `entries` − 1 more
+  runs with the reference configuration on other platforms (drawn from the stream among those
+  with at least the reference's cores);
+* **scale-out** (``analytics`` and ``service`` kinds only: single-node jobs have no scale-out,
+  Quasar Table 2) — the reference run gives ``n1``; `entries` − 1 runs on 2, 3, 4 nodes (online
+  profiling uses 1–4 nodes) with the reference configuration per node;
+* **interference** — `entries` sources drawn from the stream, each ramped against the reference
+  configuration on the high-end platform ("the first scale-up copy"); each ramp yields a tolerated
+  and a caused score.
+
+How the reference run's sample is reused across matrices is `classification.observations`.
+The high-end platform is the one with the most cores (ties: larger memory, then the platform id).
+Scale-up column ids follow ``c<cores>[-<more knobs>]``; the cores are parsed from the prefix.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from sextant_contracts.events import ProfileRun
 from sextant_contracts.ids import derive_id
-from sextant_contracts.model import INTERFERENCE_SOURCES, Classification
+from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 
+from ..classification.knowledge import KnowledgeBase
+from ..classification.observations import group_of, node_column
 from ..state.model import ClusterState, WorkloadState
 
 if TYPE_CHECKING:
     from ..decide import DecisionContext
 
+_CORES = re.compile(r"^c(\d+)(?:-|$)")
+MULTI_NODE = frozenset({WorkloadKind.ANALYTICS, WorkloadKind.SERVICE})
+MAX_PROFILE_NODES = 4
+
+
+def column_cores(column: str) -> int | None:
+    """Cores of a scale-up column id (``c4``, ``c4-m8`` → 4), None if it does not say."""
+    m = _CORES.match(column)
+    return int(m.group(1)) if m else None
+
+
+def _default_columns(cores: int) -> list[str]:
+    sizes, c = [], 1
+    while c < cores:
+        sizes.append(c)
+        c *= 2
+    sizes.append(cores)
+    return [f"c{n}" for n in sizes]
+
 
 class DefaultProfilingPlan:
-    def __init__(self, scale_up_entries: int = 2, interference_entries: int = 2,
-                 duration_s: float = 30.0) -> None:
-        self.scale_up_entries = scale_up_entries
-        self.interference_entries = interference_entries
+    def __init__(self, entries: int = 2, duration_s: float = 30.0, *, scale_up_entries: int | None = None,
+                 interference_entries: int | None = None) -> None:
+        if entries < 1:
+            raise ValueError("entries must be >= 1")
+        self.entries = entries
+        self.scale_up_entries = scale_up_entries or entries
+        self.interference_entries = interference_entries or entries
         self.duration_s = duration_s
+
+    def scale_up_columns(self, state: ClusterState, kind: WorkloadKind, cores: int) -> list[str]:
+        kb = getattr(state, "knowledge", None)
+        cols: list[str] = []
+        if isinstance(kb, KnowledgeBase):
+            m = kb.matrix(Classification.SCALE_UP, group_of(Classification.SCALE_UP, kind.value))
+            if m is not None:
+                cols = [c for c in m.columns if (column_cores(c) or 0) and (column_cores(c) or 0) <= cores]
+        return sorted(cols) if cols else _default_columns(cores)
 
     def plan(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ProfileRun, ...]:
         servers = [s for s in state.sorted_servers() if s.schedulable]
@@ -39,25 +86,35 @@ class DefaultProfilingPlan:
             platforms.setdefault(s.platform, (s.capacity.cores, s.capacity.memory_gb, s.server_id))
         ranked = sorted(platforms, key=lambda p: (-platforms[p][0], -platforms[p][1], p))
         high = ranked[0]
-        high_cores, _, high_server = platforms[high]
+        high_cores = platforms[high][0]
         rng = ctx.rng()
         runs: list[ProfileRun] = []
 
-        def run(cls: Classification, column: str, platform: str, server: str, cores: int = 1,
-                nodes: int = 1) -> None:
+        def run(cls: Classification, column: str, platform: str, cores: int, nodes: int = 1) -> None:
             runs.append(ProfileRun(run_id=derive_id(w.workload_id, "run", len(runs), ctx.seed),
                                    classification=cls, column=column, platform=platform,
-                                   server_id=server, cores=cores, nodes=nodes,
+                                   server_id=platforms[platform][2], cores=cores, nodes=nodes,
                                    duration_s=self.duration_s))
 
-        for c in sorted({1, max(1, high_cores // 2)})[: self.scale_up_entries]:
-            run(Classification.SCALE_UP, f"c{c}", high, high_server, cores=c)
-        run(Classification.SCALE_OUT, "n2", high, high_server, cores=1, nodes=2)
-        run(Classification.HETEROGENEITY, high, high, high_server)
-        if len(ranked) > 1:
-            other = ranked[1 + int(rng.integers(len(ranked) - 1))]
-            run(Classification.HETEROGENEITY, other, other, platforms[other][2])
-        picks = rng.choice(len(INTERFERENCE_SOURCES), size=self.interference_entries, replace=False)
-        for i in sorted(int(x) for x in picks):
-            run(Classification.INTERFERENCE, INTERFERENCE_SOURCES[i].value, high, high_server)
+        candidates = self.scale_up_columns(state, w.kind, high_cores)
+        n_up = min(self.scale_up_entries, len(candidates))
+        picked = [candidates[int(i)] for i in rng.choice(len(candidates), size=n_up, replace=False)]
+        picked.sort(key=lambda c: (column_cores(c) or 1, c))
+        ref_col = picked[0]
+        ref_cores = column_cores(ref_col) or 1
+        for col in picked:
+            run(Classification.SCALE_UP, col, high, column_cores(col) or 1)
+
+        others = [p for p in ranked[1:] if platforms[p][0] >= ref_cores]
+        n_het = min(self.entries - 1, len(others))
+        for i in sorted(int(x) for x in rng.choice(len(others), size=n_het, replace=False)) if n_het else ():
+            run(Classification.HETEROGENEITY, others[i], others[i], ref_cores)
+
+        if w.kind in MULTI_NODE:
+            for nodes in range(2, min(self.entries, MAX_PROFILE_NODES) + 1):
+                run(Classification.SCALE_OUT, node_column(nodes), high, ref_cores, nodes=nodes)
+
+        n_src = min(self.interference_entries, len(INTERFERENCE_SOURCES))
+        for i in sorted(int(x) for x in rng.choice(len(INTERFERENCE_SOURCES), size=n_src, replace=False)):
+            run(Classification.INTERFERENCE, INTERFERENCE_SOURCES[i].value, high, ref_cores)
         return tuple(runs)
