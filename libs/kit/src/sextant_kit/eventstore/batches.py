@@ -28,12 +28,22 @@ def single(stream: str, expected: int | None, envelopes: Sequence[Envelope]) -> 
 
 
 def group(outputs: Sequence[Envelope], expected: Mapping[str, int | None] | None) -> list[StreamBatch]:
-    """Outputs of `append_and_track` grouped by stream (first-appearance order), validated."""
-    by_stream: dict[str, list[Envelope]] = {}
+    """Outputs of `append_and_track` cut into runs of consecutive envelopes of one stream, in the
+    given order — positions follow the caller's order exactly (a decider's outputs must land in the
+    order it decided them). `expected` pins a stream's version at its first run; validated."""
+    exp = dict(expected or {})
+    out: list[StreamBatch] = []
+    run: list[Envelope] = []
     for env in outputs:
-        by_stream.setdefault(env.stream, []).append(env)
-    exp = expected or {}
-    out = [StreamBatch(s, exp.get(s), tuple(envs)) for s, envs in by_stream.items()]
+        if run and env.stream != run[0].stream:
+            out.append(StreamBatch(run[0].stream, exp.pop(run[0].stream, None), tuple(run)))
+            run = []
+        run.append(env)
+    if run:
+        out.append(StreamBatch(run[0].stream, exp.pop(run[0].stream, None), tuple(run)))
+    ids = [e.id for e in outputs]
+    if len(set(ids)) != len(ids):
+        raise ValueError("an envelope id appears twice in one append")
     for b in out:
         validate(b)
     return out

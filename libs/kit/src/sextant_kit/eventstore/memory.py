@@ -47,8 +47,11 @@ class MemoryEventStore:
                 self._topic_of(env.stream)
         position = len(self._log) + 1
         stored: list[Envelope] = []
+        versions: dict[str, int] = {}
         for b in todo:
-            stored.extend(batches.number(b, len(self._streams.get(b.stream, ())), position))
+            current = versions.get(b.stream, len(self._streams.get(b.stream, ())))
+            stored.extend(batches.number(b, current, position))
+            versions[b.stream] = current + len(b.envelopes)  # a stream may come back in a later run
             position += len(b.envelopes)
         fresh: set[str] = set()
         for env in stored:

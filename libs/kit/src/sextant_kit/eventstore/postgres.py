@@ -48,7 +48,7 @@ class PostgresEventStore:
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 10, **kwargs: Any) -> PostgresEventStore:
         """A store with its own engine (`postgresql+asyncpg://...`), disposed by `close()`."""
-        engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size)
         return cls(engine, owns_engine=True, **kwargs)
 
     async def close(self) -> None:

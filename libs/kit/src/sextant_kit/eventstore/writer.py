@@ -41,8 +41,28 @@ from .batches import StreamBatch, number
 from .rows import row_from_envelope
 from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL, events
 
-_TAKE_POSITIONS = text("UPDATE log_head SET position = position + :n WHERE id = :id RETURNING position")
-_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+# Takes the log lock, advances the counter, and queues the NOTIFY (delivered at commit) in one
+# round trip.
+_TAKE_POSITIONS = text("UPDATE log_head SET position = position + :n WHERE id = :id "
+                       "RETURNING position, pg_notify(:channel, position::text) IS NULL AS notified")
+# Events and their outbox rows in one statement (one round trip whatever the batch size).
+_INSERT = text("""
+WITH stored AS (
+  INSERT INTO events (position, id, stream, stream_version, type, schema_version, source, time, payload,
+                      traceparent, causation_id, correlation_id)
+  SELECT * FROM unnest(CAST(:position AS bigint[]), CAST(:id AS text[]), CAST(:stream AS text[]),
+                       CAST(:stream_version AS integer[]), CAST(:type AS text[]),
+                       CAST(:schema_version AS integer[]), CAST(:source AS text[]),
+                       CAST(:time AS double precision[]), CAST(:payload AS text[]),
+                       CAST(:traceparent AS text[]), CAST(:causation_id AS text[]),
+                       CAST(:correlation_id AS text[]))
+  RETURNING position
+)
+INSERT INTO outbox (position, topic, traceparent)
+SELECT * FROM unnest(CAST(:o_position AS bigint[]), CAST(:o_topic AS text[]), CAST(:o_traceparent AS text[]))
+""")
+_COLUMNS = ("position", "id", "stream", "stream_version", "type", "schema_version", "source", "time",
+            "payload", "traceparent", "causation_id", "correlation_id")
 _KEY_VALUE = re.compile(r"\(id\)=\((?P<id>[^)]*)\)")
 
 
@@ -69,7 +89,8 @@ async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
     for b in batches:  # resolve topics before taking the lock: an unknown stream fails fast
         for env in b.envelopes:
             topic_of(env.stream)
-    head = int((await conn.execute(_TAKE_POSITIONS, {"n": total, "id": LOG_HEAD_ID})).scalar_one())
+    taken = await conn.execute(_TAKE_POSITIONS, {"n": total, "id": LOG_HEAD_ID, "channel": NOTIFY_CHANNEL})
+    head = int(taken.scalar_one())
     position = head - total + 1
     if expected_head is not None and position - 1 != expected_head:
         raise HeadMovedError(expected_head, position - 1)
@@ -77,13 +98,17 @@ async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
     stored: list[Envelope] = []
     for b in batches:
         stored.extend(number(b, versions[b.stream], position))
+        versions[b.stream] += len(b.envelopes)  # a stream may come back in a later run
         position += len(b.envelopes)
+    rows = [row_from_envelope(e) for e in stored]
+    params: dict[str, list[object]] = {c: [r[c] for r in rows] for c in _COLUMNS}
+    items = outbox.outbox_items(stored, topic_of)
+    params.update(o_position=[i.position for i in items], o_topic=[i.topic for i in items],
+                  o_traceparent=[i.traceparent for i in items])
     try:
-        await conn.execute(events.insert(), [row_from_envelope(e) for e in stored])
+        await conn.execute(_INSERT, params)
     except IntegrityError as exc:
         raise _translate(exc, stored) from None
-    await outbox.enqueue(conn, stored, topic_of)
-    await conn.execute(_NOTIFY, {"channel": NOTIFY_CHANNEL, "payload": str(head)})
     return stored
 
 
