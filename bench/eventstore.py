@@ -1,0 +1,246 @@
+"""Event backbone benchmark: PostgreSQL event store, outbox relay, Kafka, consumer loop.
+
+Measures, against a real PostgreSQL and a real Kafka:
+
+- **append throughput** (events/s) at batch size 1 and 100, with 1 and 8 concurrent writers (each
+  writer its own engine; positions are serialised by the log lock, see `eventstore/writer.py`);
+- **tail-read throughput** (events/s): `tail()` over the whole log, 1 000 rows per read;
+- **end-to-end latency** PostgreSQL → relay → Kafka → consumer: single-event appends at a fixed
+  rate while a `Relay` and a `ConsumerLoop` run; "delivered" is append commit → the consumer's
+  handler sees the event, "processed" is append commit → the consumer's own `append_and_track`
+  committed. Appender, relay and consumer share one process and event loop (a conservative set-up
+  on 2 cores: they compete for one interpreter).
+
+Infrastructure: `SEXTANT_DATABASE_URL` + `SEXTANT_KAFKA_BOOTSTRAP` when set (a scratch database
+is created next to the given one and dropped afterwards), else a private stack started with
+`sextant_infra.stack.start_stack` and stopped at the end.
+
+    .venv/bin/python bench/eventstore.py [--quick] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.events import Event, WorkloadCompleted
+from sextant_contracts.topics import Topic
+from sextant_kit.consumer import ConsumerLoop
+from sextant_kit.eventstore.postgres import PostgresEventStore
+from sextant_kit.kafka.admin import ensure_topics
+from sextant_kit.kafka.consumer import KafkaSource
+from sextant_kit.kafka.producer import KafkaPublisher
+from sextant_kit.migrations import migrate_async
+from sextant_kit.ports import Record
+from sextant_kit.relay import Relay
+from sextant_kit.testing.envelopes import make_envelope
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+async def append_throughput(url: str, batch: int, writers: int, total: int) -> float:
+    stores = [PostgresEventStore.from_url(url, topic_of=lambda s: None, pool_size=2) for _ in range(writers)]
+    per = total // writers
+    tag = uuid.uuid4().hex[:6]
+
+    async def write(w: int, store: PostgresEventStore) -> None:
+        for k in range(0, per, batch):
+            stream = f"workload-b{tag}-{w}-{k // batch % 50}"
+            envs = [make_envelope(stream, 0, k + i, id=f"{tag}-{w}-{k + i}") for i in range(min(batch, per - k))]
+            await store.append(stream, None, envs)
+
+    for s in stores:  # open the pools before timing
+        await s.last_position()
+    t0 = time.perf_counter()
+    await asyncio.gather(*(write(w, s) for w, s in enumerate(stores)))
+    elapsed = time.perf_counter() - t0
+    for s in stores:
+        await s.close()
+    return per * writers / elapsed
+
+
+async def tail_throughput(url: str) -> tuple[float, int]:
+    store = PostgresEventStore.from_url(url, topic_of=lambda s: None)
+    last = await store.last_position()
+    n = 0
+    t0 = time.perf_counter()
+    async for env in store.tail(0, batch=1000):
+        n += 1
+        if env.position == last:
+            break
+    elapsed = time.perf_counter() - t0
+    await store.close()
+    return n / elapsed, n
+
+
+async def latency(url: str, bootstrap: str, topic: str, events: int, rate: float) -> dict[str, float]:
+    # only the measured streams are published: the consumer's own outputs stay in PostgreSQL
+    store = PostgresEventStore.from_url(url, topic_of=lambda s: topic if s.startswith(("workload-lat-", "workload-warm"))
+                                        else None, poll_interval=1.0)
+    publisher = KafkaPublisher.create(bootstrap)
+    dead = KafkaPublisher.create(bootstrap)
+    source = KafkaSource.create(bootstrap, f"bench-{uuid.uuid4().hex[:6]}", [topic], fetch_max_wait_ms=5)
+    committed: dict[str, float] = {}
+    delivered: dict[str, float] = {}
+    processed: dict[str, float] = {}
+
+    async def handler(env: Envelope) -> Sequence[Event]:
+        delivered[env.id] = time.perf_counter()
+        return [WorkloadCompleted(workload_id=f"echo-{env.payload['n']}", at=0.0)]
+
+    def hook(stage: str, record: Record, handled: int) -> None:
+        if stage == "stored":
+            processed[record.header("ce_id") or ""] = time.perf_counter()
+
+    await publisher.start()
+    await dead.start()
+    await source.start()
+    await store.last_position()
+    stop = asyncio.Event()
+    relay = asyncio.create_task(Relay(store, publisher).run(stop))
+    loop = ConsumerLoop(name="bench-consumer", source=source, store=store, handler=handler, dead_letters=dead,
+                        dead_letter_topic=topic, fetch_timeout=0.05, hook=hook)
+    consumer = asyncio.create_task(loop.run(stop))
+    # warm up: the group join and first metadata fetches are not part of the steady state
+    warm = await store.append("workload-warm", None, [make_envelope("workload-warm", 0, 0, id="warm")])
+    while "warm" not in processed:
+        await asyncio.sleep(0.01)
+    del warm
+    tag = uuid.uuid4().hex[:6]
+    t_next = time.perf_counter()
+    for i in range(events):
+        t_next += 1.0 / rate
+        eid = f"lat-{tag}-{i}"
+        await store.append(f"workload-lat-{i % 20}", None, [make_envelope(f"workload-lat-{i % 20}", 0, i, id=eid)])
+        committed[eid] = time.perf_counter()
+        await asyncio.sleep(max(0.0, t_next - time.perf_counter()))
+    deadline = time.perf_counter() + 60
+    while len([k for k in committed if k in processed]) < events and time.perf_counter() < deadline:
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.gather(relay, consumer)
+    await source.stop()
+    await publisher.stop()
+    await dead.stop()
+    await store.close()
+    d = [(delivered[k] - t) * 1000 for k, t in committed.items() if k in delivered]
+    p = [(processed[k] - t) * 1000 for k, t in committed.items() if k in processed]
+    return {"events": events, "rate_per_s": rate, "received": len(p),
+            "delivered_p50_ms": quantile(d, 0.5), "delivered_p99_ms": quantile(d, 0.99),
+            "processed_p50_ms": quantile(p, 0.5), "processed_p99_ms": quantile(p, 0.99),
+            "processed_mean_ms": statistics.fmean(p)}
+
+
+async def scratch_database(url: str) -> tuple[str, str]:
+    """Create an empty database on the server of `url`; returns (its URL, admin DSN)."""
+    from sqlalchemy.engine import make_url
+
+    base = make_url(url)
+    name = f"bench_eventstore_{uuid.uuid4().hex[:8]}"
+    admin = base.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+    conn = await asyncpg.connect(admin)
+    await conn.execute(f'CREATE DATABASE "{name}"')
+    await conn.close()
+    return base.set(database=name).render_as_string(hide_password=False), admin
+
+
+async def run(args: argparse.Namespace, db_url: str, bootstrap: str) -> dict[str, Any]:
+    url, admin = await scratch_database(db_url)
+    try:
+        await migrate_async(url)
+        q = args.quick
+        results: dict[str, Any] = {"append": []}
+        for batch, writers, total in ((1, 1, 1000 if q else 4000), (1, 8, 2000 if q else 8000),
+                                      (100, 1, 10_000 if q else 50_000), (100, 8, 20_000 if q else 100_000)):
+            eps = await append_throughput(url, batch, writers, total)
+            results["append"].append({"batch": batch, "writers": writers, "events": total, "events_per_s": eps})
+        eps, n = await tail_throughput(url)
+        results["tail"] = {"events": n, "events_per_s": eps}
+        topic = Topic(f"bench.eventstore.{uuid.uuid4().hex[:6]}", 3, "benchmark")
+        await ensure_topics(bootstrap, [topic])
+        results["latency"] = await latency(url, bootstrap, topic.name, 200 if q else 1000, args.rate)
+        return results
+    finally:
+        conn = await asyncpg.connect(admin)
+        await conn.execute(f'DROP DATABASE IF EXISTS "{make_name(url)}" WITH (FORCE)')
+        await conn.close()
+
+
+def make_name(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return str(make_url(url).database)
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kb = int(next(x for x in Path("/proc/meminfo").read_text().splitlines()
+                          if x.startswith("MemTotal")).split()[1])
+    except (OSError, StopIteration, ValueError):
+        mem_kb = 0
+    return {"cpu": model, "cores": os.cpu_count(), "ram_gib": round(mem_kb / 2**20, 1),
+            "python": platform.python_version()}
+
+
+def print_table(r: dict[str, Any]) -> None:
+    print(f"{'measure':44s} {'value':>14s}")
+    for a in r["append"]:
+        print(f"{'append batch ' + str(a['batch']) + ', ' + str(a['writers']) + ' writer(s)':44s} "
+              f"{a['events_per_s']:>10,.0f} ev/s")
+    print(f"{'tail read (' + str(r['tail']['events']) + ' events)':44s} {r['tail']['events_per_s']:>10,.0f} ev/s")
+    lat = r["latency"]
+    head = f"PG→relay→Kafka→consumer @{lat['rate_per_s']:.0f}/s"
+    print(f"{head + ' delivered p50/p99':44s} {lat['delivered_p50_ms']:>6.1f} / {lat['delivered_p99_ms']:.1f} ms")
+    print(f"{head + ' processed p50/p99':44s} {lat['processed_p50_ms']:>6.1f} / {lat['processed_p99_ms']:.1f} ms")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smaller runs (CI smoke)")
+    ap.add_argument("--rate", type=float, default=50.0, help="events/s for the latency run")
+    ap.add_argument("--json", dest="json_path")
+    args = ap.parse_args()
+    db_url, bootstrap = os.environ.get("SEXTANT_DATABASE_URL"), os.environ.get("SEXTANT_KAFKA_BOOTSTRAP")
+    stack = None
+    if not (db_url and bootstrap):
+        from sextant_infra.stack import start_stack
+
+        stack = start_stack(Path(tempfile.mkdtemp(prefix="sextant-bench-")), topics=[], die_with_parent=True)
+        db_url, bootstrap = stack.env()["SEXTANT_DATABASE_URL"], stack.env()["SEXTANT_KAFKA_BOOTSTRAP"]
+    try:
+        results = asyncio.run(run(args, db_url, bootstrap))
+    finally:
+        if stack is not None:
+            stack.stop()
+    results["machine"] = machine()
+    results["quick"] = args.quick
+    print_table(results)
+    if args.json_path:
+        with open(args.json_path, "w") as f:
+            json.dump(results, f, indent=2, sort_keys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
