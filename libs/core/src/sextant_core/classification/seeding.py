@@ -41,8 +41,10 @@ def seed_events(profiles: Iterable[SeedProfile], at: float = 0.0) -> tuple[Knowl
     out: list[KnowledgeSeeded] = []
     for p in profiles:
         kind = WorkloadKind(p.kind)
-        parts = ((Classification.SCALE_UP, p.scale_up, {}), (Classification.SCALE_OUT, p.scale_out, {}),
-                 (Classification.HETEROGENEITY, p.heterogeneity, {}),
+        empty: Mapping[str, float] = {}
+        parts: tuple[tuple[Classification, Mapping[str, float], Mapping[str, float]], ...] = (
+                 (Classification.SCALE_UP, p.scale_up, empty), (Classification.SCALE_OUT, p.scale_out, empty),
+                 (Classification.HETEROGENEITY, p.heterogeneity, empty),
                  (Classification.INTERFERENCE, p.tolerated, p.caused))
         for cls, values, caused in parts:
             if not values and not caused:

@@ -1,0 +1,74 @@
+"""The classification-driven profiling plan (issue 4 item 3)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from sextant_contracts.model import Classification, WorkloadKind
+from sextant_core.decide import DecisionContext
+from sextant_core.profiling.plan import DefaultProfilingPlan, column_cores
+from sextant_core.state import fold
+from sextant_core.testing.builders import server
+
+
+def _state(kind: WorkloadKind = WorkloadKind.ANALYTICS):  # type: ignore[no-untyped-def]
+    from sextant_contracts import events as ev
+    events = [server("h1", platform="H", cores=16, memory_gb=64), server("m1", platform="M", cores=8),
+              server("s1", platform="S", cores=2), server("t1", platform="T", cores=4),
+              ev.WorkloadSubmitted(at=1, workload_id="w", tenant="t", kind=kind,
+                                   target={"type": "completion_time", "seconds": 9.0},
+                                   spec={"type": "twin", "ref": "w"})]
+    st = fold(events)
+    return st, st.workloads["w"]
+
+
+def _ctx(seed: int) -> DecisionContext:
+    return DecisionContext(at=1.0, seed=seed, state_position=0, causation=(), profile="p", policy_version="1")
+
+
+@pytest.mark.parametrize("kind,scale_out", [(WorkloadKind.ANALYTICS, 1), (WorkloadKind.SERVICE, 1),
+                                            (WorkloadKind.BATCH, 0)], ids=["analytics", "service", "batch"])
+def test_two_entries_per_row(kind: WorkloadKind, scale_out: int) -> None:
+    st, w = _state(kind)
+    runs = DefaultProfilingPlan().plan(st, w, _ctx(7))
+    n = Counter(r.classification for r in runs)
+    # 2 scale-up + 1 heterogeneity (+ the reference) + 1 scale-out (+ n1 from the reference) + 2 ramps
+    assert n == {Classification.SCALE_UP: 2, Classification.HETEROGENEITY: 1,
+                 Classification.INTERFERENCE: 2, **({Classification.SCALE_OUT: 1} if scale_out else {})}
+    ups = [r for r in runs if r.classification is Classification.SCALE_UP]
+    assert all(r.platform == "H" for r in ups) and ups[0].cores <= ups[1].cores
+    ref = ups[0].cores
+    for r in runs:
+        if r.classification is not Classification.SCALE_UP:
+            assert r.cores == ref  # every other run uses the reference configuration
+    het = next(r for r in runs if r.classification is Classification.HETEROGENEITY)
+    assert het.platform != "H" and {"M": 8, "S": 2, "T": 4}[het.platform] >= ref
+
+
+def test_plan_is_reproducible_and_varies_with_the_seed() -> None:
+    st, w = _state()
+    plans = [DefaultProfilingPlan().plan(st, w, _ctx(s)) for s in range(12)]
+    assert DefaultProfilingPlan().plan(st, w, _ctx(3)) == plans[3]
+    assert len({tuple((r.classification, r.column) for r in p) for p in plans}) > 3
+
+
+def test_entries_sweep() -> None:
+    st, w = _state()
+    runs = DefaultProfilingPlan(entries=4).plan(st, w, _ctx(1))
+    n = Counter(r.classification for r in runs)
+    assert n[Classification.SCALE_UP] == 4 and n[Classification.INTERFERENCE] == 4
+    assert n[Classification.SCALE_OUT] == 3  # n2, n3, n4 (+ n1 from the reference)
+    assert len({r.column for r in runs if r.classification is Classification.INTERFERENCE}) == 4
+
+
+def test_column_cores() -> None:
+    assert (column_cores("c4"), column_cores("c16-m8"), column_cores("n2"), column_cores("cx")) == (4, 16, None, None)
+
+
+def test_no_server_no_plan() -> None:
+    from sextant_contracts import events as ev
+    st = fold([ev.WorkloadSubmitted(at=1, workload_id="w", tenant="t", kind="batch",
+                                    target={"type": "completion_time", "seconds": 9.0},
+                                    spec={"type": "twin", "ref": "w"})])
+    assert DefaultProfilingPlan().plan(st, st.workloads["w"], _ctx(0)) == ()
