@@ -251,3 +251,15 @@ async def test_expected_head_pins_outputs_right_after_the_decided_state(store: A
     assert (info.value.expected, info.value.actual) == (2, 3)
     assert not await store.is_tracked("svc", "in-2")
     assert await store.last_position() == 3
+
+
+async def test_interleaved_outputs_keep_the_callers_order(store: Any) -> None:
+    """A decider's outputs land in the order it decided them, even when streams interleave; each
+    stream's versions still count up (the stream comes back in a later run)."""
+    a1, b1, a2 = (make_envelope("workload-a", 0, 1), make_envelope("workload-b", 0, 2),
+                  make_envelope("workload-a", 0, 3))
+    stored = await store.append_and_track("svc", "in-1", None, [a1, b1, a2], expected_head=0)
+    assert [(e.id, e.position, e.stream_version) for e in stored] == [
+        (a1.id, 1, 1), (b1.id, 2, 1), (a2.id, 3, 2)]
+    assert [e.id for e in await store.read_all(0)] == [a1.id, b1.id, a2.id]
+    assert [e.id for e in await store.read_stream("workload-a")] == [a1.id, a2.id]

@@ -180,3 +180,19 @@ class DecisionTrace(Frozen):
     backtracks: int = 0
     budget_exhausted: bool = False
     notes: tuple[str, ...] = ()
+
+
+class RawSample(Frozen):
+    """One raw performance sample from the cluster agent (topic `sextant.telemetry.samples`).
+
+    Not an event of the log: the telemetry service aggregates samples into `PerformanceObserved`
+    and `QosVerdict` events. `ratio_to_target` is the executor's measurement relative to the
+    workload's target (≥ 1 meets it); `sample_id` makes redeliveries recognisable.
+    """
+
+    sample_id: str = Field(min_length=1, max_length=128)
+    workload_id: str = Field(min_length=1, max_length=128)
+    at: float = Field(ge=0)
+    value: float = Field(ge=0)
+    ratio_to_target: float = Field(ge=0)
+    p99_latency_ms: float | None = None

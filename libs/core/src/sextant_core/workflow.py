@@ -10,6 +10,7 @@ events *immediately after* `state.position` (a head-conditional append), so ever
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -84,6 +85,16 @@ class Decider:
             if env.position is None or env.position <= state.position:
                 continue  # already folded (or not from the log)
             state = evolve(state, env.event(), env.position)
+        self.state = state
+
+    def snapshot(self) -> bytes:
+        """The folded state as bytes (a disposable cache; only the same code may restore it)."""
+        return pickle.dumps(self.state, protocol=5)
+
+    def restore(self, blob: bytes) -> None:
+        state = pickle.loads(blob)
+        if not isinstance(state, ClusterState):
+            raise TypeError("not a ClusterState snapshot")
         self.state = state
 
     def handle(self, envelope: Envelope) -> StepResult:

@@ -86,3 +86,26 @@ def test_fold_is_pure_earlier_states_unchanged() -> None:
 def test_clock_and_position_advance() -> None:
     st = fold([server("s1", at=7.0)], EMPTY)
     assert st.now == 7.0 and st.position == -1
+
+
+@pytest.mark.parametrize("late", [
+    ev.WorkloadCompleted(at=9, workload_id="w1"),
+    ev.WorkloadFailed(at=9, workload_id="w1", reason="oom"),
+    ev.QosVerdict(at=9, workload_id="w1", met=True, ratio_to_target=1.0, window_s=1.0),
+    ev.PerformanceObserved(at=9, workload_id="w1", value=1.0, ratio_to_target=1.0),
+], ids=["completed", "failed", "verdict", "observed"])
+def test_late_facts_after_the_end_are_no_ops(late: ev.Event) -> None:
+    """A revoke races with the agent's last report: the report is folded as a no-op and the
+    resources are not released twice."""
+    started = ev.WorkloadStarted(at=3, workload_id="w1", allocation=alloc(("s1", 2, 3.0)))
+    revoked = fold([*placed_cluster(), started, ev.WorkloadRevoked(at=8, workload_id="w1")])
+    after = fold([late], revoked)
+    assert after.servers == revoked.servers and after.workloads == revoked.workloads
+    assert after.servers["s1"].used_cores == 0
+
+
+def test_late_decisions_are_still_illegal() -> None:
+    revoked = fold([*placed_cluster(), ev.WorkloadRevoked(at=8, workload_id="w1")])
+    with pytest.raises(IllegalTransition):
+        fold([ev.PlacementDecided(at=9, workload_id="w1", decision=record(5), allocation=alloc(("s1", 1, 1.0)))],
+             revoked)

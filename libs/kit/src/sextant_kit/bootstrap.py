@@ -12,6 +12,7 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import uvicorn
 from fastapi import APIRouter
@@ -38,6 +39,8 @@ class Runtime:
     publisher: KafkaPublisher
     telemetry: Telemetry
     sources: list[KafkaSource] = field(default_factory=list)
+    consumers: dict[str, Any] = field(default_factory=dict)  # name -> ConsumerLoop (for /v1/stats)
+    handlers: dict[str, Any] = field(default_factory=dict)
 
     def source(self, group_id: str, topics: Sequence[str]) -> KafkaSource:
         """A consumer-group source (started by the caller's task, stopped by `close`)."""

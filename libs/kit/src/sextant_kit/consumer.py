@@ -42,7 +42,7 @@ from sextant_contracts.events import Event
 from sextant_contracts.ids import derive_id
 from sextant_contracts.topics import DEAD_LETTERS
 
-from .errors import ConcurrencyError, DuplicateEventError, PoisonMessage, is_transient
+from .errors import ConcurrencyError, DuplicateEventError, HeadMovedError, PoisonMessage, is_transient
 from .ports import Publisher, Record, RecordSource, TrackingRecorder
 from .telemetry import consumer_span, current_traceparent, default_tracer
 
@@ -55,10 +55,14 @@ Stage = Literal["fetched", "handled", "stored", "committed"]
 
 @dataclass(frozen=True)
 class Outputs:
-    """A handler result that pins stream versions (`expected`: stream → version, see ports)."""
+    """A handler result that pins stream versions (`expected`: stream → version, see ports) and/or
+    the log head (`expected_head`: the outputs must land right after that position; when the log
+    has grown, the handler is simply called again — it re-reads and re-decides — without counting
+    a failed attempt)."""
 
     items: Sequence[Event | Envelope]
     expected: Mapping[str, int | None] = field(default_factory=dict)
+    expected_head: int | None = None
 
 
 Handler = Callable[[Envelope], Awaitable[Sequence[Event | Envelope] | Outputs]]
@@ -87,6 +91,7 @@ class ConsumerStats:
     handler_retries: int = 0
     transient_waits: int = 0
     commit_failures: int = 0
+    head_retries: int = 0
 
 
 class ConsumerLoop:
@@ -118,8 +123,17 @@ class ConsumerLoop:
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Consume until `stop` is set (or the task is cancelled)."""
         stop = stop or asyncio.Event()
+        failures = 0
         while not stop.is_set():
-            await self.run_once()
+            try:
+                await self.run_once()
+                failures = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a transport in a bad state: never crash-loop, wait and go on
+                failures += 1
+                log.exception("%s: consumer round failed; retrying", self.name)
+                await asyncio.sleep(self._retry.backoff(failures))
 
     async def run_once(self) -> int:
         """Fetch one batch, handle every record, commit; returns how many records were handled."""
@@ -174,15 +188,21 @@ class ConsumerLoop:
             while True:
                 attempt += 1
                 try:
-                    outputs, expected = self._wrap(env, await self._handler(env))
+                    result = await self._handler(env)
+                    outputs, expected = self._wrap(env, result)
                     self._stage("handled", record)
-                    stored = await self._append(env, outputs, expected)
+                    head = result.expected_head if isinstance(result, Outputs) else None
+                    stored = await self._append(env, outputs, expected, head)
                 except asyncio.CancelledError:
                     raise
                 except PoisonMessage as exc:
                     return await self._dead_letter(record, exc.reason, exc)
                 except DuplicateEventError as exc:
                     return await self._dead_letter(record, "duplicate-output", exc)
+                except HeadMovedError:
+                    self.stats.head_retries += 1
+                    attempt -= 1  # another writer got there first: re-read and re-decide
+                    continue
                 except Exception as exc:
                     if is_transient(exc) and not isinstance(exc, ConcurrencyError):
                         self.stats.transient_waits += 1
@@ -199,10 +219,10 @@ class ConsumerLoop:
                 self._stage("stored", record)
                 return "processed" if stored is not None else "skipped"
 
-    async def _append(self, env: Envelope, outputs: list[Envelope],
-                      expected: Mapping[str, int | None]) -> list[Envelope] | None:
+    async def _append(self, env: Envelope, outputs: list[Envelope], expected: Mapping[str, int | None],
+                      expected_head: int | None = None) -> list[Envelope] | None:
         return await self._with_patience("append", lambda: self._store.append_and_track(
-            self.name, env.id, env.position, outputs, expected=expected))
+            self.name, env.id, env.position, outputs, expected=expected, expected_head=expected_head))
 
     def _wrap(self, env: Envelope, result: Sequence[Event | Envelope] | Outputs
               ) -> tuple[list[Envelope], Mapping[str, int | None]]:

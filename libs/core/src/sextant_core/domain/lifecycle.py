@@ -66,6 +66,17 @@ TRANSITIONS: dict[str, dict[WorkloadPhase | None, WorkloadPhase]] = {
 }
 
 
+# Facts reported by the edges (agent, telemetry) may race with the end of a workload: a sample
+# taken just before a revoke is appended just after it. Such late facts are folded as no-ops in
+# a terminal phase instead of halting every fold; decisions never are.
+LATE_FACTS = frozenset({"ProfileSampleRecorded", "ProfilingCompleted", "PerformanceObserved", "QosVerdict",
+                        "WorkloadStarted", "WorkloadCompleted", "WorkloadFailed"})
+
+
+def is_late_fact(phase: WorkloadPhase | None, event_type: str) -> bool:
+    return phase in TERMINAL and event_type in LATE_FACTS
+
+
 class IllegalTransition(RuntimeError):
     """An event arrived that the workload's phase does not allow."""
 

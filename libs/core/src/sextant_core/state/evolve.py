@@ -20,7 +20,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
-from ..domain.lifecycle import WorkloadPhase, next_phase
+from ..domain.lifecycle import WorkloadPhase, is_late_fact, next_phase
 from .model import EMPTY, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
 
 
@@ -67,6 +67,8 @@ def _workload(state: ClusterState, event: ev.WorkloadEvent) -> WorkloadState:
 def _step(state: ClusterState, event: ev.WorkloadEvent, **changes: object) -> ClusterState:
     """Move the workload to its next phase (validated) and apply `changes`."""
     w = _workload(state, event)
+    if is_late_fact(w.phase, event.TYPE):
+        return state
     phase = next_phase(w.workload_id, w.phase, event.TYPE)
     w2 = replace(w, phase=phase, **changes)  # type: ignore[arg-type]
     state = replace(state, workloads=state.workloads.set(w.workload_id, w2))
@@ -243,6 +245,8 @@ def _(event: ev.TargetUpdated, state: ClusterState) -> ClusterState:
 
 
 def _end(state: ClusterState, event: ev.WorkloadEvent, reason: str) -> ClusterState:
+    if is_late_fact(_workload(state, event).phase, event.TYPE):
+        return state  # already ended: its resources were released then
     state = _release(state, event.workload_id)
     return _step(state, event, ended_at=event.at, end_reason=reason)
 

@@ -1,0 +1,155 @@
+"""Hosting a decider in a process: Kafka says what happened, PostgreSQL says in what order.
+
+A `DeciderHandler` is the `ConsumerLoop` handler of a deciding service. For each input envelope it
+
+1. catches the decider's state up with the PostgreSQL log (global position order, each event
+   folded exactly once — the log, not the Kafka partition order, defines the state);
+2. asks the decider to react (a pure step of the core; the kit does not know what a decision is);
+3. returns the outputs with `expected_head` = the position its state was folded to, so the
+   consumer loop appends them — with the tracking row and outbox rows, in one transaction —
+   **right after the state they were decided on**. If another writer got there first, the loop
+   calls the handler again, which catches up and decides again (DESIGN §4: "the state a decision
+   saw" is exactly a prefix of the log).
+
+Snapshots: the handler loads the newest valid snapshot at start (`restore`) and saves one every
+`snapshot_every` folded events; they are disposable caches tagged with the code version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from importlib import resources
+from typing import Protocol
+
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.events import Event
+
+from .consumer import Outputs
+from .ports import EventStore, Snapshot, SnapshotStore
+
+log = logging.getLogger(__name__)
+SNAPSHOT_SCHEMA = 1
+
+
+class StepOutput(Protocol):
+    @property
+    def events(self) -> Sequence[Event]: ...
+
+
+class DeciderPort(Protocol):
+    """What the handler needs from a decider (the core's `workflow.Decider` satisfies it)."""
+
+    @property
+    def position(self) -> int: ...
+
+    def fold(self, envelopes: Sequence[Envelope]) -> None: ...
+
+    def handle(self, envelope: Envelope) -> StepOutput: ...
+
+    def snapshot(self) -> bytes: ...
+
+    def restore(self, blob: bytes) -> None: ...
+
+
+def code_version(*packages: str) -> str:
+    """A short hash of the source files of `packages`: snapshots of other code are ignored."""
+    h = hashlib.sha256()
+    for name in packages:
+        root = resources.files(name)
+        for path in sorted(_walk(root), key=str):
+            h.update(str(path).rsplit(name, 1)[-1].encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _walk(root: resources.abc.Traversable) -> list[resources.abc.Traversable]:
+    out = []
+    for child in root.iterdir():
+        if child.is_dir():
+            out.extend(_walk(child))
+        elif child.name.endswith(".py"):
+            out.append(child)
+    return out
+
+
+class DeciderHandler:
+    def __init__(self, name: str, decider: DeciderPort, store: EventStore, *,
+                 snapshots: SnapshotStore | None = None, code: str = "", snapshot_every: int = 5000,
+                 read_batch: int = 2000) -> None:
+        self.name = name
+        self.decider = decider
+        self.store = store
+        self.snapshots = snapshots
+        self.code = code
+        self.snapshot_every = snapshot_every
+        self.read_batch = read_batch
+        self._last_snapshot = 0
+        self.folded = 0
+
+    async def start(self) -> None:
+        """Restore the newest valid snapshot, then fold the tail of the log."""
+        if self.snapshots is not None:
+            snap = await self.snapshots.load_snapshot(self.name, self.code, SNAPSHOT_SCHEMA)
+            if snap is not None:
+                self.decider.restore(snap.blob)
+                self._last_snapshot = snap.position
+                log.info("%s: restored snapshot at position %d", self.name, snap.position)
+        await self.catch_up()
+
+    async def catch_up(self) -> int:
+        n = 0
+        while True:
+            batch = await self.store.read_all(self.decider.position, limit=self.read_batch)
+            if not batch:
+                break
+            self.decider.fold(batch)
+            n += len(batch)
+        self.folded += n
+        if self.snapshots is not None and self.decider.position - self._last_snapshot >= self.snapshot_every:
+            await self.save_snapshot()
+        return n
+
+    async def save_snapshot(self) -> None:
+        assert self.snapshots is not None
+        pos = self.decider.position
+        await self.snapshots.save_snapshot(Snapshot(key=self.name, code_version=self.code,
+                                                    schema_version=SNAPSHOT_SCHEMA, position=pos,
+                                                    blob=self.decider.snapshot()))
+        self._last_snapshot = pos
+
+    async def __call__(self, env: Envelope) -> Outputs:
+        await self.catch_up()
+        result = self.decider.handle(env)
+        return Outputs(items=tuple(result.events), expected_head=self.decider.position)
+
+
+EVENT_TOPICS = ("sextant.events.workloads", "sextant.events.servers", "sextant.events.clock",
+                "sextant.events.models")
+
+
+def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sextant_core", "sextant_contracts"),
+                 topics: Sequence[str] = EVENT_TOPICS):  # type: ignore[no-untyped-def]
+    """A `bootstrap.serve` task running `decider` as this process's consumer of the event topics."""
+    import asyncio
+
+    from .bootstrap import Runtime, with_patience
+    from .consumer import ConsumerLoop
+
+    async def run(rt: Runtime, stop: asyncio.Event) -> None:
+        name = rt.settings.service_name
+        handler = DeciderHandler(name, decider, rt.store, snapshots=rt.store, code=code_version(*code_packages))
+        await with_patience(f"{name}: event store", handler.start, rt.settings.retry_backoff_s,
+                            rt.settings.retry_backoff_max_s, stop)
+        source = rt.source(name, topics)
+        await with_patience(f"{name}: kafka consumer", source.start, rt.settings.retry_backoff_s,
+                            rt.settings.retry_backoff_max_s, stop)
+        loop = ConsumerLoop(name=name, source=source, store=rt.store, handler=handler,
+                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name))
+        rt.consumers[name] = loop
+        rt.handlers[name] = handler
+        await loop.run(stop)
+
+    run.__name__ = "decider"
+    return run

@@ -1,0 +1,19 @@
+"""The reprovisioning service's handlers: the core's decider for `reprovisioning`, nothing else.
+
+Which events it reacts to and what it decides is the core's business (`sextant_core.process`
+routes commands by their HANDLER; `sextant_core.decide` decides them with the policy set named
+by `SEXTANT_POLICY_PROFILE`). This module only wires the decider to the process.
+"""
+
+from __future__ import annotations
+
+from sextant_core.profiles import policy_set
+from sextant_core.workflow import Decider
+
+from .settings import Settings
+
+SERVICE = "reprovisioning"
+
+
+def make_decider(settings: Settings) -> Decider:
+    return Decider(SERVICE, policy_set(settings.policy_profile))

@@ -1,0 +1,86 @@
+"""`python -m sextant_telemetry.main`: the telemetry service process (samples → verdicts, Ticks)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from pydantic import ValidationError
+from sextant_contracts import codec
+from sextant_contracts import events as ev
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.ids import derive_id
+from sextant_contracts.model import RawSample
+from sextant_contracts.topics import DEAD_LETTERS, TELEMETRY_SAMPLES
+from sextant_kit.bootstrap import Runtime, serve, with_patience
+from sextant_kit.errors import ConcurrencyError
+from sextant_kit.runtime import DeciderHandler
+
+from .api import routers
+from .handlers import Aggregator, is_running, make_decider
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def main() -> None:
+    settings = Settings()  # type: ignore[call-arg]
+    decider = make_decider(settings)
+    aggregator = Aggregator(settings.verdict_window_s, settings.qos_margin)
+
+    async def samples(rt: Runtime, stop: asyncio.Event) -> None:
+        handler = DeciderHandler("telemetry", decider, rt.store)
+        await with_patience("telemetry: event store", handler.start, 0.5, 5.0, stop)
+        source = rt.source("telemetry", [TELEMETRY_SAMPLES.name])
+        await with_patience("telemetry: kafka", source.start, 0.5, 5.0, stop)
+        while not stop.is_set():
+            try:
+                records = await source.fetch(0.5, 500)
+                if records:
+                    await handler.catch_up()
+                for r in records:
+                    try:
+                        sample = RawSample.model_validate(codec.loads(r.value or b""))
+                    except (ValidationError, ValueError) as exc:
+                        await rt.publisher.publish(DEAD_LETTERS.name, r.key, r.value, [
+                            ("dlq_reason", b"bad-sample"), ("dlq_error", str(exc)[:500].encode()),
+                            ("dlq_consumer", b"telemetry"), ("dlq_topic", r.topic.encode())])
+                        continue
+                    for window_id, events in aggregator.add(sample, is_running(decider, sample.workload_id)):
+                        envs = [Envelope.wrap(e, id=derive_id("telemetry", window_id, i), source="telemetry",
+                                              stream_version=0, time=time.time(), correlation_id=e.stream)
+                                for i, e in enumerate(events)]
+                        await rt.store.append_and_track("telemetry", window_id, None, envs)
+                if records:
+                    await source.commit({(r.topic, r.partition): r.offset + 1 for r in records})
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # outages: wait and retry, never crash-loop
+                log.warning("telemetry: %r; retrying", exc)
+                await asyncio.sleep(1.0)
+
+    async def ticks(rt: Runtime, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                seq = await rt.store.stream_version("clock")
+                tick = ev.Tick(at=time.time(), seq=seq, period_s=settings.tick_period_s)
+                env = Envelope.wrap(tick, id=derive_id("tick", seq), source="telemetry",
+                                    stream_version=seq + 1, time=tick.at)
+                await rt.store.append("clock", seq, [env])
+            except ConcurrencyError:
+                pass  # another instance logged this tick
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("telemetry: tick failed (%r); retrying", exc)
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=settings.tick_period_s)
+            except TimeoutError:
+                pass
+
+    asyncio.run(serve(settings, [samples, ticks], routers=lambda rt: routers(decider, aggregator)))
+
+
+if __name__ == "__main__":
+    main()
