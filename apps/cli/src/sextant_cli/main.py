@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "sextant_sim.cli",
     "sextant_cli.classify_matrix",
     "sextant_cli.db",
+    "sextant_cli.replay",
     "sextant_cli.demo",
 )
 

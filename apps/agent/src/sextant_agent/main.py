@@ -1,0 +1,145 @@
+"""`python -m sextant_agent.main`: the cluster agent process.
+
+Two tasks share one executor (a single asyncio loop, so they never interleave inside it):
+
+- **commands**: a consumer of the workload and server events (group `agent`). For each record it
+  folds the log up to the head (in position order; every newly folded event is shown to the
+  executor), runs the core's process manager for agent commands, executes them, and returns the
+  facts they produced — appended with the tracking row in one transaction, so a redelivered
+  record after a crash never starts a workload twice (a reactor: replay never re-runs it).
+- **clock**: every `agent_step_s` lets the executor's time advance; the facts of each happening
+  are appended tracked under the happening's key; raw samples go to `sextant.telemetry.samples`.
+
+At start it registers the executor's servers (once: optimistic concurrency on each server stream)
+and resumes what the log says should be running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+from sextant_contracts import codec
+from sextant_contracts import events as ev
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.ids import derive_id
+from sextant_contracts.topics import SERVER_EVENTS, TELEMETRY_SAMPLES, WORKLOAD_EVENTS
+from sextant_core.profiles import policy_set
+from sextant_core.workflow import Decider
+from sextant_kit.bootstrap import Runtime, serve, with_patience
+from sextant_kit.consumer import ConsumerLoop, Outputs
+from sextant_kit.errors import ConcurrencyError
+from sextant_kit.ports import EventStore
+
+from .executor import Executor
+from .settings import Settings
+from .twin import TwinExecutor
+
+log = logging.getLogger(__name__)
+
+
+class AgentCore:
+    """The agent's view of the log plus its executor."""
+
+    def __init__(self, executor: Executor, store: EventStore, profile: str) -> None:
+        self.executor = executor
+        self.store = store
+        self.decider = Decider("agent", policy_set(profile))
+
+    async def catch_up(self) -> None:
+        while True:
+            batch = await self.store.read_all(self.decider.position, limit=2000)
+            if not batch:
+                return
+            for env in batch:
+                self.decider.fold([env])
+                self.executor.observe(env.event(), self.decider.state)
+
+    async def handle(self, env: Envelope) -> Outputs:
+        await self.catch_up()
+        facts: list[ev.Event] = []
+        for c in self.decider.handle(env).agent_commands:
+            facts.extend(self.executor.execute(c, self.decider.state, time.time()))
+        return Outputs(items=facts)
+
+
+def envelopes(facts: Sequence[ev.Event], key: str) -> list[Envelope]:
+    now = time.time()
+    return [Envelope.wrap(f, id=derive_id("agent", key, i), source="agent", stream_version=0, time=now,
+                          correlation_id=f.stream) for i, f in enumerate(facts)]
+
+
+async def register_servers(store: EventStore, executor: Executor) -> int:
+    n = 0
+    for s in executor.servers():
+        env = Envelope.wrap(s, id=derive_id("register", s.server_id), source="agent", stream_version=1,
+                            time=time.time())
+        try:
+            await store.append(s.stream, 0, [env])
+            n += 1
+        except ConcurrencyError:
+            pass  # registered by an earlier start
+    return n
+
+
+def main() -> None:
+    settings = Settings()  # type: ignore[call-arg]
+    wall0 = time.time()
+    executor = TwinExecutor(settings.agent_scenario, settings.agent_seed, speed=settings.agent_speed,
+                            wall0=wall0, inject_failures=settings.agent_inject_failures)
+
+    async def agent(rt: Runtime, stop: asyncio.Event) -> None:
+        core = AgentCore(executor, rt.store, settings.policy_profile)
+
+        async def start() -> None:
+            await register_servers(rt.store, executor)
+            await core.catch_up()
+            facts = executor.resume(core.decider.state, time.time())
+            if facts:
+                await rt.store.append_and_track("agent-clock", derive_id("resume", wall0), None,
+                                                envelopes(facts, f"resume:{wall0}"))
+
+        await with_patience("agent: event store", start, 0.5, 5.0, stop)
+        source = rt.source("agent", [WORKLOAD_EVENTS.name, SERVER_EVENTS.name])
+        await with_patience("agent: kafka", source.start, 0.5, 5.0, stop)
+        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle,
+                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"))
+        rt.consumers["agent"] = loop
+        await asyncio.gather(loop.run(stop), clock(rt, core, stop))
+
+    async def clock(rt: Runtime, core: AgentCore, stop: asyncio.Event) -> None:
+        # what the executor reported but is not durable yet: kept across outages, in order
+        facts_due: list[tuple[str, list[ev.Event]]] = []
+        samples_due: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]]]] = []
+        while not stop.is_set():
+            happenings, samples = executor.advance(core.decider.state, time.time())
+            facts_due.extend(happenings)
+            samples_due.extend((TELEMETRY_SAMPLES.name, s.workload_id.encode(), codec.dumpb(s), [])
+                               for s in samples)
+            try:
+                while facts_due:
+                    key, facts = facts_due[0]
+                    await rt.store.append_and_track("agent-clock", f"{wall0}:{key}", None,
+                                                    envelopes(facts, f"{wall0}:{key}"))
+                    facts_due.pop(0)
+                if samples_due:
+                    await rt.publisher.publish_many(samples_due)
+                    samples_due = []
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("agent clock: %r; retrying", exc)
+                await asyncio.sleep(0.5)
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=settings.agent_step_s)
+            except TimeoutError:
+                pass
+
+    agent.__name__ = "agent"
+    asyncio.run(serve(settings, [agent]))
+
+
+if __name__ == "__main__":
+    main()

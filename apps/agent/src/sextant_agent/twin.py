@@ -1,0 +1,141 @@
+"""`TwinExecutor`: the cluster twin as the platform's executor, in scaled wall-clock time.
+
+It reuses the twin's own agent (`sextant_sim.agent.Agent`) and world unchanged, behind the small
+engine facade they expect (`world`, `setup`, `state`, `now`, `schedule`, `emit`, `ledger`): the
+same ground truth, profiler and telemetry the simulator uses, but the decisions come from the
+platform's log instead of an in-process `decide`. Virtual time is `(wall - wall0) × speed`; facts
+are reported with wall-clock times (`at = wall0 + virtual / speed`), the platform's time base.
+
+Workloads are matched to ground truths by their `TwinWorkloadRef.ref` (a workload id of the
+scenario). Performance observations become raw samples for the telemetry service; the twin's own
+QoS verdicts are dropped (telemetry decides them). After a restart the world is empty: `resume`
+re-launches what the log says is running (from scratch — a restarted container) or profiling.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_contracts.ids import derive_id
+from sextant_contracts.model import RawSample, TwinWorkloadRef
+from sextant_core.domain.lifecycle import WorkloadPhase
+from sextant_core.state.model import EMPTY, ClusterState
+from sextant_sim.agent import Agent
+from sextant_sim.cluster import World
+from sextant_sim.ledger import Ledger, Record
+from sextant_sim.scenarios import load_scenario
+from sextant_sim.setup import Setup, prepare
+
+
+class TwinExecutor:
+    def __init__(self, scenario: str, seed: int, *, speed: float, wall0: float,
+                 inject_failures: bool = False) -> None:
+        self.setup: Setup = prepare(load_scenario(scenario), seed)
+        self.speed = speed
+        self.wall0 = wall0
+        self.state: ClusterState = EMPTY
+        self.now = 0.0
+        self._heap: list[tuple[float, int, int, str, str, int]] = []
+        self._seq = 0
+        self._by_ref = dict(self.setup.truths)
+        self._facts: list[ev.Event] = []
+        self._samples: list[RawSample] = []
+        self.ledger = Ledger()
+        sids = [sid for sid, _ in self.setup.servers]
+        pidx = [self.setup.cat.index(p.platform_id) for _, p in self.setup.servers]
+        self.world = World(self.setup.cat, sids, pidx, self.setup.model, self.setup.scale, self.schedule,
+                           self.setup.gt.memory.oom_headroom)
+        self.agent = Agent(self)  # type: ignore[arg-type]
+        if inject_failures:
+            for i, f in enumerate(self.setup.failures):
+                self.schedule(f.at, "fail", str(i), 0, 0)
+                self.schedule(f.repaired_at, "recover", str(i), 0, 1)
+
+    # --- the engine facade the twin's agent expects ---------------------------------------------
+
+    def schedule(self, at: float, kind: str, key: str, version: int, priority: int | None = None) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (at, priority if priority is not None else 5, self._seq, kind, key, version))
+
+    def emit(self, e: ev.Event, cause: str | None = None) -> None:
+        wall = self.wall0 + e.at / self.speed
+        if isinstance(e, ev.PerformanceObserved):
+            self._samples.append(RawSample(sample_id=derive_id("sample", e.workload_id, e.at),
+                                           workload_id=e.workload_id, at=wall, value=e.value,
+                                           ratio_to_target=e.ratio_to_target, p99_latency_ms=e.p99_latency_ms))
+        elif not isinstance(e, ev.QosVerdict):
+            self._facts.append(e.model_copy(update={"at": wall}))
+
+    # --- Executor --------------------------------------------------------------------------------
+
+    def virtual(self, wall: float) -> float:
+        return max((wall - self.wall0) * self.speed, self.now)
+
+    def servers(self) -> list[ev.ServerRegistered]:
+        return [ev.ServerRegistered(at=self.wall0, server_id=sid, platform=p.platform_id, capacity=p.capacity)
+                for sid, p in self.setup.servers]
+
+    def observe(self, event: ev.Event, state: ClusterState) -> None:
+        self.state = state
+        if isinstance(event, ev.WorkloadSubmitted) and isinstance(event.spec, TwinWorkloadRef):
+            truth = self._by_ref.get(event.spec.ref)
+            if truth is not None and event.workload_id not in self.setup.truths:
+                self.setup.truths[event.workload_id] = truth
+                self.ledger.add(Record(workload_id=event.workload_id, family=truth.family, group="",
+                                       kind=truth.kind.value, best_effort=event.best_effort,
+                                       submitted_at=event.at, ideal_s=truth.ideal_s,
+                                       needed_cores=truth.needed_cores, requested_cores=truth.requested_cores))
+        self.agent.on_event(event)
+
+    def known(self, workload_id: str) -> bool:
+        return workload_id in self.setup.truths
+
+    def resume(self, state: ClusterState, wall: float) -> list[ev.Event]:
+        self.state = state
+        self.now = self.virtual(wall)
+        for wid, w in sorted(state.workloads.items()):
+            if not self.known(wid):
+                continue
+            if w.phase == WorkloadPhase.RUNNING and w.allocation is not None:
+                self.world.start(wid, self.setup.truths[wid], w.allocation, self.now)
+                self.agent._observing.discard(wid)
+                self.agent.execute(cmd.StartWorkload(workload_id=wid, allocation=w.allocation), "resume")
+            elif w.phase == WorkloadPhase.PROFILING and w.profile_runs:
+                self.agent.execute(cmd.ExecuteProfileRuns(workload_id=wid, runs=w.profile_runs), "resume")
+        facts = [f for f in self._take() if not isinstance(f, ev.WorkloadStarted)]  # already started
+        return facts
+
+    def execute(self, command: cmd.Command, state: ClusterState, wall: float) -> list[ev.Event]:
+        self.state = state
+        self.now = self.virtual(wall)
+        if not self.known(command.workload_id):
+            return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id,
+                                      reason="agent: not a workload of this twin")]
+        self.agent.execute(command, "command")
+        return self._take()
+
+    def advance(self, state: ClusterState, wall: float) -> tuple[list[tuple[str, list[ev.Event]]], list[RawSample]]:
+        self.state = state
+        target = self.virtual(wall)
+        out: list[tuple[str, list[ev.Event]]] = []
+        while self._heap and self._heap[0][0] <= target:
+            at, _p, seq, kind, key, version = heapq.heappop(self._heap)
+            self.now = max(self.now, at)
+            if kind == "fail":
+                self.agent.fail_server(self.setup.failures[int(key)].server_id)
+            elif kind == "recover":
+                self.agent.recover_server(self.setup.failures[int(key)].server_id)
+            else:
+                self.agent.happening(kind, key, version)
+            facts = self._take()
+            if facts:
+                out.append((f"{kind}:{key}:{version}:{seq}", facts))
+        self.now = target
+        samples, self._samples = self._samples, []
+        return out, samples
+
+    def _take(self) -> list[ev.Event]:
+        facts, self._facts = self._facts, []
+        return facts

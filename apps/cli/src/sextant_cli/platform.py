@@ -1,0 +1,122 @@
+"""Start and stop the platform's processes on one machine: the six services, the relay and the
+cluster agent, each a separate `python -m` process on its own 127.0.0.1 port, against a running
+stack (real PostgreSQL and Kafka from `sextant_infra`). Used by `sextant demo` and the e2e tests.
+
+Each process's output goes to `<run_dir>/logs/<name>.log`; a process that dies during start-up
+fails `wait_ready` with the tail of its log.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+SERVICES = ("admission", "profiling", "classification", "planning", "reprovisioning", "telemetry")
+MODULES = {**{s: f"sextant_{s}.main" for s in SERVICES}, "relay": "sextant_kit.relay_process",
+           "agent": "sextant_agent.main"}
+
+
+class PlatformError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except FileNotFoundError:
+        return "(no log)"
+
+
+@dataclass
+class Proc:
+    name: str
+    port: int
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class Platform:
+    run_dir: Path
+    env: dict[str, str]
+    procs: dict[str, Proc] = field(default_factory=dict)
+    ports: dict[str, int] = field(default_factory=dict)
+
+    def start(self, name: str, extra_env: Mapping[str, str] | None = None) -> Proc:
+        """Start (or restart, on the same port) one process."""
+        logs = self.run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        port = self.ports.setdefault(name, free_port())
+        env = {**os.environ, **self.env, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_PORT": str(port),
+               "SEXTANT_HTTP_HOST": "127.0.0.1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               **(extra_env or {})}
+        log = logs / f"{name}.log"
+        with log.open("ab") as out:
+            popen = subprocess.Popen([sys.executable, "-m", MODULES[name]], env=env, stdout=out,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs[name] = Proc(name, port, popen, log)
+        return self.procs[name]
+
+    def start_all(self, names: tuple[str, ...] = (*SERVICES, "relay", "agent"),
+                  extra_env: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        for n in names:
+            self.start(n, (extra_env or {}).get(n))
+
+    def wait_ready(self, names: tuple[str, ...] | None = None, timeout_s: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        pending = list(names or self.procs)
+        with httpx.Client(timeout=2.0) as client:
+            while pending:
+                name = pending[0]
+                p = self.procs[name]
+                if p.popen.poll() is not None:
+                    raise PlatformError(f"{name} exited with {p.popen.returncode}:\n{tail(p.log)}")
+                try:
+                    if client.get(f"{p.url}/readyz").status_code == 200:
+                        pending.pop(0)
+                        continue
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise PlatformError(f"{name} not ready after {timeout_s:.0f}s:\n{tail(p.log)}")
+                time.sleep(0.2)
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        p = self.procs[name]
+        if p.popen.poll() is None:
+            os.killpg(p.popen.pid, sig)
+            p.popen.wait(timeout=30)
+
+    def stop(self, timeout_s: float = 15.0) -> None:
+        for p in self.procs.values():
+            if p.popen.poll() is None:
+                os.killpg(p.popen.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for p in self.procs.values():
+            try:
+                p.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.popen.pid, signal.SIGKILL)
+                p.popen.wait()
+
+    def url(self, name: str) -> str:
+        return self.procs[name].url
