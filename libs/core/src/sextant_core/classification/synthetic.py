@@ -4,9 +4,11 @@ the cluster twin's catalogue).
 Not a model of any real machine: a generator of *plausible* utility matrices with the structure
 the papers rely on ("similarity concepts", Paragon §2.1) plus what breaks it, all seeded:
 
-* heterogeneity: ``log perf(w, p) = b_w + Σ_k a_wk x_pk + ε`` — K platform capabilities x (spread
-  ≈ 2× across platforms, Paragon §1), workload sensitivities a ≥ 0 (Dirichlet × intensity), an
-  unmodelled per-cell term ε (σ = `idiosyncrasy`);
+* heterogeneity: ``log perf(w, p) = b_w + s_w g_p + Σ_k a_wk x_pk + ε`` — a general platform speed
+  g (σ 0.3: ≈ 2× between the fastest and slowest platform, Paragon §1) that every workload feels
+  with its own strength s ∈ [0.6, 1.4], K concept-specific capabilities x (σ `concept_spread`,
+  0.12: cache, memory bandwidth, …) with workload sensitivities a ≥ 0 (Dirichlet × intensity), and
+  an unmodelled per-cell term ε (σ `idiosyncrasy`);
 * scale-up and scale-out: Universal Scalability Law speedups ``N / (1 + σ(N−1) + κN(N−1))`` with
   per-workload contention σ and coherency κ (sub- and super-linear shapes, Quasar Fig. 2), over
   cores ``c1, c2, c4, …`` and node counts ``n1 … n<nodes>``;
@@ -79,11 +81,12 @@ class SyntheticWorld:
     """`workload(i, kind)` draws workload i; the same (seed, i, kind) always gives the same one."""
 
     def __init__(self, seed: int = 0, *, platforms: int = 10, concepts: int = 4, max_cores: int = 16,
-                 nodes: int = 16, idiosyncrasy: float = 0.02) -> None:
+                 nodes: int = 16, idiosyncrasy: float = 0.02, concept_spread: float = 0.12) -> None:
         self.seed = seed
         r = np.random.default_rng([seed, 0])
         self.platforms = tuple(f"p{i:02d}" for i in range(platforms))
-        self.capability = r.normal(0.0, 0.35, size=(platforms, concepts))
+        self.general = r.normal(0.0, 0.3, size=platforms)
+        self.capability = r.normal(0.0, concept_spread, size=(platforms, concepts))
         cores, c = [], 1
         while c <= max_cores:
             cores.append(c)
@@ -103,7 +106,7 @@ class SyntheticWorld:
         eps = self.idiosyncrasy
         concepts = self.capability.shape[1]
         a = r.dirichlet(np.ones(concepts) * 0.6) * r.uniform(0.6, 1.6)
-        het = self.capability @ a + r.normal(0, eps, size=len(self.platforms))
+        het = r.uniform(0.6, 1.4) * self.general + self.capability @ a + r.normal(0, eps, size=len(self.platforms))
         sig_up, kap_up = r.uniform(0.0, 0.35), 10 ** r.uniform(-4, -1.5)
         up = np.log(_usl(self.cores, sig_up, kap_up)) + r.normal(0, eps, len(self.cores))
         up -= up[0]
