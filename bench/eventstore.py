@@ -227,7 +227,7 @@ def main() -> int:
         from sextant_infra.stack import start_stack
 
         stack = start_stack(Path(tempfile.mkdtemp(prefix="sextant-bench-")), topics=[], die_with_parent=True)
-        db_url, bootstrap = stack.env()["SEXTANT_DATABASE_URL"], stack.env()["SEXTANT_KAFKA_BOOTSTRAP"]
+        db_url, bootstrap = stack.env["SEXTANT_DATABASE_URL"], stack.env["SEXTANT_KAFKA_BOOTSTRAP"]
     try:
         results = asyncio.run(run(args, db_url, bootstrap))
     finally:

@@ -202,3 +202,33 @@ async def test_stage_hook_sees_every_stage(stage: str) -> None:
     await h.send(make_envelope("workload-a", 1, 1))
     await h.drain()
     assert seen == [(stage, 0)]
+
+
+async def test_run_survives_a_failing_transport_and_stops_on_request() -> None:
+    import asyncio
+
+    async def handler(env: Envelope) -> Sequence[Event]:
+        return completed(env)
+
+    h = Harness(handler)
+    real_fetch = h.loop._source.fetch
+    calls = 0
+
+    async def broken_then_fine(timeout: float, max_records: int) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls <= 2:
+            raise RuntimeError("consumer in a bad state")
+        return await real_fetch(timeout, max_records)
+
+    h.loop._source.fetch = broken_then_fine  # type: ignore[method-assign]
+    await h.send(make_envelope("workload-a", 1, 1))
+    stop = asyncio.Event()
+    task = asyncio.create_task(h.loop.run(stop))
+    for _ in range(500):
+        if h.loop.stats.processed:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    assert calls > 2 and h.loop.stats.processed == 1

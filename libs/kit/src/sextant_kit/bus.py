@@ -112,6 +112,7 @@ class MemorySource:
     async def fetch(self, timeout: float, max_records: int) -> list[Record]:
         found = self._available(max_records)
         if found or timeout <= 0:
+            await asyncio.sleep(0)  # like a network call, always give the loop a turn
             return found
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._bus._wakeup.wait(), timeout)

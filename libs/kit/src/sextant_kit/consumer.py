@@ -23,6 +23,10 @@ A dead letter is the original key, value and headers, published to the dead-lett
 headers `dlq_reason`, `dlq_error`, `dlq_consumer`, `dlq_topic`, `dlq_partition`, `dlq_offset`. Its
 offset is committed like any handled record.
 
+`track_empty=False` skips the tracking row when the handler produced nothing: for deciders whose
+commands are re-checked against the state, re-handling a redelivered no-op is harmless, and most
+events are no-ops for most services (one write saved per event per service).
+
 Output envelopes get derived ids (`derive_id(consumer, input id, index)`), `causation_id` = input
 id, `correlation_id` = the input's correlation id (or its id), `traceparent` = the consumer span.
 """
@@ -101,7 +105,8 @@ class ConsumerLoop:
                  dead_letters: Publisher, dead_letter_topic: str = DEAD_LETTERS.name,
                  output_source: str | None = None, retry: RetryPolicy | None = None,
                  tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
-                 max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None) -> None:
+                 max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
+                 track_empty: bool = True) -> None:
         self.name = name
         self._source = source
         self._store = store
@@ -115,6 +120,7 @@ class ConsumerLoop:
         self._max_records = max_records
         self._fetch_timeout = fetch_timeout
         self._hook = hook
+        self._track_empty = track_empty
         self.stats = ConsumerStats()
         self.handled = 0
 
@@ -126,7 +132,8 @@ class ConsumerLoop:
         failures = 0
         while not stop.is_set():
             try:
-                await self.run_once()
+                if not await self.run_once():
+                    await asyncio.sleep(0)  # an idle source that returns at once must not starve the loop
                 failures = 0
             except asyncio.CancelledError:
                 raise
@@ -192,6 +199,8 @@ class ConsumerLoop:
                     outputs, expected = self._wrap(env, result)
                     self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
+                    if not outputs and not self._track_empty:
+                        return "processed"  # a no-op reaction: re-handling it decides nothing new
                     stored = await self._append(env, outputs, expected, head)
                 except asyncio.CancelledError:
                     raise

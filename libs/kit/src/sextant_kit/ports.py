@@ -157,6 +157,10 @@ class OutboxReader(Protocol):
     async def mark_sent(self, positions: Sequence[int]) -> None:
         ...
 
+    async def pending_count(self) -> int:
+        """How many items are unsent (relay lag, readiness, tests)."""
+        ...
+
     def notification_generation(self) -> int:
         """A counter of append notifications; read it BEFORE looking for rows."""
         ...
