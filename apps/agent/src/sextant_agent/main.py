@@ -32,6 +32,7 @@ from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
 from sextant_kit.errors import ConcurrencyError
 from sextant_kit.ports import EventStore
+from sextant_kit.telemetry import current_traceparent
 
 from .executor import Executor
 from .settings import Settings
@@ -47,6 +48,9 @@ class AgentCore:
         self.executor = executor
         self.store = store
         self.decider = Decider("agent", policy_set(profile))
+        # trace context of the command that set a workload's timers: its delayed facts (profiling
+        # results, completions) continue that trace instead of starting new ones
+        self.traces: dict[str, str] = {}
 
     async def catch_up(self) -> None:
         while True:
@@ -61,14 +65,19 @@ class AgentCore:
         await self.catch_up()
         facts: list[ev.Event] = []
         for c in self.decider.handle(env).agent_commands:
+            tp = current_traceparent()
+            if tp:
+                self.traces[c.workload_id] = tp
             facts.extend(self.executor.execute(c, self.decider.state, time.time()))
         return Outputs(items=facts)
 
 
-def envelopes(facts: Sequence[ev.Event], key: str) -> list[Envelope]:
+def envelopes(facts: Sequence[ev.Event], key: str, traces: dict[str, str] | None = None) -> list[Envelope]:
     now = time.time()
     return [Envelope.wrap(f, id=derive_id("agent", key, i), source="agent", stream_version=0, time=now,
-                          correlation_id=f.stream) for i, f in enumerate(facts)]
+                          correlation_id=f.stream,
+                          traceparent=(traces or {}).get(getattr(f, "workload_id", ""), None))
+            for i, f in enumerate(facts)]
 
 
 async def register_servers(store: EventStore, executor: Executor) -> int:
@@ -122,7 +131,7 @@ def main() -> None:
                 while facts_due:
                     key, facts = facts_due[0]
                     await rt.store.append_and_track("agent-clock", f"{wall0}:{key}", None,
-                                                    envelopes(facts, f"{wall0}:{key}"))
+                                                    envelopes(facts, f"{wall0}:{key}", core.traces))
                     facts_due.pop(0)
                 if samples_due:
                     await rt.publisher.publish_many(samples_due)

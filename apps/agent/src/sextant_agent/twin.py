@@ -110,6 +110,8 @@ class TwinExecutor:
     def execute(self, command: cmd.Command, state: ClusterState, wall: float) -> list[ev.Event]:
         self.state = state
         self.now = self.virtual(wall)
+        if command.workload_id not in state.workloads:
+            return []
         if not self.known(command.workload_id):
             return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id,
                                       reason="agent: not a workload of this twin")]

@@ -98,5 +98,12 @@ class Decider:
         self.state = state
 
     def handle(self, envelope: Envelope) -> StepResult:
-        return step(self.state, envelope.event(), service=self.service, params=self.params,
-                    causation=(envelope.id,))
+        """React to `envelope`, which must already be folded. A record that is not part of this
+        log (past its head, or about a workload the log never saw — stale data on a shared topic)
+        is ignored."""
+        event = envelope.event()
+        foreign = (envelope.position is not None and envelope.position > self.state.position) or (
+            isinstance(event, ev.WorkloadEvent) and event.workload_id not in self.state.workloads)
+        if foreign:
+            return StepResult(state=self.state, events=(), decisions=(), agent_commands=())
+        return step(self.state, event, service=self.service, params=self.params, causation=(envelope.id,))

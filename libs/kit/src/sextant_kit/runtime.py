@@ -146,7 +146,7 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
         await with_patience(f"{name}: kafka consumer", source.start, rt.settings.retry_backoff_s,
                             rt.settings.retry_backoff_max_s, stop)
         loop = ConsumerLoop(name=name, source=source, store=rt.store, handler=handler,
-                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name))
+                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name), track_empty=False)
         rt.consumers[name] = loop
         rt.handlers[name] = handler
         await loop.run(stop)
