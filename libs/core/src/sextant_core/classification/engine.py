@@ -10,7 +10,7 @@ against the current column factors (`foldin`).
 **Rank.** ``FitParams.rank`` None (the default) = cross-validated at every retrain
 (`selection.select_rank`, pseudo-new rows with `cv_keep` = 2 known cells, the profiling density)
 on the rows with ≥ 3 entries plus an evenly spaced sample of the others, capped at
-`selection_rows` rows; the chosen rank is recorded in ``ModelRetrained.rank`` and replay trains
+`selection_rows` rows (a rank scan stops after 2 ranks without improvement); the chosen rank is recorded in ``ModelRetrained.rank`` and replay trains
 with the recorded rank (it never re-runs the selection).
 
 **Models are memoised by content.** `model_for` keys a trained model by (matrix, digest of the row
@@ -32,7 +32,7 @@ from sextant_contracts import events as ev
 from .factorize import FactorModel, train
 from .knowledge import Matrix, model_version
 from .params import FitParams
-from .selection import select_rank
+from .selection import PATIENCE, select_rank
 
 _MEMO: OrderedDict[tuple[str, str, int, str], FactorModel] = OrderedDict()
 _MEMO_SIZE = 64
@@ -97,7 +97,8 @@ def choose_rank(matrix: Matrix, rows: int, params: EngineParams) -> int:
     if not keep.all():  # a column seen only outside the subset: add its rows back
         extra = np.flatnonzero(mask[:, ~keep].any(axis=1))
         sub = np.union1d(sub, extra)
-    sel = select_rank(y[sub], mask[sub], [ids[i] for i in sub], params.fit, keep=params.cv_keep)
+    sel = select_rank(y[sub], mask[sub], [ids[i] for i in sub], params.fit, keep=params.cv_keep,
+                      patience=PATIENCE)
     return sel.rank
 
 

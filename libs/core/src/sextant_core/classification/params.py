@@ -26,6 +26,9 @@ class FitParams:
     reg_bias     ridge on the column biases (weighted the same way); row biases are unpenalised
     column_bias  fit a per-column bias c_i besides the global mean μ and row bias b_u
     init_iters   hard-impute rounds of the initial SVD (missing cells refilled each round)
+    reg_start    continuation: sweep t uses max(reg, reg_start · 2^-t), so the first sweeps are
+                 strongly regularised and the penalty decays to `reg` (avoids the poor local
+                 minima ALS falls into with a tiny reg on sparse data)
     max_epochs   ALS sweeps (one sweep = all rows, then all columns)
     tol          stop when the training RMSE improves by less than this fraction in a sweep
     """
@@ -35,10 +38,11 @@ class FitParams:
     reg_bias: float = 1e-6
     column_bias: bool = True
     init_iters: int = 10
+    reg_start: float = 1.0
     max_epochs: int = 40
     tol: float = 1e-5
 
     def tag(self) -> str:
         """A compact, stable description (part of model hashes and versions)."""
         return (f"als:k={self.rank}:reg={self.reg!r}:rb={self.reg_bias!r}:cb={int(self.column_bias)}"
-                f":ii={self.init_iters}:ep={self.max_epochs}:tol={self.tol!r}")
+                f":ii={self.init_iters}:rs={self.reg_start!r}:ep={self.max_epochs}:tol={self.tol!r}")
