@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "sextant_cli.classify_matrix",
     "sextant_cli.db",
     "sextant_cli.replay",
+    "sextant_cli.ops",
     "sextant_cli.demo",
 )
 

@@ -17,7 +17,7 @@ from sextant_core.workflow import Decider
 from sextant_kit.bootstrap import Runtime
 
 from . import views
-from .handlers import new_workload_id, submit
+from .handlers import Conflict, NotFound, new_workload_id, revoke, submit
 
 
 class WorkloadRequest(BaseModel):
@@ -55,6 +55,17 @@ def routers(decider: Decider, runtime: Runtime) -> list[APIRouter]:
         if view is None:
             raise HTTPException(status_code=404, detail="no such workload")
         return view
+
+    @r.delete("/workloads/{workload_id}", status_code=202)
+    async def delete(workload_id: str) -> dict[str, Any]:
+        await fresh()
+        try:
+            await revoke(runtime.store, decider.state, workload_id)
+        except NotFound:
+            raise HTTPException(status_code=404, detail="no such workload") from None
+        except Conflict as exc:
+            raise HTTPException(status_code=409, detail=str(exc)) from None
+        return {"id": workload_id, "revoked": True}
 
     @r.get("/workloads")
     async def listing(tenant: str | None = None, state: str | None = None, limit: int = 100,

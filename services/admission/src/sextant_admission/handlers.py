@@ -16,9 +16,12 @@ from sextant_contracts import events as ev
 from sextant_contracts.commands import SubmitWorkload
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.ids import derive_id
+from sextant_core.domain.lifecycle import TERMINAL
 from sextant_core.profiles import policy_set
+from sextant_core.state.model import ClusterState
 from sextant_core.workflow import Decider
-from sextant_kit.ports import TrackingRecorder
+from sextant_kit.errors import ConcurrencyError
+from sextant_kit.ports import EventStore, TrackingRecorder
 from sextant_kit.telemetry import current_traceparent
 
 from .settings import Settings
@@ -54,3 +57,35 @@ def new_workload_id(tenant: str, idempotency_key: str | None = None) -> str:
     if idempotency_key:
         return derive_id("workload", tenant, idempotency_key)
     return uuid.uuid4().hex
+
+
+class NotFound(LookupError):
+    pass
+
+
+class Conflict(RuntimeError):
+    pass
+
+
+async def revoke(store: EventStore, state: ClusterState, workload_id: str, reason: str = "revoked by owner",
+                 *, now: float | None = None, attempts: int = 3) -> None:
+    """Record `WorkloadRevoked` for a live workload; its resources are released by the fold and
+    the agent stops it. Optimistic concurrency on the workload's stream: a racing event makes us
+    re-check (a workload that ended meanwhile is a `Conflict`)."""
+    w = state.workloads.get(workload_id)
+    if w is None:
+        raise NotFound(workload_id)
+    if w.phase in TERMINAL:
+        raise Conflict(f"workload is already {w.phase.value}")
+    for _ in range(attempts):
+        version = await store.stream_version(f"workload-{workload_id}")
+        at = time.time() if now is None else now
+        env = Envelope.wrap(ev.WorkloadRevoked(at=at, workload_id=workload_id, reason=reason),
+                            id=derive_id("revoke", workload_id, version), source=SERVICE,
+                            stream_version=version + 1, time=at, traceparent=current_traceparent())
+        try:
+            await store.append(env.stream, version, [env])
+            return
+        except ConcurrencyError:
+            continue
+    raise Conflict("the workload keeps changing; retry")
