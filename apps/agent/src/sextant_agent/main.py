@@ -17,6 +17,7 @@ and resumes what the log says should be running.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -141,10 +142,8 @@ def main() -> None:
             except Exception as exc:
                 log.warning("agent clock: %r; retrying", exc)
                 await asyncio.sleep(0.5)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=settings.agent_step_s)
-            except TimeoutError:
-                pass
 
     agent.__name__ = "agent"
     asyncio.run(serve(settings, [agent]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -150,10 +151,8 @@ def tail(args: argparse.Namespace) -> int:
         finally:
             await store.close()
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(go())
-    except KeyboardInterrupt:
-        pass
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 
@@ -74,10 +75,8 @@ def main() -> None:
                 raise
             except Exception as exc:
                 log.warning("telemetry: tick failed (%r); retrying", exc)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=settings.tick_period_s)
-            except TimeoutError:
-                pass
 
     asyncio.run(serve(settings, [samples, ticks], routers=lambda rt: routers(decider, aggregator)))
 
