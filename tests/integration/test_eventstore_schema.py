@@ -36,7 +36,8 @@ async def test_migrated_schema_matches_the_models(fresh_pg_url: str) -> None:
     await migrate_async(fresh_pg_url)
     diff, tables = await _diff_and_tables(fresh_pg_url)
     assert diff == []
-    assert tables == {"events", "log_head", "tracking", "outbox", "snapshots", VERSION_TABLE}
+    assert tables == {"events", "log_head", "tracking", "outbox", "snapshots", "durability_barrier",
+                      VERSION_TABLE}
 
 
 async def test_migrations_are_idempotent_and_concurrent_safe(fresh_pg_url: str) -> None:
@@ -57,3 +58,25 @@ async def test_downgrade_to_base_removes_the_tables(fresh_pg_url: str) -> None:
     await asyncio.to_thread(command.downgrade, alembic_config(fresh_pg_url), "base")
     _, tables = await _diff_and_tables(fresh_pg_url)
     assert tables == {VERSION_TABLE}
+
+
+async def test_appends_are_made_durable_by_a_barrier_outside_the_lock(fresh_pg_url: str) -> None:
+    """The append transaction commits asynchronously; a synchronous barrier follows it, and the
+    store then knows the appended positions are durable."""
+    from sextant_kit.eventstore.postgres import PostgresEventStore
+    from sextant_kit.testing.envelopes import make_envelopes
+    from sqlalchemy import text
+
+    await migrate_async(fresh_pg_url)
+    store = PostgresEventStore.from_url(fresh_pg_url, topic_of=lambda s: None)
+    try:
+        stored = await store.append("workload-a", 0, make_envelopes("workload-a", 3))
+        assert store._durability.durable_position >= stored[-1].position  # type: ignore[operator]
+        async with store.engine.connect() as conn:
+            bumps = (await conn.execute(text("SELECT coalesce(sum(n), 0) FROM durability_barrier"))).scalar_one()
+        assert bumps == 1
+        await store.read_all()  # already known durable: no second barrier
+        async with store.engine.connect() as conn:
+            assert (await conn.execute(text("SELECT sum(n) FROM durability_barrier"))).scalar_one() == 1
+    finally:
+        await store.close()

@@ -11,6 +11,8 @@ Conventions shared by every implementation:
   `from_position` arguments are exclusive ("after p"); `last_position()` is 0 on an empty log.
 - **Appends are atomic**: all envelopes of one call (and the tracking row and outbox rows that go
   with them) are written together or not at all.
+- **What is returned is durable**: an append returns, and a read or `pending()` hands out events,
+  only once they would survive a database server crash.
 - `expected_version=None` means "append at the end, whatever the version": the store numbers the
   envelopes itself. An integer means "the stream must be at exactly this version", and the
   envelopes must be numbered `expected_version + 1, + 2, ...` (a `ValueError` otherwise); a stream

@@ -7,7 +7,9 @@ in `sextant_kit.migrations` (run `migrate(url)` before using a database).
 
 Construct it from an engine the process's bootstrap owns (`PostgresEventStore(engine)`) or from a
 URL (`PostgresEventStore.from_url(url)`, which owns and disposes its engine). Tailing readers and
-the relay wake up on NOTIFY (`notify.py`); `poll_interval` is the slow fallback.
+the relay wake up on NOTIFY (`notify.py`); `poll_interval` is the slow fallback. Appends commit
+asynchronously and are made durable by a barrier outside the log lock before anything is returned
+or published (`durability.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from .. import outbox, tracking
 from ..ports import OutboxItem, Snapshot
 from . import batches
+from .durability import DurabilityBarrier
 from .notify import Notifications
 from .rows import envelope_from_row
 from .schema import NOTIFY_CHANNEL, events, log_head, snapshots
@@ -44,6 +47,7 @@ class PostgresEventStore:
         self._poll_interval = poll_interval
         self._owns_engine = owns_engine
         self._notifications = Notifications(asyncpg_dsn(engine), NOTIFY_CHANNEL)
+        self._durability = DurabilityBarrier(engine)
 
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 10, **kwargs: Any) -> PostgresEventStore:
@@ -62,7 +66,9 @@ class PostgresEventStore:
                      envelopes: Sequence[Envelope]) -> list[Envelope]:
         todo = batches.single(stream, expected_version, envelopes)
         async with self.engine.begin() as conn:
-            return await write(conn, todo, self._topic_of)
+            stored = await write(conn, todo, self._topic_of)
+        await self._durable(stored)
+        return stored
 
     async def read_stream(self, stream: str, from_version: int = 0,
                           limit: int | None = None) -> list[Envelope]:
@@ -71,7 +77,9 @@ class PostgresEventStore:
         if limit is not None:
             stmt = stmt.limit(limit)
         async with self.engine.connect() as conn:
-            return [envelope_from_row(r) for r in await conn.execute(stmt)]
+            found = [envelope_from_row(r) for r in await conn.execute(stmt)]
+        await self._durable(found)
+        return found
 
     async def stream_version(self, stream: str) -> int:
         stmt = select(func.coalesce(func.max(events.c.stream_version), 0)).where(events.c.stream == stream)
@@ -82,7 +90,9 @@ class PostgresEventStore:
         stmt = (select(events).where(events.c.position > from_position)
                 .order_by(events.c.position).limit(limit))
         async with self.engine.connect() as conn:
-            return [envelope_from_row(r) for r in await conn.execute(stmt)]
+            found = [envelope_from_row(r) for r in await conn.execute(stmt)]
+        await self._durable(found)
+        return found
 
     async def tail(self, from_position: int = 0, *, batch: int = 500) -> AsyncIterator[Envelope]:
         position = from_position
@@ -95,6 +105,11 @@ class PostgresEventStore:
                 yield env
             if len(found) < batch:
                 await self._notifications.wait(seen, self._poll_interval)
+
+    async def _durable(self, envelopes: Sequence[Envelope]) -> None:
+        """Return once every envelope of `envelopes` is on disk (see durability.py)."""
+        if envelopes:
+            await self._durability.ensure(max(e.position or 0 for e in envelopes))
 
     async def last_position(self) -> int:
         """The highest committed position: the counter, as every committed append advanced it."""
@@ -111,7 +126,9 @@ class PostgresEventStore:
         async with self.engine.begin() as conn:
             if not await tracking.track(conn, consumer, input_event_id, input_position):
                 return None
-            return await write(conn, todo, self._topic_of, expected_head)
+            stored = await write(conn, todo, self._topic_of, expected_head)
+        await self._durable(stored)
+        return stored
 
     async def is_tracked(self, consumer: str, event_id: str) -> bool:
         async with self.engine.connect() as conn:
@@ -128,8 +145,12 @@ class PostgresEventStore:
     # --- OutboxReader ------------------------------------------------------------------------
 
     async def pending(self, limit: int = 500) -> list[OutboxItem]:
+        """Unsent items, all durable (a barrier runs first if needed): never publish what a server
+        crash could still take back."""
         async with self.engine.connect() as conn:
-            return await outbox.pending(conn, limit)
+            items = await outbox.pending(conn, limit)
+        await self._durable([i.envelope for i in items])
+        return items
 
     async def mark_sent(self, positions: Sequence[int]) -> None:
         async with self.engine.begin() as conn:

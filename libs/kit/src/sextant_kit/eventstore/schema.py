@@ -9,6 +9,8 @@ compares the migrated database with this metadata.
 - `tracking`: what each consumer has processed, by event id and global position (DESIGN §4).
 - `outbox`: events not yet published to Kafka (`sent_at` NULL), with their topic and trace context.
 - `snapshots`: disposable caches tagged with code and schema version (DESIGN §4).
+- `durability_barrier`: one row per server backend, bumped by a synchronous commit to force the
+  WAL to disk up to "now" (see `durability.py`).
 """
 
 from __future__ import annotations
@@ -85,6 +87,12 @@ snapshots = Table(
     Column("position", BigInteger, nullable=False),
     Column("blob", LargeBinary, nullable=False),
     Column("saved_at", TIMESTAMP(timezone=True), nullable=False, server_default=text("now()")),
+)
+
+durability_barrier = Table(
+    "durability_barrier", metadata,
+    Column("pid", Integer, primary_key=True, autoincrement=False),
+    Column("n", BigInteger, nullable=False),
 )
 
 LOG_HEAD_ID = 1

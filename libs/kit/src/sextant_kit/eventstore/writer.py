@@ -16,10 +16,12 @@ held until the transaction ends. A second writer blocks on the same row until th
 A reader that has seen position p can therefore resume at "position > p" and never miss an event.
 
 **Cost.** Appends are serialised from the counter update to the commit: one writer at a time holds
-the lock for the duration of its inserts, its outbox rows, its NOTIFY and its commit (WAL flush).
-Throughput is bounded by ~1 / (that hold time) transactions per second, whatever the number of
-writers — batching amortises it (see `bench/eventstore.py` and docs/benchmarks.md). The lock is
-taken as late as possible: tracking rows are inserted first (see `tracking.py`).
+the lock for three round trips (counter, versions, events + outbox) and its commit. The commit is
+asynchronous (no fsync under the lock); durability is restored after the commit, outside the
+lock, by a barrier whose WAL flushes concurrent writers share (`durability.py`). Throughput is
+bounded by ~1 / (hold time) transactions per second whatever the number of writers — batching
+amortises it (see `bench/eventstore.py` and docs/benchmarks.md). The lock is taken as late as
+possible: tracking rows are inserted first (see `tracking.py`).
 
 Stream versions are read under the same lock, so the optimistic-concurrency check cannot race; the
 unique constraint (`stream`, `stream_version`) remains as a second line of defence.
@@ -41,10 +43,12 @@ from .batches import StreamBatch, number
 from .rows import row_from_envelope
 from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL, events
 
-# Takes the log lock, advances the counter, and queues the NOTIFY (delivered at commit) in one
-# round trip.
+# One round trip: takes the log lock, advances the counter, queues the NOTIFY (delivered at
+# commit) and makes this transaction's commit asynchronous (see durability.py: the caller runs a
+# durability barrier after the commit, outside the lock).
 _TAKE_POSITIONS = text("UPDATE log_head SET position = position + :n WHERE id = :id "
-                       "RETURNING position, pg_notify(:channel, position::text) IS NULL AS notified")
+                       "RETURNING position, pg_notify(:channel, position::text) IS NULL AS notified, "
+                       "set_config('synchronous_commit', 'off', true) AS commit_mode")
 # Events and their outbox rows in one statement (one round trip whatever the batch size).
 _INSERT = text("""
 WITH stored AS (
