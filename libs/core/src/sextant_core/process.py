@@ -15,6 +15,7 @@ from functools import singledispatch
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 
+from .admission.queues import class_queues, heads
 from .domain.lifecycle import WorkloadPhase
 from .state.model import ClusterState
 
@@ -56,7 +57,10 @@ def _(event: ev.WorkloadClassified, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.WorkloadAdmitted, state: ClusterState) -> Commands:
-    return (cmd.PlaceWorkload(workload_id=event.workload_id),)
+    # the class queue it left moves on: its new head is retried (issue 5, ARQ; no-op without queues)
+    nxt = class_queues(state)[event.arq_class] if state.queued else ()
+    return (cmd.PlaceWorkload(workload_id=event.workload_id),) + \
+        tuple(cmd.AdmitWorkload(workload_id=w) for w in nxt[:1])
 
 
 @_react.register
@@ -127,10 +131,17 @@ def _(event: ev.ServerFailed, state: ClusterState) -> Commands:
                  if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
 
 
+@_react.register
+def _(event: ev.Tick, state: ClusterState) -> Commands:
+    # time passes: a queued head whose waiting bound ran out is admitted even if nothing completes
+    return tuple(cmd.AdmitWorkload(workload_id=w) for w in heads(state)) if state.queued else ()
+
+
 def _capacity_freed(state: ClusterState) -> Commands:
-    """Capacity came back: retry the ARQ queue head first, then deferred placements, in order."""
+    """Capacity came back: retry the head of every ARQ class queue (most demanding class first;
+    issue 5), then deferred placements, in order."""
     out: list[cmd.Command] = []
     if state.queued:
-        out.append(cmd.AdmitWorkload(workload_id=state.queued[0]))
+        out.extend(cmd.AdmitWorkload(workload_id=w) for w in heads(state))
     out.extend(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
     return tuple(out)

@@ -36,3 +36,27 @@ def _foundation() -> PolicySet:
     return PolicySet(profile="foundation", version="1", profiling=DefaultProfilingPlan(),
                      classifier=ObservedOnlyClassifier(), admission=AdmitAll(),
                      planner=FirstFitPlanner(), reprovisioner=NoAdaptation())
+
+
+# --- issue 5: Sextant, Paragon and reservation + Paragon (sextant_core.planning.policysets) -------
+
+
+@register("sextant")
+def _sextant() -> PolicySet:
+    from .planning.policysets import sextant_policy_set
+
+    return sextant_policy_set()
+
+
+@register("paragon")
+def _paragon() -> PolicySet:
+    from .planning.policysets import paragon_policy_set
+
+    return paragon_policy_set()
+
+
+@register("reservation-paragon")
+def _reservation_paragon() -> PolicySet:
+    from .planning.policysets import reservation_paragon_policy_set
+
+    return reservation_paragon_policy_set()

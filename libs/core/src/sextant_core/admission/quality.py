@@ -1,0 +1,60 @@
+"""Resource quality of workloads and servers, ARQ classes and server pools (Paragon §4).
+
+**Workload quality (demand), Eq. 1.** The paper writes Q = Σ c over the shared resources and
+says that Qs "range from 0 to 100 %", while describing demanding workloads as those with "high
+caused and low tolerated interference". [GAP] (spec paragon.md §9 item 10) — our choice: the mean
+over the 10 sources of the larger of the two pressures a workload puts on co-location,
+
+    Q_w = (1/10) · Σ_k max(c_k, 100 − t_k)        in 0..100,
+
+so Eq. 1's Σ c, normalised to 0..100, is the case where every workload tolerates everything, and a
+workload is demanding when it causes a lot *or* tolerates little on a source. Missing scores are
+neutral (t = 100, c = 0), as everywhere in the core.
+
+**Server quality (headroom).** [GAP] the paper keeps (t, c) per server but does not say how a
+server's quality is computed. Ours is the same scale read from the server's side — what it can
+still absorb: Q_s = (1/10) · Σ_k min(t_server(k), 100 − c_server(k)), with t_server = min over
+residents of t and c_server = Σ over residents of c (an empty server: 100).
+
+**Classes and pools.** [GAP] "ten classes", bounds unstated; the natural choice: equal deciles,
+class(q) = min(9, ⌊q / 10⌋). Class 9 holds the most demanding workloads; pool i holds the servers
+whose headroom falls in decile i. A class-i workload is served from pool i (best fit: "a pool of
+servers of the corresponding resource quality"); the pool above (i + 1) has more headroom than it
+needs ("wastes quality but preserves QoS"), the pools below have less ("performance may
+degrade"). Pools are recomputed at every decision from the current server aggregates (the [PROPOSAL]
+of the spec: "re-computed as load changes").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sextant_contracts.events import WorkloadClassified
+
+from ..placement.table import FloatArray, IntArray
+from ..state.model import interference_vectors
+
+CLASSES = 10
+
+
+def workload_quality(c: WorkloadClassified | None) -> float:
+    """Q_w in 0..100 (see the module docstring)."""
+    t, caused = interference_vectors(c)
+    return float(np.mean(np.maximum(np.asarray(caused), 100.0 - np.asarray(t))))
+
+
+def server_quality(tolerated_min: FloatArray, caused_sum: FloatArray) -> FloatArray:
+    """Q_s per row in 0..100 from the per-server aggregates (n, S)."""
+    head = np.minimum(tolerated_min, 100.0 - caused_sum)
+    out: FloatArray = np.clip(head, 0.0, 100.0).mean(axis=1)
+    return out
+
+
+def class_of(q: float) -> int:
+    """ARQ class of a quality in 0..100: its decile (0..9)."""
+    return int(min(CLASSES - 1, max(0, int(q // 10))))
+
+
+def pools(q: FloatArray) -> IntArray:
+    """Pool (decile) of each server quality."""
+    out: IntArray = np.clip((q // 10).astype(np.int64), 0, CLASSES - 1)
+    return out

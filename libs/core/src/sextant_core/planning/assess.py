@@ -1,0 +1,97 @@
+"""One columnar assessment of every server for one workload (Quasar §4.2 steps 1–2): what each
+server would have to give it and what it would reach — shared by the Sextant planner and by ARQ
+admission (which asks "is a server that meets the target available?", Paragon §4).
+
+For workload w at time `at` (all arithmetic in `placement/plugins/quasar_sizing.py` and
+`paragon_residual.py`):
+
+1. the candidate table of the state (w's own allocation taken out when it is re-placed);
+2. its performance model (`model.py`) and requirement R (`targets.py`, margin applied);
+3. per server: interference factor f(s), base(s) = H(platform) · f(s), the sized cores and the
+   predicted ratio for one node (`size_rows`), the residual tolerance for the exact D1 check;
+4. the table with these extra columns, ready for the Sextant profile's filters and scores.
+
+[IMPL CHOICE] memory: a single node gets the workload's requested memory (1 GiB without a
+request) × `memory_headroom`; a node of a spread gets it in proportion to its cores (the request's
+GiB per core), at least `min_node_memory_gb`. The twin's classification has no memory columns
+(Quasar's scale-up "blocks of memory"), so memory is not sized from a prediction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..placement.plugins.paragon_residual import RESIDUAL
+from ..placement.plugins.quasar_sizing import RATIO, SIZED, interference_factor, size_rows
+from ..placement.request import PlacementRequest, request_for
+from ..placement.table import CandidateTable, TableIndex, without_workload
+from ..state.model import ClusterState, WorkloadState
+from .arrays import FloatArray
+from .model import PerformanceModel, model_for
+from .residual import ResidualIndex
+from .targets import Requirement, requirement
+
+
+@dataclass(frozen=True, slots=True)
+class SizingParams:
+    """Tunables of the joint sizing (chosen on seeds 1–5, docs/quality.md)."""
+
+    margin: float = 0.03  # R · (1 + margin)
+    alpha: float = 3.0  # interference slowdown exponent
+    slowdown_cap: float = 0.8
+    memory_headroom: float = 1.0
+    min_node_memory_gb: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
+            raise ValueError("margin >= 0, alpha > 0 and memory_headroom > 0 are required")
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """Everything the planner and admission need about one workload on every server."""
+
+    table: CandidateTable  # with extra columns residual, sized_cores, predicted_ratio
+    request: PlacementRequest  # memory for one node; cores = 1 (rows carry their own size)
+    model: PerformanceModel
+    required: Requirement
+    base: FloatArray  # H(platform) · f(s) per row
+    memory_per_core: float
+
+
+class Assessor:
+    """Builds `Assessment`s; keeps the incremental table and residual indexes of one decider."""
+
+    def __init__(self, params: SizingParams | None = None, index: TableIndex | None = None) -> None:
+        self.params = params or SizingParams()
+        self.index = index if index is not None else TableIndex()
+        self.residuals = ResidualIndex()
+
+    def table(self, state: ClusterState, w: WorkloadState) -> CandidateTable:
+        table = self.index.table(state)
+        return without_workload(table, state, w) if w.allocation is not None else table
+
+    def assess(self, state: ClusterState, w: WorkloadState, at: float, seed: int = 0) -> Assessment:
+        p = self.params
+        table = self.table(state, w)
+        max_cores = int(table.cap_cores.max()) if len(table) else 1
+        model = model_for(state, w, max(max_cores, 1))
+        req = requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
+                          margin=p.margin)
+        mem = (w.requested_memory_gb or 1.0) * p.memory_headroom
+        request = request_for(w, 1, mem, seed=seed)
+        factor = interference_factor(table.caused_sum, request.tolerated, p.alpha, p.slowdown_cap)
+        base = model.factors(table.platforms)[table.platform_code] * factor
+        sized, ratio = size_rows(base, req.value, model.curve, table.free_cores)
+        residual = self.residuals.residual(state, table, exclude=w.workload_id if w.allocation else None)
+        cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio}
+        per_core = mem / max(w.requested_cores or 1, 1)
+        return Assessment(table=table.with_extra(cols), request=request, model=model, required=req,
+                          base=base, memory_per_core=per_core)
+
+
+def node_memory(a: Assessment, cores: int, nodes: int, min_gb: float) -> float:
+    """GiB for one node of `cores` cores (the whole request on a single node)."""
+    if nodes <= 1:
+        return a.request.memory_gb
+    return round(max(a.memory_per_core * cores, min_gb), 9)

@@ -1,0 +1,72 @@
+"""The policy sets of issue 5, registered in `sextant_core.profiles` under these names:
+
+| profile | admission | planner (size → placement) |
+|---|---|---|
+| `sextant` | ARQ on the Sextant assessment | Quasar joint sizing to the target on Paragon's filters (`SextantPlanner`) |
+| `paragon` | ARQ on Paragon's availability | the workload's *request* placed by Paragon's greedy selector (`ParagonPlanner`) |
+| `reservation-paragon` | admit all | a *reservation* placed by Paragon's greedy selector |
+
+All three profile with the default plan (`DefaultProfilingPlan`), classify with the collaborative
+filtering engine (`CollaborativeClassifier`) unless a classifier is passed, and never adapt a
+running workload (`NoAdaptation`: reprovisioning is issue 8).
+
+`reservation-paragon` is Quasar §6's "reservation + Paragon" baseline: what differs from `paragon`
+is the size placed, the reservation, which the caller supplies as a `Sizer` (default: the
+workload's request, i.e. the user's own reservation — as for the placement framework's
+`reservation-least-loaded`); and, as in Quasar's evaluation, it has no ARQ: a reservation that
+does not fit waits as a deferred placement.
+
+Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
+`paragon_policy_set(classifier=...)` and `reservation_paragon_policy_set(classifier=..., sizer=...)`
+build the same sets with the twin's classifier / reservation sizer.
+"""
+
+from __future__ import annotations
+
+from ..admission.arq import ArqAdmission, ArqParams
+from ..admission.availability import ParagonAvailability, TargetAvailability
+from ..placement.request import Sizer, requested_size
+from ..placement.table import TableIndex
+from ..policies import AdmitAll, Classifier, NoAdaptation, PolicySet
+from ..profiling.plan import DefaultProfilingPlan
+from .assess import Assessor
+from .greedy import GreedyParams
+from .paragon import ParagonPlanner
+from .sextant import SextantParams, SextantPlanner
+
+VERSION = "5.1"
+
+
+def _classifier(classifier: Classifier | None) -> Classifier:
+    if classifier is not None:
+        return classifier
+    from ..classification.classifier import CollaborativeClassifier
+
+    return CollaborativeClassifier()
+
+
+def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
+                       arq: ArqParams | None = None, name: str = "sextant") -> PolicySet:
+    p = params or SextantParams()
+    assessor = Assessor(p.sizing)  # shared by admission and planning: one incremental index
+    return PolicySet(profile=name, version=VERSION, profiling=DefaultProfilingPlan(),
+                     classifier=_classifier(classifier),
+                     admission=ArqAdmission(TargetAvailability(assessor), arq),
+                     planner=SextantPlanner(p, assessor=assessor), reprovisioner=NoAdaptation())
+
+
+def paragon_policy_set(*, classifier: Classifier | None = None, params: GreedyParams | None = None,
+                       arq: ArqParams | None = None, name: str = "paragon") -> PolicySet:
+    index = TableIndex()
+    return PolicySet(profile=name, version=VERSION, profiling=DefaultProfilingPlan(),
+                     classifier=_classifier(classifier),
+                     admission=ArqAdmission(ParagonAvailability(requested_size, index), arq),
+                     planner=ParagonPlanner(params=params, index=index), reprovisioner=NoAdaptation())
+
+
+def reservation_paragon_policy_set(*, classifier: Classifier | None = None, sizer: Sizer = requested_size,
+                                   params: GreedyParams | None = None,
+                                   name: str = "reservation-paragon") -> PolicySet:
+    return PolicySet(profile=name, version=VERSION, profiling=DefaultProfilingPlan(),
+                     classifier=_classifier(classifier), admission=AdmitAll(),
+                     planner=ParagonPlanner(sizer=sizer, params=params), reprovisioner=NoAdaptation())

@@ -1,0 +1,224 @@
+"""`SextantPlanner`: Quasar's joint sizing and assignment (Quasar §4) on Paragon's interference
+filters (Paragon §3.2) — the `Planner` of the `sextant` profile.
+
+For a workload w (one `Assessment`, `assess.py`):
+
+0. **ARQ pools** (Paragon §4) — while a class above w's ARQ class has workloads waiting, the
+   pools kept for them are out of bounds (`paragon-arq-pool`, `admission.queues.reserved_from`).
+1. **Single node, least resources** — the profile `sextant` (filters `schedulable`, `quasar-fit`,
+   `paragon-d1-residual` (strict), `quasar-target` (predicted ratio ≥ 1); scorers
+   `quasar-quality`, `quasar-packing`, `least-added-pressure`) over the sized table. Among the
+   feasible rows only those sized to the fewest cores stay ("the least amount of resources"), and
+   the best total score wins (ties: server id).
+2. **Scale out** (kinds `analytics` and `service` only: single-node jobs cannot spread, Quasar
+   Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
+3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
+   `sextant-closest` (the target filter relaxed to 0, ranked by predicted quality first) gives the
+   best single node; a spread that predicts more wins over it.
+4. **Backtracking** (Paragon §3.2) — when even that is empty because the exact D1 check rejects
+   every server with room, D1 is relaxed by `d1_step` points per pass up to `d1_max` (each pass
+   re-runs the profile with `with_args("paragon-d1-residual", slack=δ)` under one work budget);
+   the first non-empty pass decides. Otherwise the workload is deferred with the filters' reasons.
+
+**Best-effort workloads** (Quasar §6: no guarantee, "may be migrated or killed at any point")
+take leftovers: their requested cores (capped where the scale-up curve saturates), only on servers
+they do not hurt (strict D1, never relaxed), ranked by least added pressure then packing; no target,
+no scale-out; when nothing is left they wait (deferred). Their trace carries the note
+`best_effort` and their cores are counted by the server aggregates (`best_effort_cores`), which is
+what eviction (issue 8) reads first.
+
+The trace (`DecisionTrace`): per-filter rejection counts of the deciding pass, the top candidates,
+candidates examined (budget units), backtracking passes, and notes such as `scale_out`,
+`as_close_as_possible`, `d1_relaxed`, `relative_units`, `budget_exhausted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sextant_contracts.model import Allocation, Assignment
+
+from ..admission.quality import CLASSES, pools, server_quality
+from ..admission.queues import class_queues, reserved_from
+from ..placement.framework import DEFAULT_BUDGET, Budget, Evaluation, Profile, best_row, evaluate
+from ..placement.plugins.paragon_arq import POOL
+from ..placement.plugins.quasar_sizing import SIZED, saturation
+from ..placement.registry import make_profile
+from ..placement.trace import compact_trace, deferral_reasons, summary
+from ..policies import PlacementOutcome
+from ..state.model import ClusterState, WorkloadState
+from .assess import Assessment, Assessor, SizingParams, node_memory
+from .scaleout import spread
+
+if TYPE_CHECKING:
+    from ..decide import DecisionContext
+
+MULTI_NODE = frozenset({"analytics", "service"})
+
+
+def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float = 1.0, cap: float = 1.1,
+                    name: str = "sextant") -> Profile:
+    return make_profile(name, filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual", "quasar-target"],
+                        scorers=[("quasar-quality", quality, {"cap": cap}), ("quasar-packing", packing),
+                                 ("least-added-pressure", pressure)], scale_out=False)
+
+
+def closest_profile(cap: float = 10.0) -> Profile:
+    return make_profile("sextant-closest", filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual",
+                                                    ("quasar-target", {"min_ratio": 0.0})],
+                        scorers=[("quasar-quality", 100.0, {"cap": cap}), ("quasar-packing", 1.0)],
+                        scale_out=False)
+
+
+def best_effort_profile() -> Profile:
+    return make_profile("sextant-best-effort", filters=["quasar-fit", "paragon-d1-residual"],
+                        scorers=[("least-added-pressure", 2.0), ("quasar-packing", 1.0)], scale_out=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SextantParams:
+    sizing: SizingParams = field(default_factory=SizingParams)
+    quality_weight: float = 4.0
+    packing_weight: float = 1.0
+    pressure_weight: float = 1.0
+    quality_cap: float = 1.1
+    d1_step: float = 5.0
+    d1_max: float = 20.0
+    max_servers: int = 64
+    budget: int = DEFAULT_BUDGET
+
+
+class SextantPlanner:
+    """Joint sizing + placement; one instance per decider (it keeps incremental indexes)."""
+
+    def __init__(self, params: SextantParams | None = None, *, assessor: Assessor | None = None,
+                 top_k: int = 5) -> None:
+        self.params = params or SextantParams()
+        p = self.params
+        self.assessor = assessor if assessor is not None else Assessor(p.sizing)
+        self.top_k = top_k
+        self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap)
+        self.closest = closest_profile()
+        self.best_effort = best_effort_profile()
+
+    def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
+        a = self.assessor.assess(state, w, ctx.at, ctx.seed)
+        budget = Budget(self.params.budget)
+        notes: list[str] = ["relative_units"] if a.required.relative else []
+        if w.best_effort:
+            return self._leftovers(a, w, budget, notes)
+        profile, closest, a = self._guarded(state, w, a)
+        ev = evaluate(profile, a.table, a.request, budget)
+        if ev.feasible.any():
+            return self._single(a, ev, budget, notes, least_cores=True)
+        spread_out = self._spread(a, profile, budget) if w.kind.value in MULTI_NODE else None
+        if spread_out is not None and spread_out.met:
+            return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
+        notes.append("as_close_as_possible")
+        backtracks = 0
+        slack = 0.0
+        close = evaluate(closest, a.table, a.request, budget)
+        while not close.feasible.any() and slack < self.params.d1_max and not budget.exhausted:
+            slack = min(slack + self.params.d1_step, self.params.d1_max)
+            backtracks += 1
+            close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget)
+        if slack > 0:
+            notes.append("d1_relaxed")
+        if spread_out is not None and close.feasible.any():
+            row = best_row(close.total, close.feasible)
+            assert row is not None
+            single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
+            if spread_out.aggregate > single_perf:
+                return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
+        if close.feasible.any():
+            return self._single(a, close, budget, notes, least_cores=False, backtracks=backtracks)
+        if spread_out is not None:
+            return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
+        return self._defer(ev, budget, notes, backtracks)
+
+    # --- outcomes ------------------------------------------------------------------------------
+
+    def _single(self, a: Assessment, ev: Evaluation, budget: Budget, notes: list[str], *, least_cores: bool,
+                backtracks: int = 0) -> PlacementOutcome:
+        feasible = ev.feasible
+        sized = a.table.extra[SIZED]
+        if least_cores:
+            feasible = feasible & (sized == int(sized[feasible].min()))
+        row = best_row(ev.total, feasible)
+        assert row is not None
+        cores = int(sized[row])
+        perf = float(a.model.up(cores) * a.base[row])
+        alloc = Allocation(assignments=(Assignment(server_id=a.table.server_ids[row], cores=cores,
+                                                   memory_gb=a.request.memory_gb),))
+        trace = self._trace(ev, budget, notes, backtracks)
+        detail = {**summary(ev), "mode": "single", "chosen": [a.table.server_ids[row]], "cores": [cores],
+                  "required": a.required.value, "predicted": perf}
+        return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6), trace=trace, detail=detail)
+
+    def _guarded(self, state: ClusterState, w: WorkloadState, a: Assessment) -> tuple[Profile, Profile, Assessment]:
+        """The profiles with the ARQ pool bound of `w` (pools kept for waiting classes above it)."""
+        if not state.queued or w.arq_class is None:
+            return self.profile, self.closest, a
+        below = reserved_from(class_queues(state), w.arq_class)
+        if below >= CLASSES:
+            return self.profile, self.closest, a
+        t = a.table
+        table = t.with_extra({POOL: pools(server_quality(t.tolerated_min, t.caused_sum))})
+        return (self.profile.with_args("paragon-arq-pool", below=below),
+                self.closest.with_args("paragon-arq-pool", below=below), replace(a, table=table))
+
+    def _spread(self, a: Assessment, profile: Profile, budget: Budget) -> Any:
+        if not a.required.reachable:
+            return None
+        eligible = np.ones(len(a.table), dtype=np.bool_)
+        for f in profile.filters:
+            if f.name in ("schedulable", "paragon-arq-pool", "paragon-d1-residual"):
+                eligible &= f.plugin.filter(a.table, a.request, f.args).mask
+        return spread(a.model, a.required.value, eligible, a.base, a.table.free_cores, a.table.free_memory_gb,
+                      a.memory_per_core, self.params.max_servers, budget)
+
+    def _spread_outcome(self, a: Assessment, ev: Evaluation, sp: Any, budget: Budget, notes: list[str],
+                        backtracks: int = 0) -> PlacementOutcome:
+        n = len(sp.rows)
+        parts = tuple(Assignment(server_id=a.table.server_ids[r], cores=c,
+                                 memory_gb=node_memory(a, c, n, self.params.sizing.min_node_memory_gb))
+                      for r, c in zip(sp.rows, sp.cores, strict=True))
+        top = tuple((a.table.server_ids[r], round(float(a.table.extra["predicted_ratio"][r]) * 100, 6))
+                    for r in sp.rows[: self.top_k])
+        trace = self._trace(ev, budget, notes if sp.met else [*notes, "target_not_met"], backtracks, top=top)
+        detail = {**summary(ev), "mode": "scale_out", "chosen": [p.server_id for p in parts],
+                  "cores": list(sp.cores), "required": a.required.value, "predicted": sp.aggregate}
+        return PlacementOutcome(allocation=Allocation(assignments=parts), predicted_performance=round(sp.aggregate, 6),
+                                trace=trace, detail=detail)
+
+    def _leftovers(self, a: Assessment, w: WorkloadState, budget: Budget, notes: list[str]) -> PlacementOutcome:
+        want = max(1, min(w.requested_cores or 1, saturation(a.model.curve)))
+        sized = np.minimum(a.table.free_cores, want)
+        table = a.table.with_extra({SIZED: np.where(sized >= want, sized, 0)})
+        ev = evaluate(self.best_effort, table, a.request, budget)
+        notes = [*notes, "best_effort"]
+        if not ev.feasible.any():
+            return self._defer(ev, budget, notes, 0)
+        row = best_row(ev.total, ev.feasible)
+        assert row is not None
+        perf = float(a.model.up(want) * a.base[row])
+        alloc = Allocation(assignments=(Assignment(server_id=table.server_ids[row], cores=want,
+                                                   memory_gb=a.request.memory_gb),))
+        detail = {**summary(ev), "mode": "best_effort", "chosen": [table.server_ids[row]], "evictable": True}
+        return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6),
+                                trace=self._trace(ev, budget, notes, 0), detail=detail)
+
+    def _defer(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int) -> PlacementOutcome:
+        reasons = deferral_reasons(ev)
+        return PlacementOutcome(allocation=None, reasons=reasons,
+                                trace=self._trace(ev, budget, [*notes, "deferred"], backtracks),
+                                detail={**summary(ev), "mode": "none"})
+
+    def _trace(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int,
+               top: tuple[tuple[str, float], ...] | None = None) -> Any:
+        if budget.used > budget.limit:
+            notes = [*notes, "budget_exhausted"]
+        t = compact_trace(ev, top_k=self.top_k, examined=budget.used, budget=budget, notes=tuple(notes), top=top)
+        return t.model_copy(update={"backtracks": backtracks}) if backtracks else t
