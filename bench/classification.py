@@ -313,7 +313,7 @@ def _stats(seconds: list[float]) -> dict[str, float]:
 def run_defaults(src: SyntheticSource, n_new: int, seed: int) -> list[dict[str, Any]]:
     """Average error (new workloads, 2 entries) under alternative engine parameters."""
     base = FitParams()
-    variants = [("default", base), ("reg=0.003", replace(base, reg=0.003)), ("reg=0.01", replace(base, reg=0.01)),
+    variants = [("default", base), ("reg=0.003", replace(base, reg=0.003)), ("reg=0.02", replace(base, reg=0.02)),
                 ("reg=0.03", replace(base, reg=0.03)), ("reg=0.1", replace(base, reg=0.1)),
                 ("reg=0.3", replace(base, reg=0.3)),
                 ("no column bias", replace(base, column_bias=False)), ("no hard-impute", replace(base, init_iters=0)),

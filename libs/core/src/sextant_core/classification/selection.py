@@ -88,7 +88,7 @@ def energy_rank(y: FloatArray, mask: BoolArray, energy: float = 0.9, max_rank: i
 
 def select_rank(y: FloatArray, mask: BoolArray, row_keys: Sequence[str], params: FitParams, *,
                 keep: int = 2, ranks: Sequence[int] | None = None, regs: Sequence[float] | None = None,
-                folds: int = DEFAULT_FOLDS, patience: int | None = None) -> Selection:
+                folds: int = DEFAULT_FOLDS, patience: int | None = None, se_factor: float = 1.0) -> Selection:
     """Cross-validate (rank, reg) on `y` (normalised, observed where `mask`).
 
     `regs` None = only ``params.reg``; `ranks` None = 0 .. min(MAX_AUTO_RANK, n - 1); `patience`
@@ -141,7 +141,7 @@ def select_rank(y: FloatArray, mask: BoolArray, row_keys: Sequence[str], params:
             e, r = row[0]
             diff = cells[(k, r)] - cells[best_key]
             se = float(np.std(diff) / np.sqrt(max(len(diff), 1)))
-            if e - table[best_key] <= max(se, SLACK * table[best_key]) + 1e-300:
+            if e - table[best_key] <= max(se_factor * se, SLACK * table[best_key]) + 1e-300:
                 return k, r
         raise AssertionError("unreachable")  # pragma: no cover
 
