@@ -8,8 +8,8 @@ Measures, against a real PostgreSQL and a real Kafka:
 - **end-to-end latency** PostgreSQL → relay → Kafka → consumer: single-event appends at a fixed
   rate while a `Relay` and a `ConsumerLoop` run; "delivered" is append commit → the consumer's
   handler sees the event, "processed" is append commit → the consumer's own `append_and_track`
-  committed. Appender, relay and consumer share one process and event loop (a conservative set-up
-  on 2 cores: they compete for one interpreter).
+  committed. Appender (this process), relay (`relay_worker --forever`) and consumer
+  (`echo_worker`) are three processes, as in the deployed system; times are wall-clock.
 
 Infrastructure: `SEXTANT_DATABASE_URL` + `SEXTANT_KAFKA_BOOTSTRAP` when set (a scratch database
 is created next to the given one and dropped afterwards), else a private stack started with
@@ -35,17 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from sextant_contracts.envelope import Envelope
-from sextant_contracts.events import Event, WorkloadCompleted
 from sextant_contracts.topics import Topic
-from sextant_kit.consumer import ConsumerLoop
 from sextant_kit.eventstore.postgres import PostgresEventStore
 from sextant_kit.kafka.admin import ensure_topics
-from sextant_kit.kafka.consumer import KafkaSource
-from sextant_kit.kafka.producer import KafkaPublisher
 from sextant_kit.migrations import migrate_async
-from sextant_kit.ports import Record
-from sextant_kit.relay import Relay
 from sextant_kit.testing.envelopes import make_envelope
 
 
@@ -89,58 +82,63 @@ async def tail_throughput(url: str) -> tuple[float, int]:
     return n / elapsed, n
 
 
+async def _spawn(module: str, *args: str, ready: str) -> asyncio.subprocess.Process:
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", module, *args,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    assert proc.stdout is not None
+    while True:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 120)).decode()
+        if not line:
+            raise RuntimeError(f"{module} exited before it was ready")
+        if ready in line:
+            return proc
+
+
+def _read_echoes(path: Path) -> dict[str, dict[str, float]]:
+    if not path.exists():
+        return {}
+    return {r["id"]: r for r in map(json.loads, path.read_text().splitlines()) if r.get("delivered")}
+
+
 async def latency(url: str, bootstrap: str, topic: str, events: int, rate: float) -> dict[str, float]:
-    # only the measured streams are published: the consumer's own outputs stay in PostgreSQL
-    store = PostgresEventStore.from_url(url, topic_of=lambda s: topic if s.startswith(("workload-lat-", "workload-warm"))
-                                        else None, poll_interval=1.0)
-    publisher = KafkaPublisher.create(bootstrap)
-    dead = KafkaPublisher.create(bootstrap)
-    source = KafkaSource.create(bootstrap, f"bench-{uuid.uuid4().hex[:6]}", [topic], fetch_max_wait_ms=5)
-    committed: dict[str, float] = {}
-    delivered: dict[str, float] = {}
-    processed: dict[str, float] = {}
-
-    async def handler(env: Envelope) -> Sequence[Event]:
-        delivered[env.id] = time.perf_counter()
-        return [WorkloadCompleted(workload_id=f"echo-{env.payload['n']}", at=0.0)]
-
-    def hook(stage: str, record: Record, handled: int) -> None:
-        if stage == "stored":
-            processed[record.header("ce_id") or ""] = time.perf_counter()
-
-    await publisher.start()
-    await dead.start()
-    await source.start()
-    await store.last_position()
-    stop = asyncio.Event()
-    relay = asyncio.create_task(Relay(store, publisher).run(stop))
-    loop = ConsumerLoop(name="bench-consumer", source=source, store=store, handler=handler, dead_letters=dead,
-                        dead_letter_topic=topic, fetch_timeout=0.05, hook=hook)
-    consumer = asyncio.create_task(loop.run(stop))
-    # warm up: the group join and first metadata fetches are not part of the steady state
-    warm = await store.append("workload-warm", None, [make_envelope("workload-warm", 0, 0, id="warm")])
-    while "warm" not in processed:
-        await asyncio.sleep(0.01)
-    del warm
-    tag = uuid.uuid4().hex[:6]
-    t_next = time.perf_counter()
-    for i in range(events):
-        t_next += 1.0 / rate
-        eid = f"lat-{tag}-{i}"
-        await store.append(f"workload-lat-{i % 20}", None, [make_envelope(f"workload-lat-{i % 20}", 0, i, id=eid)])
-        committed[eid] = time.perf_counter()
-        await asyncio.sleep(max(0.0, t_next - time.perf_counter()))
-    deadline = time.perf_counter() + 60
-    while len([k for k in committed if k in processed]) < events and time.perf_counter() < deadline:
-        await asyncio.sleep(0.01)
-    stop.set()
-    await asyncio.gather(relay, consumer)
-    await source.stop()
-    await publisher.stop()
-    await dead.stop()
-    await store.close()
-    d = [(delivered[k] - t) * 1000 for k, t in committed.items() if k in delivered]
-    p = [(processed[k] - t) * 1000 for k, t in committed.items() if k in processed]
+    """Appender (this process), relay and consumer (one process each), wall-clock timestamps."""
+    out = Path(tempfile.mkdtemp(prefix="sextant-bench-")) / "echo.jsonl"
+    store = PostgresEventStore.from_url(url, topic_of=lambda s: topic, poll_interval=1.0)
+    relay = await _spawn("sextant_kit.testing.relay_worker", "--db", url, "--bootstrap", bootstrap,
+                         "--topic", topic, "--forever", ready="running")
+    consumer = await _spawn("sextant_kit.testing.echo_worker", "--db", url, "--bootstrap", bootstrap,
+                            "--topic", topic, "--group", f"bench-{uuid.uuid4().hex[:6]}", "--out", str(out),
+                            "--dlq-topic", topic, ready="ready")
+    try:
+        tag = uuid.uuid4().hex[:6]
+        # warm up: the group join and first metadata fetches are not part of the steady state
+        await store.append("workload-warm", None, [make_envelope("workload-warm", 0, 0, id=f"warm-{tag}")])
+        for _ in range(1200):
+            if f"warm-{tag}" in _read_echoes(out):
+                break
+            await asyncio.sleep(0.05)
+        committed: dict[str, float] = {}
+        t_next = time.perf_counter()
+        for i in range(events):
+            t_next += 1.0 / rate
+            eid = f"lat-{tag}-{i}"
+            stream = f"workload-lat-{i % 20}"
+            await store.append(stream, None, [make_envelope(stream, 0, i, id=eid)])
+            committed[eid] = time.time()
+            await asyncio.sleep(max(0.0, t_next - time.perf_counter()))
+        for _ in range(1200):
+            echoes = _read_echoes(out)
+            if all(k in echoes for k in committed):
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        for proc in (relay, consumer):
+            if proc.returncode is None:
+                proc.terminate()
+            await proc.wait()
+        await store.close()
+    d = [(echoes[k]["delivered"] - t) * 1000 for k, t in committed.items() if k in echoes]
+    p = [(echoes[k]["processed"] - t) * 1000 for k, t in committed.items() if k in echoes]
     return {"events": events, "rate_per_s": rate, "received": len(p),
             "delivered_p50_ms": quantile(d, 0.5), "delivered_p99_ms": quantile(d, 0.99),
             "processed_p50_ms": quantile(p, 0.5), "processed_p99_ms": quantile(p, 0.99),
@@ -174,7 +172,8 @@ async def run(args: argparse.Namespace, db_url: str, bootstrap: str) -> dict[str
         results["tail"] = {"events": n, "events_per_s": eps}
         topic = Topic(f"bench.eventstore.{uuid.uuid4().hex[:6]}", 3, "benchmark")
         await ensure_topics(bootstrap, [topic])
-        results["latency"] = await latency(url, bootstrap, topic.name, 200 if q else 1000, args.rate)
+        results["latency"] = [await latency(url, bootstrap, topic.name, int(rate * (5 if q else 20)), rate)
+                              for rate in args.rates]
         return results
     finally:
         conn = await asyncpg.connect(admin)
@@ -209,16 +208,17 @@ def print_table(r: dict[str, Any]) -> None:
         print(f"{'append batch ' + str(a['batch']) + ', ' + str(a['writers']) + ' writer(s)':44s} "
               f"{a['events_per_s']:>10,.0f} ev/s")
     print(f"{'tail read (' + str(r['tail']['events']) + ' events)':44s} {r['tail']['events_per_s']:>10,.0f} ev/s")
-    lat = r["latency"]
-    head = f"PG→relay→Kafka→consumer @{lat['rate_per_s']:.0f}/s"
-    print(f"{head + ' delivered p50/p99':44s} {lat['delivered_p50_ms']:>6.1f} / {lat['delivered_p99_ms']:.1f} ms")
-    print(f"{head + ' processed p50/p99':44s} {lat['processed_p50_ms']:>6.1f} / {lat['processed_p99_ms']:.1f} ms")
+    for lat in r["latency"]:
+        head = f"PG→relay→Kafka→consumer @{lat['rate_per_s']:.0f}/s"
+        print(f"{head + ' delivered p50/p99':44s} {lat['delivered_p50_ms']:>7.1f} / {lat['delivered_p99_ms']:.1f} ms")
+        print(f"{head + ' processed p50/p99':44s} {lat['processed_p50_ms']:>7.1f} / {lat['processed_p99_ms']:.1f} ms")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller runs (CI smoke)")
-    ap.add_argument("--rate", type=float, default=50.0, help="events/s for the latency run")
+    ap.add_argument("--rates", type=lambda v: [float(x) for x in v.split(",")], default=[10.0, 50.0, 100.0],
+                    help="events/s of the latency runs (comma-separated)")
     ap.add_argument("--json", dest="json_path")
     args = ap.parse_args()
     db_url, bootstrap = os.environ.get("SEXTANT_DATABASE_URL"), os.environ.get("SEXTANT_KAFKA_BOOTSTRAP")

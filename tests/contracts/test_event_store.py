@@ -263,3 +263,15 @@ async def test_interleaved_outputs_keep_the_callers_order(store: Any) -> None:
         (a1.id, 1, 1), (b1.id, 2, 1), (a2.id, 3, 2)]
     assert [e.id for e in await store.read_all(0)] == [a1.id, b1.id, a2.id]
     assert [e.id for e in await store.read_stream("workload-a")] == [a1.id, a2.id]
+
+
+async def test_non_durable_appends_are_covered_by_one_sync(store: Any) -> None:
+    for i in range(3):
+        stored = await store.append_and_track("svc", f"in-{i}", i + 1, [make_envelope("workload-o", i + 1, i)],
+                                              durable=False)
+        assert stored is not None and stored[0].position == i + 1
+    await store.sync()
+    assert [e.position for e in await store.read_all()] == [1, 2, 3]
+    durability = getattr(store, "_durability", None)
+    if durability is not None:  # PostgreSQL: the barrier covered all three appends
+        assert durability.durable_position >= 3

@@ -3,13 +3,16 @@
 Per record, in partition-offset order:
 
 1. decode the CloudEvents envelope (`Envelope.from_kafka`) — undecodable → dead letter;
-2. skip it if this consumer already tracked its event id (a redelivery, or a relay duplicate);
+2. skip it if this consumer already tracked its event id (a redelivery, or a relay duplicate) —
+   looked up for the whole batch in one query, plus the ids handled earlier in the batch
+   (`append_and_track` still refuses an input another process tracked meanwhile);
 3. run the handler inside a CONSUMER span that continues the record's `traceparent`; the handler
    returns the output events (`Sequence[Event | Envelope]`, or `Outputs` to pin stream versions);
 4. `append_and_track(consumer, event id, position, outputs)`: outputs, tracking row and outbox rows
    in one transaction;
-5. after the batch, commit the Kafka offsets of every record handled — always after the database
-   commit, so a crash in between only causes a redelivery that step 2 skips.
+5. after the batch, make the batch's writes durable (`store.sync()`: one shared WAL flush instead of
+   one per record) and commit the Kafka offsets of every record handled — always after the
+   database commit, so a crash in between only causes a redelivery that step 2 skips.
 
 Failures never stop the loop:
 - a **transient** error (`errors.is_transient`: database or broker unavailable) waits with capped
@@ -147,11 +150,16 @@ class ConsumerLoop:
         records = await self._with_patience("fetch", lambda: self._source.fetch(self._fetch_timeout,
                                                                                 self._max_records))
         done: dict[tuple[str, int], int] = {}
+        ids = [i for i in (r.header("ce_id") for r in records) if i]
+        tracked = await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
         for record in records:
             self._stage("fetched", record)
-            await self.process(record)
+            await self.process(record, tracked)
             done[(record.topic, record.partition)] = record.offset + 1
         if done:
+            # outputs were appended with durable=False: one barrier for the whole batch, before
+            # the offsets say "done" (so a database crash cannot lose what Kafka forgets)
+            await self._with_patience("sync", self._store.sync)
             try:
                 await self._source.commit(done)
             except Exception as exc:  # rebalance or broker trouble: redelivery is absorbed by tracking
@@ -163,10 +171,11 @@ class ConsumerLoop:
                     self._stage("committed", record)
         return len(records)
 
-    async def process(self, record: Record) -> Outcome:
+    async def process(self, record: Record, tracked: set[str] | None = None) -> Outcome:
         """Handle one record to completion (processed, skipped or dead-lettered); never raises
-        except on cancellation."""
-        outcome = await self._process(record)
+        except on cancellation. `tracked`: event ids of the batch known to be tracked already
+        (looked up once per batch); None looks the record up on its own."""
+        outcome = await self._process(record, tracked)
         self.handled += 1
         if outcome == "processed":
             self.stats.processed += 1
@@ -178,12 +187,15 @@ class ConsumerLoop:
 
     # --- one record --------------------------------------------------------------------------
 
-    async def _process(self, record: Record) -> Outcome:
+    async def _process(self, record: Record, tracked: set[str] | None) -> Outcome:
         try:
             env = Envelope.from_kafka(record.key, record.value, record.headers)
         except (EnvelopeError, ValueError, UnicodeDecodeError) as exc:
             return await self._dead_letter(record, "undecodable", exc)
-        if await self._with_patience("tracking", lambda: self._store.is_tracked(self.name, env.id)):
+        if tracked is not None and env.id in tracked:
+            return "skipped"
+        if tracked is None and await self._with_patience("tracking",
+                                                         lambda: self._store.is_tracked(self.name, env.id)):
             return "skipped"
         tracer = self._tracer or default_tracer()
         attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
@@ -226,12 +238,15 @@ class ConsumerLoop:
                     await asyncio.sleep(self._retry.backoff(attempt))
                     continue
                 self._stage("stored", record)
+                if tracked is not None:
+                    tracked.add(env.id)  # a second copy later in the same batch is skipped too
                 return "processed" if stored is not None else "skipped"
 
     async def _append(self, env: Envelope, outputs: list[Envelope], expected: Mapping[str, int | None],
                       expected_head: int | None = None) -> list[Envelope] | None:
         return await self._with_patience("append", lambda: self._store.append_and_track(
-            self.name, env.id, env.position, outputs, expected=expected, expected_head=expected_head))
+            self.name, env.id, env.position, outputs, expected=expected, expected_head=expected_head,
+            durable=False))
 
     def _wrap(self, env: Envelope, result: Sequence[Event | Envelope] | Outputs
               ) -> tuple[list[Envelope], Mapping[str, int | None]]:

@@ -64,6 +64,10 @@ async def pending(conn: AsyncConnection, limit: int) -> list[OutboxItem]:
             for r in result]
 
 
+MARK_SENT_SQL = "UPDATE outbox SET sent_at = now() WHERE position = ANY($1::bigint[]) AND sent_at IS NULL"
+"""asyncpg statement marking positions ($1) sent, for a single autocommit round trip."""
+
+
 async def mark_sent(conn: AsyncConnection, positions: Sequence[int]) -> None:
     if positions:
         stmt = (update(outbox).where(outbox.c.position.in_(list(positions)))

@@ -128,7 +128,8 @@ class TrackingRecorder(Protocol):
     async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
                                outputs: Sequence[Envelope], *,
                                expected: Mapping[str, int | None] | None = None,
-                               expected_head: int | None = None) -> list[Envelope] | None:
+                               expected_head: int | None = None,
+                               durable: bool = True) -> list[Envelope] | None:
         """Record `outputs`, the tracking row (`consumer`, `input_event_id`, `input_position`) and
         the outputs' outbox rows in ONE transaction.
 
@@ -136,11 +137,21 @@ class TrackingRecorder(Protocol):
         (nothing is written then). `expected` maps a stream to its expected version (streams not
         in it are appended at their end). With `expected_head`, the outputs must land right after
         position `expected_head` (the state the caller decided on): `HeadMovedError` otherwise.
-        Raises like `EventStore.append`.
+        Raises like `EventStore.append`. With `durable=False` the call may return before the
+        write survives a server crash; call `sync()` before acting on it outside the database
+        (e.g. before committing a Kafka offset) — one `sync()` covers many such calls.
         """
         ...
 
+    async def sync(self) -> None:
+        """Return once everything this store appended is durable."""
+        ...
+
     async def is_tracked(self, consumer: str, event_id: str) -> bool:
+        ...
+
+    async def tracked_ids(self, consumer: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of `event_ids` `consumer` has already tracked (one round trip per batch)."""
         ...
 
     async def max_tracked_position(self, consumer: str) -> int:

@@ -17,6 +17,8 @@ that order, so the two locks cannot deadlock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -36,6 +38,15 @@ async def is_tracked(conn: AsyncConnection, consumer: str, event_id: str) -> boo
     stmt = select(tracking.c.event_id).where(tracking.c.consumer == consumer,
                                              tracking.c.event_id == event_id)
     return (await conn.execute(stmt)).first() is not None
+
+
+async def tracked_ids(conn: AsyncConnection, consumer: str, event_ids: Sequence[str]) -> set[str]:
+    """Which of `event_ids` `consumer` has already tracked (one query for a whole batch)."""
+    if not event_ids:
+        return set()
+    stmt = select(tracking.c.event_id).where(tracking.c.consumer == consumer,
+                                             tracking.c.event_id.in_(list(event_ids)))
+    return {r[0] for r in await conn.execute(stmt)}
 
 
 async def max_tracked_position(conn: AsyncConnection, consumer: str) -> int:

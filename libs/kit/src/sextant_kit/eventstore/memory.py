@@ -83,7 +83,8 @@ class MemoryEventStore:
     async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
                                outputs: Sequence[Envelope], *,
                                expected: Mapping[str, int | None] | None = None,
-                               expected_head: int | None = None) -> list[Envelope] | None:
+                               expected_head: int | None = None,
+                               durable: bool = True) -> list[Envelope] | None:
         todo = batches.group(outputs, expected)
         seen = self._tracking.setdefault(consumer, {})
         if input_event_id in seen:
@@ -93,6 +94,9 @@ class MemoryEventStore:
         stored = self._write(todo)  # raises before tracking on any error: nothing half-written
         seen[input_event_id] = input_position
         return stored
+
+    async def sync(self) -> None:
+        return None  # memory is as durable as it gets
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -127,6 +131,10 @@ class MemoryEventStore:
 
     async def is_tracked(self, consumer: str, event_id: str) -> bool:
         return event_id in self._tracking.get(consumer, {})
+
+    async def tracked_ids(self, consumer: str, event_ids: Sequence[str]) -> set[str]:
+        seen = self._tracking.get(consumer, {})
+        return {i for i in event_ids if i in seen}
 
     async def max_tracked_position(self, consumer: str) -> int:
         return max((p for p in self._tracking.get(consumer, {}).values() if p is not None), default=0)

@@ -48,6 +48,7 @@ class PostgresEventStore:
         self._owns_engine = owns_engine
         self._notifications = Notifications(asyncpg_dsn(engine), NOTIFY_CHANNEL)
         self._durability = DurabilityBarrier(engine)
+        self._written = 0  # highest position this store appended
 
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 10, **kwargs: Any) -> PostgresEventStore:
@@ -121,18 +122,30 @@ class PostgresEventStore:
     async def append_and_track(self, consumer: str, input_event_id: str, input_position: int | None,
                                outputs: Sequence[Envelope], *,
                                expected: Mapping[str, int | None] | None = None,
-                               expected_head: int | None = None) -> list[Envelope] | None:
+                               expected_head: int | None = None,
+                               durable: bool = True) -> list[Envelope] | None:
         todo = batches.group(outputs, expected)
         async with self.engine.begin() as conn:
             if not await tracking.track(conn, consumer, input_event_id, input_position):
                 return None
             stored = await write(conn, todo, self._topic_of, expected_head)
-        await self._durable(stored)
+        if stored:
+            self._written = max(self._written, stored[-1].position or 0)
+        if durable:
+            await self._durable(stored)
         return stored
+
+    async def sync(self) -> None:
+        """One barrier covering every append of this store (see durability.py)."""
+        await self._durability.ensure(self._written)
 
     async def is_tracked(self, consumer: str, event_id: str) -> bool:
         async with self.engine.connect() as conn:
             return await tracking.is_tracked(conn, consumer, event_id)
+
+    async def tracked_ids(self, consumer: str, event_ids: Sequence[str]) -> set[str]:
+        async with self.engine.connect() as conn:
+            return await tracking.tracked_ids(conn, consumer, event_ids)
 
     async def max_tracked_position(self, consumer: str) -> int:
         async with self.engine.connect() as conn:
@@ -153,8 +166,12 @@ class PostgresEventStore:
         return items
 
     async def mark_sent(self, positions: Sequence[int]) -> None:
-        async with self.engine.begin() as conn:
-            await outbox.mark_sent(conn, positions)
+        """One autocommit statement (one round trip): a lost mark only means a re-publication."""
+        if not positions:
+            return
+        async with self.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            await raw.driver_connection.execute(outbox.MARK_SENT_SQL, list(positions))  # type: ignore[union-attr]
 
     async def pending_count(self) -> int:
         async with self.engine.connect() as conn:

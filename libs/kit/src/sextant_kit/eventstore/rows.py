@@ -9,17 +9,6 @@ from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
 
 
-def row_from_envelope(env: Envelope) -> dict[str, Any]:
-    """The `events` row of a stored envelope (position and stream_version set)."""
-    return {
-        "position": env.position, "id": env.id, "stream": env.stream,
-        "stream_version": env.stream_version, "type": env.type, "schema_version": env.schema_version,
-        "source": env.source, "time": env.time, "payload": codec.dumps(env.payload),
-        "traceparent": env.traceparent, "causation_id": env.causation_id,
-        "correlation_id": env.correlation_id,
-    }
-
-
 def envelope_from_row(row: Any) -> Envelope:
     """The envelope of an `events` row (any mapping-like row with the `events` columns)."""
     return Envelope(

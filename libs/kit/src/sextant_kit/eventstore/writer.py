@@ -16,15 +16,16 @@ held until the transaction ends. A second writer blocks on the same row until th
 A reader that has seen position p can therefore resume at "position > p" and never miss an event.
 
 **Cost.** Appends are serialised from the counter update to the commit: one writer at a time holds
-the lock for three round trips (counter, versions, events + outbox) and its commit. The commit is
+the lock for two round trips (counter; versions + events + outbox) and its commit. The commit is
 asynchronous (no fsync under the lock); durability is restored after the commit, outside the
 lock, by a barrier whose WAL flushes concurrent writers share (`durability.py`). Throughput is
 bounded by ~1 / (hold time) transactions per second whatever the number of writers — batching
 amortises it (see `bench/eventstore.py` and docs/benchmarks.md). The lock is taken as late as
 possible: tracking rows are inserted first (see `tracking.py`).
 
-Stream versions are read under the same lock, so the optimistic-concurrency check cannot race; the
-unique constraint (`stream`, `stream_version`) remains as a second line of defence.
+Stream versions are read under the same lock (by the insert statement itself, whose snapshot is
+taken after the lock was granted), so the optimistic-concurrency check cannot race; the unique
+constraint (`stream`, `stream_version`) remains as a second line of defence.
 """
 
 from __future__ import annotations
@@ -32,16 +33,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .. import outbox
 from ..errors import ConcurrencyError, DuplicateEventError, HeadMovedError
 from .batches import StreamBatch, number
-from .rows import row_from_envelope
-from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL, events
+from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL
 
 # One round trip: takes the log lock, advances the counter, queues the NOTIFY (delivered at
 # commit) and makes this transaction's commit asynchronous (see durability.py: the caller runs a
@@ -49,33 +50,46 @@ from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL, events
 _TAKE_POSITIONS = text("UPDATE log_head SET position = position + :n WHERE id = :id "
                        "RETURNING position, pg_notify(:channel, position::text) IS NULL AS notified, "
                        "set_config('synchronous_commit', 'off', true) AS commit_mode")
-# Events and their outbox rows in one statement (one round trip whatever the batch size).
+# One round trip for the rest: read every stream's current version (this statement's snapshot is
+# taken after the lock was granted, so it sees every earlier append), check the expected versions,
+# and — only if they all hold — insert the events (version = current + ordinal within the stream)
+# and their outbox rows. Returns each stream's version before the insert and whether a check failed.
 _INSERT = text("""
-WITH stored AS (
+WITH cur AS (
+  SELECT s.stream, coalesce((SELECT max(e.stream_version) FROM events e WHERE e.stream = s.stream), 0)
+         AS version
+  FROM unnest(CAST(:streams AS text[])) AS s(stream)
+), bad AS (
+  SELECT 1 FROM cur
+  JOIN unnest(CAST(:x_stream AS text[]), CAST(:x_expected AS integer[])) AS x(stream, expected)
+    ON x.stream = cur.stream
+  WHERE cur.version <> x.expected
+), stored AS (
   INSERT INTO events (position, id, stream, stream_version, type, schema_version, source, time, payload,
                       traceparent, causation_id, correlation_id)
-  SELECT * FROM unnest(CAST(:position AS bigint[]), CAST(:id AS text[]), CAST(:stream AS text[]),
-                       CAST(:stream_version AS integer[]), CAST(:type AS text[]),
-                       CAST(:schema_version AS integer[]), CAST(:source AS text[]),
-                       CAST(:time AS double precision[]), CAST(:payload AS text[]),
-                       CAST(:traceparent AS text[]), CAST(:causation_id AS text[]),
-                       CAST(:correlation_id AS text[]))
+  SELECT u.position, u.id, u.stream, cur.version + u.ordinal, u.type, u.schema_version, u.source, u.time,
+         u.payload, u.traceparent, u.causation_id, u.correlation_id
+  FROM unnest(CAST(:position AS bigint[]), CAST(:id AS text[]), CAST(:stream AS text[]),
+              CAST(:ordinal AS integer[]), CAST(:type AS text[]), CAST(:schema_version AS integer[]),
+              CAST(:source AS text[]), CAST(:time AS double precision[]), CAST(:payload AS text[]),
+              CAST(:traceparent AS text[]), CAST(:causation_id AS text[]), CAST(:correlation_id AS text[]))
+       AS u(position, id, stream, ordinal, type, schema_version, source, time, payload, traceparent,
+            causation_id, correlation_id)
+  JOIN cur ON cur.stream = u.stream
+  WHERE NOT EXISTS (SELECT 1 FROM bad)
   RETURNING position
+), queued AS (
+  INSERT INTO outbox (position, topic, traceparent)
+  SELECT o.position, o.topic, o.traceparent
+  FROM unnest(CAST(:o_position AS bigint[]), CAST(:o_topic AS text[]), CAST(:o_traceparent AS text[]))
+       AS o(position, topic, traceparent)
+  WHERE NOT EXISTS (SELECT 1 FROM bad)
 )
-INSERT INTO outbox (position, topic, traceparent)
-SELECT * FROM unnest(CAST(:o_position AS bigint[]), CAST(:o_topic AS text[]), CAST(:o_traceparent AS text[]))
+SELECT cur.stream, cur.version, EXISTS (SELECT 1 FROM bad) AS conflict FROM cur
 """)
-_COLUMNS = ("position", "id", "stream", "stream_version", "type", "schema_version", "source", "time",
+_COLUMNS = ("position", "id", "stream", "ordinal", "type", "schema_version", "source", "time",
             "payload", "traceparent", "causation_id", "correlation_id")
 _KEY_VALUE = re.compile(r"\(id\)=\((?P<id>[^)]*)\)")
-
-
-async def current_versions(conn: AsyncConnection, streams: Sequence[str]) -> dict[str, int]:
-    """Each stream's current version (0 when it has no event)."""
-    stmt = (select(events.c.stream, func.max(events.c.stream_version))
-            .where(events.c.stream.in_(list(streams))).group_by(events.c.stream))
-    found = {s: int(v) for s, v in (await conn.execute(stmt)).all()}
-    return {s: found.get(s, 0) for s in streams}
 
 
 async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
@@ -98,21 +112,34 @@ async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
     position = head - total + 1
     if expected_head is not None and position - 1 != expected_head:
         raise HeadMovedError(expected_head, position - 1)
-    versions = await current_versions(conn, [b.stream for b in batches])
-    stored: list[Envelope] = []
+    ordinals: dict[str, int] = {}
+    rows: list[dict[str, object]] = []
     for b in batches:
+        for env in b.envelopes:
+            ordinals[b.stream] = ordinals.get(b.stream, 0) + 1
+            rows.append({"position": position + len(rows), "id": env.id, "stream": b.stream,
+                         "ordinal": ordinals[b.stream], "type": env.type,
+                         "schema_version": env.schema_version, "source": env.source, "time": env.time,
+                         "payload": codec.dumps(env.payload), "traceparent": env.traceparent,
+                         "causation_id": env.causation_id, "correlation_id": env.correlation_id})
+    pinned = [(b.stream, b.expected) for b in batches if b.expected is not None]
+    params: dict[str, list[object]] = {c: [r[c] for r in rows] for c in _COLUMNS}
+    params.update(streams=list(ordinals), x_stream=[s for s, _ in pinned], x_expected=[e for _, e in pinned])
+    items = [(r["position"], topic_of(str(r["stream"])), r["traceparent"]) for r in rows]
+    items = [i for i in items if i[1] is not None]
+    params.update(o_position=[i[0] for i in items], o_topic=[i[1] for i in items],
+                  o_traceparent=[i[2] for i in items])
+    try:
+        result = (await conn.execute(_INSERT, params)).all()
+    except IntegrityError as exc:
+        raise _translate(exc, [b.envelopes[0] for b in batches]) from None
+    versions = {r.stream: int(r.version) for r in result}
+    stored: list[Envelope] = []
+    for b in batches:  # the same numbering as the statement's; raises ConcurrencyError if refused
         stored.extend(number(b, versions[b.stream], position))
         versions[b.stream] += len(b.envelopes)  # a stream may come back in a later run
         position += len(b.envelopes)
-    rows = [row_from_envelope(e) for e in stored]
-    params: dict[str, list[object]] = {c: [r[c] for r in rows] for c in _COLUMNS}
-    items = outbox.outbox_items(stored, topic_of)
-    params.update(o_position=[i.position for i in items], o_topic=[i.topic for i in items],
-                  o_traceparent=[i.traceparent for i in items])
-    try:
-        await conn.execute(_INSERT, params)
-    except IntegrityError as exc:
-        raise _translate(exc, stored) from None
+    assert not any(r.conflict for r in result), "a refused append must have raised"
     return stored
 
 

@@ -3,7 +3,8 @@
 Runs the real `Relay` (PostgreSQL outbox → idempotent Kafka producer) with every stream mapped to
 `--topic`, until the outbox is drained, then exits 0. With `--die-after-publish` it SIGKILLs
 itself right after the broker acknowledged its first round and before marking it sent — the
-window in which a relay crash causes a re-publication.
+window in which a relay crash causes a re-publication. With `--forever` it runs `Relay.run`
+(NOTIFY wake-ups) until SIGTERM instead of exiting when drained.
 """
 
 from __future__ import annotations
@@ -31,10 +32,15 @@ async def main(args: argparse.Namespace) -> int:
             os.kill(os.getpid(), signal.SIGKILL)
 
     leader = PostgresLeaderLock(asyncpg_dsn(store.engine))
-    relay = Relay(store, publisher, batch=args.batch, hook=hook, leader=leader)
+    relay = Relay(store, publisher, batch=args.batch, hook=hook, leader=leader, poll_interval=1.0)
     await publisher.start()
     try:
         await leader.acquire()
+        if args.forever:
+            stop = asyncio.Event()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+            print("relay_worker: running", flush=True)
+            await relay.run(stop)
         while await store.pending_count() > 0:
             await relay.relay_once()
     finally:
@@ -52,6 +58,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--topic", required=True)
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--die-after-publish", action="store_true")
+    p.add_argument("--forever", action="store_true")
     return p.parse_args(argv)
 
 
