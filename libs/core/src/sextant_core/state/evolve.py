@@ -12,7 +12,6 @@ incrementally.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import singledispatch
 
 from sextant_contracts import events as ev
@@ -22,6 +21,7 @@ from sextant_contracts.model import Allocation
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import WorkloadPhase, is_late_fact, next_phase
 from .model import EMPTY, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
+from .records import copy_with as replace
 
 
 def evolve(state: ClusterState, event: ev.Event, position: int | None = None) -> ClusterState:

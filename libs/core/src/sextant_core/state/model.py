@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from immutables import Map
@@ -31,6 +31,7 @@ from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, ServerCapa
 
 from ..classification.knowledge import KnowledgeBase
 from ..domain.lifecycle import HOLDING, WorkloadPhase
+from .records import copy_with
 
 N_SOURCES = len(INTERFERENCE_SOURCES)
 NO_PRESSURE: tuple[float, ...] = (0.0,) * N_SOURCES
@@ -202,7 +203,7 @@ class ClusterState:
         """A copy with `changes`; replacing `servers` without a journal resets the journal."""
         if "servers" in changes and "server_journal" not in changes:
             changes["server_journal"] = None
-        return replace(self, **changes)
+        return copy_with(self, **changes)
 
     def live_workloads(self) -> list[WorkloadState]:
         return [w for _, w in sorted(self.workloads.items()) if w.phase not in

@@ -44,9 +44,9 @@ class InProcessPlatform:
         while queue:
             env = queue.pop(0)
             for name, d in self.deciders.items():
-                d.fold(self.log)
+                d.fold(self.log[d.position:])  # positions are 1-based: the unseen tail
                 result = d.handle(env)
                 queue.extend(self._append(result.events, name, env.id))
-            self.agent_view.fold(self.log)
+            self.agent_view.fold(self.log[self.agent_view.position:])
             for c in self.agent_view.handle(env).agent_commands:
                 queue.extend(self._append(self.agent(c, env.event().at), "agent", env.id))
