@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import json
 import time
 from collections.abc import Iterator
@@ -33,9 +34,11 @@ from sextant_cli.replay import read_log
 from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
 from sextant_core.policies import PolicySet
-from sextant_core.profiles import policy_set
+from sextant_core.profiles import policy_set as _policy_set
 from sextant_core.replay import replay
 from sextant_core.state import fold
+
+policy_set = functools.cache(_policy_set)  # planners keep their table index across blocks
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 

@@ -19,7 +19,7 @@ import heapq
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.ids import derive_id
-from sextant_contracts.model import RawSample, TwinWorkloadRef
+from sextant_contracts.model import Allocation, RawSample, TwinWorkloadRef
 from sextant_core.domain.lifecycle import WorkloadPhase
 from sextant_core.state.model import EMPTY, ClusterState
 from sextant_sim.agent import Agent
@@ -42,6 +42,7 @@ class TwinExecutor:
         self._by_ref = dict(self.setup.truths)
         self._facts: list[ev.Event] = []
         self._samples: list[RawSample] = []
+        self._started: dict[str, Allocation] = {}  # what each running workload was started with
         self.ledger = Ledger()
         sids = [sid for sid, _ in self.setup.servers]
         pidx = [self.setup.cat.index(p.platform_id) for _, p in self.setup.servers]
@@ -102,6 +103,7 @@ class TwinExecutor:
                 self.world.start(wid, self.setup.truths[wid], w.allocation, self.now)
                 self.agent._observing.discard(wid)
                 self.agent.execute(cmd.StartWorkload(workload_id=wid, allocation=w.allocation), "resume")
+                self._started[wid] = w.allocation
             elif w.phase == WorkloadPhase.PROFILING and w.profile_runs:
                 self.agent.execute(cmd.ExecuteProfileRuns(workload_id=wid, runs=w.profile_runs), "resume")
         facts = [f for f in self._take() if not isinstance(f, ev.WorkloadStarted)]  # already started
@@ -115,8 +117,20 @@ class TwinExecutor:
         if not self.known(command.workload_id):
             return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id,
                                       reason="agent: not a workload of this twin")]
+        if self._already_done(command):
+            return []  # a redelivered command after a restart: executing it twice would repeat facts
         self.agent.execute(command, "command")
+        if isinstance(command, cmd.StartWorkload | cmd.ResizeWorkload):
+            self._started[command.workload_id] = command.allocation
         return self._take()
+
+    def _already_done(self, command: cmd.Command) -> bool:
+        wid = command.workload_id
+        if isinstance(command, cmd.ExecuteProfileRuns):
+            return wid in self.agent._profiles  # a run of this workload is in flight
+        if isinstance(command, cmd.StartWorkload):
+            return wid in self.world.active and self._started.get(wid) == command.allocation
+        return False
 
     def advance(self, state: ClusterState, wall: float) -> tuple[list[tuple[str, list[ev.Event]]], list[RawSample]]:
         self.state = state

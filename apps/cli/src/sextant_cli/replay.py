@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import time
 from typing import Any
@@ -59,7 +60,8 @@ def replay_database(url: str, *, profile_override: str | None = None, snapshot_a
     log = asyncio.run(read_log(url))
     read_s = time.perf_counter() - t0
 
-    def policies(name: str) -> Any:
+    @functools.cache
+    def policies(name: str) -> Any:  # one policy set per profile: planners keep their table index
         return policy_set(profile_override or name)
 
     t1 = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .policies import AdmitAll, FirstFitPlanner, NoAdaptation, ObservedOnlyClassifier, PolicySet
+from .policies import AdmitAll, FirstFitPlanner, ObservedOnlyClassifier, PolicySet
 from .profiling.plan import DefaultProfilingPlan
 
 _FACTORIES: dict[str, Callable[[], PolicySet]] = {}
@@ -33,9 +33,11 @@ def names() -> list[str]:
 
 @register("foundation")
 def _foundation() -> PolicySet:
-    return PolicySet(profile="foundation", version="1", profiling=DefaultProfilingPlan(),
+    from .reprovisioning.simple import ReclassifyOnViolation
+
+    return PolicySet(profile="foundation", version="2", profiling=DefaultProfilingPlan(),
                      classifier=ObservedOnlyClassifier(), admission=AdmitAll(),
-                     planner=FirstFitPlanner(), reprovisioner=NoAdaptation())
+                     planner=FirstFitPlanner(), reprovisioner=ReclassifyOnViolation())
 
 
 # --- issue 5: Sextant, Paragon and reservation + Paragon (sextant_core.planning.policysets) -------

@@ -109,3 +109,22 @@ def test_late_decisions_are_still_illegal() -> None:
     with pytest.raises(IllegalTransition):
         fold([ev.PlacementDecided(at=9, workload_id="w1", decision=record(5), allocation=alloc(("s1", 1, 1.0)))],
              revoked)
+
+
+def test_repeated_profiling_facts_after_completion_are_no_ops() -> None:
+    """A restarted agent reports a profiling run twice: the second batch changes nothing."""
+    sample = ev.ProfileSampleRecorded(at=2, workload_id="w1", run_id="r1", classification="heterogeneity",
+                                      column="A", value=1.0)
+    events = [server("s1"), submitted("w1"),
+              ev.ProfilingPlanned(at=1, workload_id="w1", decision=record(1), runs=()), sample,
+              ev.ProfilingCompleted(at=2, workload_id="w1", samples=1)]
+    st = fold(events)
+    assert st.workloads["w1"].phase == P.PROFILED
+    again = fold([sample, ev.ProfilingCompleted(at=3, workload_id="w1", samples=1)], st)
+    assert again.workloads == st.workloads
+
+
+def test_duplicate_start_is_a_no_op() -> None:
+    started = ev.WorkloadStarted(at=3, workload_id="w1", allocation=alloc(("s1", 2, 3.0)))
+    st = fold([*placed_cluster(), started])
+    assert fold([started], st).workloads == st.workloads

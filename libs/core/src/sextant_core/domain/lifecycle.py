@@ -66,15 +66,18 @@ TRANSITIONS: dict[str, dict[WorkloadPhase | None, WorkloadPhase]] = {
 }
 
 
-# Facts reported by the edges (agent, telemetry) may race with the end of a workload: a sample
-# taken just before a revoke is appended just after it. Such late facts are folded as no-ops in
-# a terminal phase instead of halting every fold; decisions never are.
+# Facts reported by the edges (agent, telemetry) may race with decisions or repeat after an edge
+# restarts: a sample taken just before a revoke is appended just after it; a restarted agent may
+# report a profiling run twice. A fact that no longer applies to the workload's phase is folded as
+# a no-op instead of halting every fold. Decisions are never tolerated: they are appended right
+# after the state they were decided on, so an inapplicable decision is a bug.
 LATE_FACTS = frozenset({"ProfileSampleRecorded", "ProfilingCompleted", "PerformanceObserved", "QosVerdict",
                         "WorkloadStarted", "WorkloadCompleted", "WorkloadFailed"})
 
 
 def is_late_fact(phase: WorkloadPhase | None, event_type: str) -> bool:
-    return phase in TERMINAL and event_type in LATE_FACTS
+    """A fact that does not apply in `phase` (see LATE_FACTS)."""
+    return event_type in LATE_FACTS and phase is not None and not allows(phase, event_type)
 
 
 class IllegalTransition(RuntimeError):
