@@ -14,12 +14,14 @@ EXACT = FitParams(reg=1e-6, reg_bias=0.0, max_epochs=300, tol=1e-12)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10_000), m=st.integers(30, 80), n=st.integers(6, 13), rank=st.integers(1, 3))
+@given(seed=st.integers(0, 10_000), m=st.integers(30, 80), n=st.integers(8, 13), rank=st.integers(1, 3))
 def test_noise_free_low_rank_with_enough_entries_is_reconstructed(builders, seed: int, m: int, n: int,
                                                                    rank: int) -> None:
-    # 8 dense rows; every other row has at least rank + 2 entries (bias + rank factors + 1 spare)
+    # 8 dense rows; every other row has at least rank + 3 entries (bias + rank factors + 2 spare):
+    # with a single spare entry some problems are so weakly identified that ALS needs thousands
+    # of sweeps to reach 1 %
     y = np.log(builders.log_low_rank(seed, m, n, rank))
-    mask = builders.sparse_mask(seed, m, n, 8, min(rank + 2, n - 1), n - 1)
+    mask = builders.sparse_mask(seed, m, n, 8, rank + 3, n - 1)
     fit = train(y, mask, EXACT, rank=rank)
     mean, _ = fold_in_many(fit.model, y, mask)
     err = np.abs(mean - y)[~mask]
