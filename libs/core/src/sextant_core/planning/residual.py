@@ -54,16 +54,15 @@ class ResidualIndex:
 
     def row(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
         """m(s, ·) of one server, optionally without one resident."""
-        out = np.full(N_SOURCES, EMPTY_M)
+        out = np.full(N_SOURCES, np.inf)
         s = state.servers.get(server_id)
-        if s is None:
-            return out
-        for rid in s.residents:
+        for rid in s.residents if s is not None else ():
             if rid == exclude:
                 continue
             v = self._tc(state, rid)
             if v is not None:
                 np.minimum(out, v, out=out)
+        out[np.isinf(out)] = EMPTY_M  # no (known) resident: the empty server's t + c = 100 + 0
         return out
 
     def _rebuild(self, state: ClusterState) -> None:

@@ -1,0 +1,67 @@
+"""The performance model (planning/model.py): curves, factors, aggregates — arithmetic shown."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sextant_core.planning.model import efficiency_curve, model_for, scale_up_curve
+
+from .conftest import World
+
+
+@pytest.mark.parametrize(("row", "max_cores", "expected"), [
+    ({"c2": 10.0, "c4": 14.0}, 6, [5, 10, 12, 14, 14, 14]),        # 10·1/2; c2; (10+14)/2 at c3; flat past c4
+    ({"c1": 4.0, "c4": 3.0}, 4, [4, 4, 4, 4]),                     # non-decreasing: 3 < 4 is lifted to 4
+    ({"c2-m8": 6.0, "c2-m16": 8.0}, 2, [4, 8]),                   # same cores: the best column (8)
+    ({"c8": 8.0, "bogus": 99.0, "c4": -1.0}, 2, [1, 2]),           # unparsable / non-positive ignored: 8·c/8
+], ids=["interpolate", "monotone", "knobs", "ignored"])
+def test_scale_up_curve(row: dict[str, float], max_cores: int, expected: list[float]) -> None:
+    got = scale_up_curve(row, max_cores, fallback_level=1.0, requested_cores=1)
+    np.testing.assert_allclose(got, expected)
+
+
+def test_scale_up_curve_without_a_row_scales_to_the_request() -> None:
+    # level 6, request 3 cores: 6·min(c, 3)/3 = 2, 4, 6, 6
+    np.testing.assert_allclose(scale_up_curve({}, 4, fallback_level=6.0, requested_cores=3), [2, 4, 6, 6])
+
+
+@pytest.mark.parametrize(("row", "nodes", "eff"), [
+    ({"n1": 10.0, "n2": 18.0, "n4": 40.0}, [1, 2, 4], [1.0, 0.9, 1.0]),  # 18/(2·10), 40/(4·10)
+    ({"n2": 20.0, "n4": 30.0}, [2, 4], [1.0, 0.75]),                     # no n1: n2 counts as 1; (30/4)/(20/2)
+    ({"x": 1.0}, [], []),
+], ids=["with-n1", "without-n1", "none"])
+def test_efficiency_curve(row: dict[str, float], nodes: list[int], eff: list[float]) -> None:
+    ks, e = efficiency_curve(row)
+    np.testing.assert_allclose(ks, nodes)
+    np.testing.assert_allclose(e, eff)
+
+
+def test_model_from_a_classification() -> None:
+    st = (World().server("a1", platform="A", cores=8).server("b1", platform="B", cores=4)
+          .workload("w", heterogeneity={"A": 10.0, "B": 5.0}, scale_up={"c1": 10.0, "c2": 16.0},
+                    ref="A", admit=True).state())
+    m = model_for(st, st.workloads["w"], 8)
+    assert m.reference == "A"
+    assert m.factor("A") == 1.0 and m.factor("B") == 0.5          # 5/10
+    assert m.factor("C") == pytest.approx(np.sqrt(0.5))           # geometric mean of 1 and 0.5
+    assert m.node("B", 2) == pytest.approx(8.0)                   # U(2)·H(B) = 16·0.5
+    assert m.best_single == pytest.approx(16.0)                   # U(8) (flat) · H(A)
+
+
+def test_reference_is_the_high_end_platform_without_a_plan() -> None:
+    st = (World().server("a1", platform="A", cores=8).server("b1", platform="B", cores=16)
+          .workload("w", heterogeneity={"A": 10.0, "B": 5.0}, ref=None).state())
+    m = model_for(st, st.workloads["w"], 16)
+    assert m.reference == "B" and m.factor("A") == 2.0  # 10/5
+
+
+@pytest.mark.parametrize(("service", "perfs", "expected"), [
+    (False, [10.0, 6.0], 0.9 * 16.0),     # batch: E(2)·Σ = 0.9·(10+6)
+    (True, [10.0, 6.0], 0.9 * 2 * 6.0),   # service: E(2)·n·min = 0.9·2·6
+    (False, [7.0], 7.0),                  # one node: E(1) = 1
+], ids=["batch-sum", "service-min", "single"])
+def test_aggregate(service: bool, perfs: list[float], expected: float) -> None:
+    st = (World().server("a1").workload("w", kind="service" if service else "analytics",
+                                         scale_out={"n1": 10.0, "n2": 18.0}).state())
+    m = model_for(st, st.workloads["w"], 8)
+    assert m.aggregate(perfs) == pytest.approx(expected)

@@ -1,0 +1,136 @@
+"""The Sextant planner (planning/sextant.py) through `decide`: least resources, quality, exact D1,
+scale-out, as close as possible, backtracking, best-effort leftovers, deferral, ARQ pools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sextant_contracts import events as ev
+from sextant_core.planning.assess import SizingParams
+from sextant_core.planning.sextant import SextantParams, SextantPlanner
+
+from .conftest import World, chosen, place, vec
+
+HET = {"A": 10.0, "B": 5.0}
+UP = {"c1": 10.0, "c2": 18.0, "c4": 30.0}
+
+
+def planner(margin: float = 0.0, **kw: Any) -> SextantPlanner:
+    return SextantPlanner(SextantParams(sizing=SizingParams(margin=margin), **kw))
+
+
+def ips(x: float) -> dict[str, Any]:
+    return {"type": "instruction_rate", "ips": x}
+
+
+def test_least_resources_on_the_platform_that_needs_fewest() -> None:
+    # R = 17. A: U(c)·1 = 10, 18, 24, 30 → c* = 2. B: H = 5/10 = 0.5 → needs U ≥ 34 > 30: never.
+    st = (World().server("a1", platform="A").server("b1", platform="B")
+          .workload("new", target=ips(17), heterogeneity=HET, scale_up=UP, memory_gb=2.0).state())
+    d = place(st, planner())
+    assert chosen(d) == (("a1", 2, 2.0),)
+    e = d.events[0]
+    assert isinstance(e, ev.PlacementDecided) and e.predicted_performance == pytest.approx(18.0)
+    assert e.trace.filtered["quasar-target"] == {"below_target": 1}  # b1
+
+
+def test_a_slower_platform_with_more_cores_when_the_fast_one_is_full() -> None:
+    # a1 has 1 free core (U(1) = 10 < 9? no: R = 9 → c* = 1 on A); make R = 12: A needs 2 cores, has 1;
+    # B (H = 0.5): U(c)·0.5 ≥ 12 → U ≥ 24 → c* = 3 (interpolated 24) → b1 with 3 cores
+    st = (World().server("a1", platform="A", cores=8).server("b1", platform="B", cores=8)
+          .workload("hog", on=(("a1", 7, 1.0),), ref="A")
+          .workload("new", target=ips(12), heterogeneity=HET, scale_up=UP).state())
+    assert chosen(place(st, planner())) == (("b1", 3, 1.0),)
+
+
+def test_predicted_interference_lowers_quality() -> None:
+    # R = 17, newcomer tolerates 40 on llc_cap. a1 hosts a resident causing 40 there: x = 1 → f = 0.95,
+    # 18·0.95 = 17.1 ≥ 17 still meets with 2 cores but ratio 1.006; a2 is empty: ratio 18/17 = 1.059.
+    # Quality-only ranking picks a2.
+    st = (World().server("a1").server("a2")
+          .workload("r", on=(("a1", 1, 1.0),), caused=vec(0, llc_cap=40))
+          .workload("new", target=ips(17), heterogeneity=HET, scale_up=UP, tolerated=vec(100, llc_cap=40)).state())
+    assert chosen(place(st, planner(packing_weight=0.0, pressure_weight=0.0))) == (("a2", 2, 1.0),)
+    # pressure 50 → x = 1.25: f = 1 − 0.05·1.25³ = 0.902; 18·0.902 = 16.2 < 17 → 3 cores (U(3) = 24, 21.7)
+    st2 = (World().server("a1")
+           .workload("r", on=(("a1", 1, 1.0),), caused=vec(0, llc_cap=50))
+           .workload("new", target=ips(17), heterogeneity=HET, scale_up=UP, tolerated=vec(100, llc_cap=40)).state())
+    assert chosen(place(st2, planner())) == (("a1", 3, 1.0),)
+
+
+def test_exact_d1_protects_residents() -> None:
+    # a1: resident tolerates 30 on core and causes 0; the newcomer causes 35 → residual 30 − 35 < 0
+    st = (World().server("a1").server("a2")
+          .workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100, core=30))
+          .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=35)).state())
+    d = place(st, planner())
+    assert chosen(d) == (("a2", 1, 1.0),)
+    assert d.events[0].trace.filtered["paragon-d1-residual"] == {"d1r_core": 1}  # type: ignore[attr-defined]
+
+
+def test_scale_out_when_no_single_server_meets_the_target() -> None:
+    # analytics, completion T = 54 s, elapsed 5 − 1 = 4 → R = 1/50 = 0.02; U(c) = c·1e-3 (c ≤ 8), E = 1;
+    # one node gives at most 0.008 → 3 nodes (0.024), trimmed to κ = 7 per node (0.021 ≥ 0.02)
+    w = World()
+    for i in range(4):
+        w.server(f"a{i}", platform="A")
+    st = w.workload("new", kind="analytics", target={"type": "completion_time", "seconds": 54.0},
+                    heterogeneity={"A": 1e-3}, scale_up={"c1": 1e-3, "c8": 8e-3},
+                    scale_out={"n1": 1e-3, "n2": 2e-3}, cores=8, memory_gb=8.0).state()
+    d = place(st, planner())
+    assert [(s, c) for s, c, _ in chosen(d)] == [("a0", 7), ("a1", 7), ("a2", 7)]
+    assert [m for _, _, m in chosen(d)] == [7.0, 7.0, 7.0]   # 8 GiB / 8 cores · 7 cores
+    assert "scale_out" in d.events[0].trace.notes  # type: ignore[attr-defined]
+
+
+def test_batch_workloads_never_spread_and_get_as_close_as_possible() -> None:
+    # R = 100 is out of reach (best 30 on A with 4 cores): the best predicted server, cores at c_sat = 4
+    st = (World().server("a1", platform="A").server("b1", platform="B")
+          .workload("new", target=ips(100), heterogeneity=HET, scale_up=UP).state())
+    d = place(st, planner())
+    assert chosen(d) == (("a1", 4, 1.0),)
+    assert "as_close_as_possible" in d.events[0].trace.notes  # type: ignore[attr-defined]
+
+
+def test_d1_is_relaxed_step_by_step_when_it_blocks_every_server() -> None:
+    # the only server hosts a resident tolerating 30 on core; the newcomer causes 38 → −8:
+    # relaxations 5 (−8 < −5) then 10 (−8 ≥ −10) → placed after 2 backtracking passes
+    st = (World().server("a1")
+          .workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100, core=30))
+          .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=38)).state())
+    d = place(st, planner(d1_step=5.0, d1_max=20.0))
+    t = d.events[0].trace  # type: ignore[attr-defined]
+    assert chosen(d) == (("a1", 1, 1.0),) and t.backtracks == 2 and "d1_relaxed" in t.notes
+
+
+def test_deferred_when_nothing_has_room() -> None:
+    st = (World().server("a1", cores=2).workload("hog", on=(("a1", 2, 1.0),))
+          .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP).state())
+    d = place(st, planner())
+    e = d.events[0]
+    assert isinstance(e, ev.PlacementDeferred) and e.reasons == ("quasar-fit/no_free_cores",)
+
+
+def test_best_effort_takes_leftovers_without_hurting_anyone() -> None:
+    # BE asks for 2 cores; a1 hosts a sensitive resident it would hurt (core: 20 < 30) → a2
+    st = (World().server("a1").server("a2")
+          .workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100, core=20))
+          .workload("be", target=ips(1000), heterogeneity=HET, scale_up=UP, cores=2, best_effort=True,
+                    caused=vec(0, core=30)).state())
+    d = place(st, planner(), wid="be")
+    assert chosen(d) == (("a2", 2, 1.0),)
+    assert "best_effort" in d.events[0].trace.notes  # type: ignore[attr-defined]
+    st2 = (World().server("a1").workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100, core=20))
+           .workload("be", cores=2, best_effort=True, caused=vec(0, core=30)).state())
+    assert isinstance(place(st2, planner(), wid="be").events[0], ev.PlacementDeferred)  # never relaxed
+
+
+def test_relative_rows_read_the_target_as_95_percent_of_the_best() -> None:
+    # rows are relative speeds (≤ 1) while the target says 9.5e8: R = 0.95 · best = 0.95 · 1.0 ·U(c_sat)
+    st = (World().server("a1", platform="A").server("b1", platform="B")
+          .workload("new", target=ips(9.5e8), heterogeneity={"A": 1.0, "B": 0.9}, scale_up={"c1": 0.5, "c2": 1.0})
+          .state())
+    d = place(st, planner())
+    assert chosen(d) == (("a1", 2, 1.0),)  # B: 0.9 < 0.95
+    assert "relative_units" in d.events[0].trace.notes  # type: ignore[attr-defined]
