@@ -161,3 +161,20 @@ def test_seeded_knowledge_equals_the_folded_seeds() -> None:
     assert len(kb.matrix(Classification.SCALE_OUT, "service")) == 5
     cols = kb.matrix(Classification.INTERFERENCE, "all").columns
     assert len(cols) == 20 and all(c.startswith("t:") for c in cols[:10]) and cols[10] == "c:core"
+
+
+def test_a_fast_path_workload_gets_population_estimates_with_no_confidence(log) -> None:
+    from sextant_core.decide import decide, seed_for
+
+    st = fold(log)
+    sub = submit("fast", WorkloadKind.SERVICE, at=99.0).model_copy(update={"fast_path": True})
+    st = fold([sub], st)
+    c = cmd.ClassifyWorkload(workload_id="fast")
+    d = decide(st, c, params=POLICY, seed=seed_for(c, st), at=99.0)
+    out = d.events[0]
+    assert isinstance(out, ev.WorkloadClassified)
+    assert out.confidence == {"scale_up": 0.0, "scale_out": 0.0, "heterogeneity": 0.0, "interference": 0.0}
+    assert set(out.heterogeneity) == set(WORLD.platforms) and len(out.tolerated) == 10
+    before = fold(log).knowledge.matrix(Classification.HETEROGENEITY, "all")
+    after = fold(d.events, st).knowledge.matrix(Classification.HETEROGENEITY, "all")
+    assert len(after) == len(before)  # nothing measured, nothing appended
