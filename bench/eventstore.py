@@ -228,14 +228,19 @@ def main() -> int:
 
         stack = start_stack(Path(tempfile.mkdtemp(prefix="sextant-bench-")), topics=[], die_with_parent=True)
         db_url, bootstrap = stack.env["SEXTANT_DATABASE_URL"], stack.env["SEXTANT_KAFKA_BOOTSTRAP"]
+    load_start = os.getloadavg()
     try:
         results = asyncio.run(run(args, db_url, bootstrap))
     finally:
         if stack is not None:
             stack.stop()
-    results["machine"] = machine()
+    results["machine"] = {**machine(), "loadavg_1m_start": round(load_start[0], 2),
+                          "loadavg_1m_end": round(os.getloadavg()[0], 2)}
     results["quick"] = args.quick
     print_table(results)
+    m = results["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB; 1-min load "
+          f"{m['loadavg_1m_start']} → {m['loadavg_1m_end']} (other processes share the cores)")
     if args.json_path:
         with open(args.json_path, "w") as f:
             json.dump(results, f, indent=2, sort_keys=True)
