@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from sextant_infra.processes import free_port, log_tail, spawn
 
 SERVICES = ("admission", "profiling", "classification", "planning", "reprovisioning", "telemetry")
 MODULES = {**{s: f"sextant_{s}.main" for s in SERVICES}, "relay": "sextant_kit.relay_process",
@@ -29,17 +29,8 @@ class PlatformError(RuntimeError):
     pass
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except FileNotFoundError:
-        return "(no log)"
+    return log_tail(path, lines, drop_stack_frames=False) or "(no log)"
 
 
 @dataclass
@@ -70,9 +61,8 @@ class Platform:
                "SEXTANT_HTTP_HOST": "127.0.0.1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                **(extra_env or {})}
         log = logs / f"{name}.log"
-        with log.open("ab") as out:
-            popen = subprocess.Popen([sys.executable, "-m", MODULES[name]], env=env, stdout=out,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        # killed with us (PR_SET_PDEATHSIG): an interrupted demo or test leaks no process
+        popen = spawn([sys.executable, "-m", MODULES[name]], log_path=log, env=env, die_with_parent=True)
         self.procs[name] = Proc(name, port, popen, log)
         return self.procs[name]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .policies import AdmitAll, FirstFitPlanner, ObservedOnlyClassifier, PolicySet
+from .policies import AdmitAll, ObservedOnlyClassifier, PolicySet
 from .profiling.plan import DefaultProfilingPlan
 
 _FACTORIES: dict[str, Callable[[], PolicySet]] = {}
@@ -33,11 +33,12 @@ def names() -> list[str]:
 
 @register("foundation")
 def _foundation() -> PolicySet:
+    from .placement.planner import planner_for
     from .reprovisioning.simple import ReclassifyOnViolation
 
-    return PolicySet(profile="foundation", version="2", profiling=DefaultProfilingPlan(),
+    return PolicySet(profile="foundation", version="3", profiling=DefaultProfilingPlan(),
                      classifier=ObservedOnlyClassifier(), admission=AdmitAll(),
-                     planner=FirstFitPlanner(), reprovisioner=ReclassifyOnViolation())
+                     planner=planner_for("least-loaded"), reprovisioner=ReclassifyOnViolation())
 
 
 # --- issue 5: Sextant, Paragon and reservation + Paragon (sextant_core.planning.policysets) -------
