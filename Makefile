@@ -33,7 +33,7 @@ down: install
 	$(BIN)/sextant-infra down
 
 demo: install
-	$(BIN)/sextant demo
+	$(BIN)/sextant demo --scenario platform-demo --speed 60 --out out/demo
 
 lint: install
 	$(BIN)/ruff check libs services apps infra tests bench
