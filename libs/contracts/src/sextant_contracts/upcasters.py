@@ -37,7 +37,7 @@ def current_version(type_name: str) -> int:
     cls = EVENT_TYPES.get(type_name) or COMMAND_TYPES.get(type_name)
     if cls is None:
         raise UpcasterError(f"unknown type {type_name!r}")
-    return cls.SCHEMA_VERSION
+    return int(cls.SCHEMA_VERSION)
 
 
 def upcast(type_name: str, version: int, payload: Payload) -> Payload:
@@ -56,8 +56,9 @@ def upcast(type_name: str, version: int, payload: Payload) -> Payload:
 
 def check_upcasters() -> None:
     """Fail fast at start-up when some schema version cannot be reached from v1."""
-    missing = [f"{name} v{v}->v{v + 1}"
-               for name, cls in sorted({**EVENT_TYPES, **COMMAND_TYPES}.items())
-               for v in range(1, cls.SCHEMA_VERSION) if (name, v) not in _UPCASTERS]
+    versions: dict[str, int] = {n: c.SCHEMA_VERSION for n, c in EVENT_TYPES.items()}
+    versions.update({n: c.SCHEMA_VERSION for n, c in COMMAND_TYPES.items()})
+    missing = [f"{name} v{v}->v{v + 1}" for name, current in sorted(versions.items())
+               for v in range(1, current) if (name, v) not in _UPCASTERS]
     if missing:
         raise UpcasterError("missing upcasters: " + ", ".join(missing))

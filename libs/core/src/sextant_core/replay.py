@@ -79,7 +79,7 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
         elif pending:
             report.differences.append(Difference(pending[0][0], "", "block shorter than re-derived"))
             pending = []
-        if not pending and _is_decision_block_start(env, event) and env.position > st.position:
+        if not pending and isinstance(event, ev.DecisionEvent) and _is_decision_block_start(env, event):
             pending = _rederive(st, env, event, by_id, lookup, policies, report)
         if isinstance(event, ev.DecisionEvent):
             report.decisions += 1

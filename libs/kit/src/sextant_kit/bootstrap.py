@@ -115,20 +115,21 @@ async def serve(settings: KitSettings, tasks: Sequence[Task], *,
     instrument_fastapi(app, runtime.telemetry.provider)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
                                            log_level="warning", lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    running = [asyncio.create_task(t(runtime, stop), name=getattr(t, "__name__", "task")) for t in tasks]
-    running.append(asyncio.create_task(server.serve(), name="http"))
+    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
+    running: dict[asyncio.Future[None], str] = {
+        asyncio.ensure_future(task(runtime, stop)): getattr(task, "__name__", "task") for task in tasks}
+    http: asyncio.Future[Any] = asyncio.ensure_future(server.serve())
+    stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    watched: list[asyncio.Future[Any]] = [*running, http, stopper]
     try:
-        stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait([*running, stopper], return_when=asyncio.FIRST_COMPLETED)
-        for t in done:
-            if t is not stopper and t.exception() is not None:
-                log.error("task %s died: %r", t.get_name(), t.exception())
+        done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        for fut in done:
+            if fut is not stopper and not fut.cancelled() and fut.exception() is not None:
+                log.error("task %s died: %r", running.get(fut, "http"), fut.exception())
     finally:
         stop.set()
         server.should_exit = True
-        for t in running:
-            if t.get_name() != "http":
-                t.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        for fut in running:
+            fut.cancel()
+        await asyncio.gather(*running, http, stopper, return_exceptions=True)
         await runtime.close()

@@ -133,8 +133,8 @@ def _swap(state: ClusterState, event: ev.WorkloadEvent, alloc: Allocation, **cha
 
 @_apply.register
 def _(event: ev.WorkloadSubmitted, state: ClusterState) -> ClusterState:
-    phase = next_phase(event.workload_id, state.workloads.get(event.workload_id) and
-                       state.workloads[event.workload_id].phase, event.TYPE)
+    old = state.workloads.get(event.workload_id)
+    phase = next_phase(event.workload_id, None if old is None else old.phase, event.TYPE)
     w = WorkloadState(workload_id=event.workload_id, tenant=event.tenant, kind=event.kind,
                       target=event.target, spec=event.spec, phase=phase, submitted_at=event.at,
                       priority=event.priority, best_effort=event.best_effort,

@@ -22,9 +22,9 @@ def _names(cls: type) -> tuple[str, ...]:
 
 
 def copy_with(obj: T, **changes: Any) -> T:
-    cls = type(obj)
+    cls: type = type(obj)
     names = _names(cls)
-    new = object.__new__(cls)
+    new: T = object.__new__(cls)
     setattr_ = object.__setattr__
     for name in names:
         setattr_(new, name, changes.pop(name) if name in changes else getattr(obj, name))

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from sextant_contracts import events as ev
-from sextant_contracts.model import Allocation, Assignment, DecisionRecord
+from sextant_contracts.model import (
+    Allocation,
+    Assignment,
+    CompletionTimeTarget,
+    DecisionRecord,
+    ServerCapacity,
+    TwinWorkloadRef,
+    WorkloadKind,
+)
 
 
 def record(n: int = 0, **kw: Any) -> DecisionRecord:
@@ -18,15 +26,15 @@ def record(n: int = 0, **kw: Any) -> DecisionRecord:
 def server(server_id: str, *, platform: str = "A", cores: int = 8, memory_gb: float = 32.0,
            at: float = 0.0) -> ev.ServerRegistered:
     return ev.ServerRegistered(at=at, server_id=server_id, platform=platform,
-                               capacity={"cores": cores, "memory_gb": memory_gb})
+                               capacity=ServerCapacity(cores=cores, memory_gb=memory_gb))
 
 
 def submitted(workload_id: str, *, at: float = 1.0, cores: int | None = None,
               memory_gb: float | None = None, fast_path: bool = False,
               tenant: str = "t1", **kw: Any) -> ev.WorkloadSubmitted:
-    return ev.WorkloadSubmitted(at=at, workload_id=workload_id, tenant=tenant, kind="batch",
-                                target={"type": "completion_time", "seconds": 100.0},
-                                spec={"type": "twin", "ref": workload_id}, requested_cores=cores,
+    return ev.WorkloadSubmitted(at=at, workload_id=workload_id, tenant=tenant, kind=WorkloadKind.BATCH,
+                                target=CompletionTimeTarget(seconds=100.0),
+                                spec=TwinWorkloadRef(ref=workload_id), requested_cores=cores,
                                 requested_memory_gb=memory_gb, fast_path=fast_path, **kw)
 
 
