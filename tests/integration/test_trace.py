@@ -110,7 +110,7 @@ async def test_http_request_trace_reaches_the_consumer_and_its_database_write(
     (publish,) = [s for s in spans if s["name"] == f"publish {topic}"]
     assert publish["kind"] == "PRODUCER" and server in ancestors(publish, by_id)
     assert header is not None and header.split("-")[2] == publish["span_id"]  # the header IS the publish span
-    app_inserts = [s for s in spans if s["service"] == "trace-app" and "INSERT INTO events" in statement(s)]
+    app_inserts = [s for s in spans if s["service"] == "trace-app" and "sextant_append" in statement(s)]
     assert app_inserts and all(server in ancestors(s, by_id) for s in app_inserts)
 
     (consume,) = [s for s in spans if s["name"] == f"consume {topic}"]
@@ -118,7 +118,6 @@ async def test_http_request_trace_reaches_the_consumer_and_its_database_write(
     assert consume["parent_span_id"] == publish["span_id"]
     (handle,) = [s for s in spans if s["name"] == "handle WorkloadCompleted"]
     assert handle["parent_span_id"] == consume["span_id"]
-    db_writes = [s for s in spans if s["service"] == "trace-consumer" and "INSERT INTO events" in statement(s)]
+    # the consumer's write: outputs + tracking row + outbox rows in one call of sextant_append
+    db_writes = [s for s in spans if s["service"] == "trace-consumer" and "sextant_append" in statement(s)]
     assert db_writes and all(consume in ancestors(s, by_id) and server in ancestors(s, by_id) for s in db_writes)
-    tracking = [s for s in spans if s["service"] == "trace-consumer" and "INSERT INTO tracking" in statement(s)]
-    assert tracking and all(consume in ancestors(s, by_id) for s in tracking)

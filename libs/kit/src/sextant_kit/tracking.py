@@ -3,7 +3,8 @@
 A tracking row is (`consumer`, `event_id`, `position`): the input's event id and its global log
 position — never a Kafka offset, because a relay that re-publishes after a crash produces the
 same event under a new offset. The row is inserted in the SAME transaction as the consumer's
-outputs (`PostgresEventStore.append_and_track`), first, with `ON CONFLICT DO NOTHING`:
+outputs — by the database function `sextant_append` (migration 0003, `eventstore/writer.py`), first,
+with `ON CONFLICT DO NOTHING`:
 
 - if the insert returns no row, the input was already processed: the transaction writes nothing
   and the redelivery is skipped;
@@ -11,8 +12,8 @@ outputs (`PostgresEventStore.append_and_track`), first, with `ON CONFLICT DO NOT
   waits for the first to commit, then sees the conflict and skips (at-least-once delivery +
   tracking = effectively-once effects).
 
-The tracking row is taken before the log's position lock (see `eventstore/writer.py`), always in
-that order, so the two locks cannot deadlock.
+The tracking row is taken before the log's position lock, always in that order, so the two locks
+cannot deadlock. This module holds the read side (look-ups by id, progress).
 """
 
 from __future__ import annotations
@@ -20,18 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .eventstore.schema import tracking
-
-
-async def track(conn: AsyncConnection, consumer: str, event_id: str, position: int | None) -> bool:
-    """Insert the tracking row inside the caller's transaction; False when it already existed."""
-    stmt = (insert(tracking).values(consumer=consumer, event_id=event_id, position=position)
-            .on_conflict_do_nothing(index_elements=["consumer", "event_id"])
-            .returning(tracking.c.event_id))
-    return (await conn.execute(stmt)).first() is not None
 
 
 async def is_tracked(conn: AsyncConnection, consumer: str, event_id: str) -> bool:

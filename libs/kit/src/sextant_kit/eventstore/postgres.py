@@ -14,13 +14,14 @@ or published (`durability.py`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from sextant_contracts.envelope import Envelope
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from .. import outbox, tracking
 from ..ports import OutboxItem, Snapshot
@@ -66,8 +67,10 @@ class PostgresEventStore:
     async def append(self, stream: str, expected_version: int | None,
                      envelopes: Sequence[Envelope]) -> list[Envelope]:
         todo = batches.single(stream, expected_version, envelopes)
-        async with self.engine.begin() as conn:
+        async with self._autocommit() as conn:
             stored = await write(conn, todo, self._topic_of)
+        assert stored is not None
+        self._note_written(stored)
         await self._durable(stored)
         return stored
 
@@ -107,6 +110,16 @@ class PostgresEventStore:
             if len(found) < batch:
                 await self._notifications.wait(seen, self._poll_interval)
 
+    @contextlib.asynccontextmanager
+    async def _autocommit(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection in AUTOCOMMIT mode: one statement = one transaction."""
+        async with self.engine.connect() as conn:
+            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    def _note_written(self, stored: Sequence[Envelope]) -> None:
+        if stored:
+            self._written = max(self._written, stored[-1].position or 0)
+
     async def _durable(self, envelopes: Sequence[Envelope]) -> None:
         """Return once every envelope of `envelopes` is on disk (see durability.py)."""
         if envelopes:
@@ -125,12 +138,12 @@ class PostgresEventStore:
                                expected_head: int | None = None,
                                durable: bool = True) -> list[Envelope] | None:
         todo = batches.group(outputs, expected)
-        async with self.engine.begin() as conn:
-            if not await tracking.track(conn, consumer, input_event_id, input_position):
-                return None
-            stored = await write(conn, todo, self._topic_of, expected_head)
-        if stored:
-            self._written = max(self._written, stored[-1].position or 0)
+        async with self._autocommit() as conn:
+            stored = await write(conn, todo, self._topic_of, consumer=consumer, input_id=input_event_id,
+                                 input_position=input_position, expected_head=expected_head)
+        if stored is None:
+            return None
+        self._note_written(stored)
         if durable:
             await self._durable(stored)
         return stored

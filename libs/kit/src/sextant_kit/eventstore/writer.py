@@ -1,7 +1,11 @@
-"""The append transaction body: position assignment, optimistic concurrency, outbox, notify.
+"""The append: tracking, position assignment, optimistic concurrency, outbox, notify — one call.
+
+Everything runs inside the database function `sextant_append` (migration 0003), called as ONE
+autocommit statement: one round trip per append, and the statement's implicit transaction is the
+append transaction.
 
 **How commit order equals position order.** Global positions come from a one-row counter
-(`log_head`), not from a sequence. Inside the append transaction the writer runs
+(`log_head`), not from a sequence. The function runs
 `UPDATE log_head SET position = position + n RETURNING position`; the row lock that UPDATE takes is
 held until the transaction ends. A second writer blocks on the same row until the first commits
 (or rolls back), and only then reads the advanced counter. Hence:
@@ -15,141 +19,126 @@ held until the transaction ends. A second writer blocks on the same row until th
 
 A reader that has seen position p can therefore resume at "position > p" and never miss an event.
 
-**Cost.** Appends are serialised from the counter update to the commit: one writer at a time holds
-the lock for two round trips (counter; versions + events + outbox) and its commit. The commit is
-asynchronous (no fsync under the lock); durability is restored after the commit, outside the
-lock, by a barrier whose WAL flushes concurrent writers share (`durability.py`). Throughput is
-bounded by ~1 / (hold time) transactions per second whatever the number of writers — batching
-amortises it (see `bench/eventstore.py` and docs/benchmarks.md). The lock is taken as late as
-possible: tracking rows are inserted first (see `tracking.py`).
+**Order inside the function.** (1) the tracking row (`ON CONFLICT DO NOTHING`: an input already
+tracked returns no row and writes nothing), taken before the log lock, always in that order, so the
+two locks cannot deadlock; (2) the log lock and the positions; (3) the expected log head and the
+expected stream versions — read by statements whose snapshots are taken after the lock was granted
+(each command of a VOLATILE plpgsql function takes a fresh snapshot under READ COMMITTED), so the
+optimistic-concurrency check cannot race; (4) events and outbox rows in one statement; (5) NOTIFY
+(delivered at commit). The unique constraint (`stream`, `stream_version`) remains as a second line
+of defence.
 
-Stream versions are read under the same lock (by the insert statement itself, whose snapshot is
-taken after the lock was granted), so the optimistic-concurrency check cannot race; the unique
-constraint (`stream`, `stream_version`) remains as a second line of defence.
+**Cost.** Appends are serialised from the counter update to the commit: the lock is held for a few
+statements inside the server, no client round trip, and the commit is asynchronous (no fsync under
+the lock); durability is restored after the commit, outside the lock, by a barrier whose WAL
+flushes concurrent writers share (`durability.py`). Throughput is bounded by ~1 / (hold time)
+appends per second whatever the number of writers — batching amortises it (see
+`bench/eventstore.py` and docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
-from sqlalchemy import text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, BIGINT, DOUBLE_PRECISION, INTEGER, TEXT
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .. import outbox
 from ..errors import ConcurrencyError, DuplicateEventError, HeadMovedError
 from .batches import StreamBatch, number
-from .schema import LOG_HEAD_ID, NOTIFY_CHANNEL
 
-# One round trip: takes the log lock, advances the counter, queues the NOTIFY (delivered at
-# commit) and makes this transaction's commit asynchronous (see durability.py: the caller runs a
-# durability barrier after the commit, outside the lock).
-_TAKE_POSITIONS = text("UPDATE log_head SET position = position + :n WHERE id = :id "
-                       "RETURNING position, pg_notify(:channel, position::text) IS NULL AS notified, "
-                       "set_config('synchronous_commit', 'off', true) AS commit_mode")
-# One round trip for the rest: read every stream's current version (this statement's snapshot is
-# taken after the lock was granted, so it sees every earlier append), check the expected versions,
-# and — only if they all hold — insert the events (version = current + ordinal within the stream)
-# and their outbox rows. Returns each stream's version before the insert and whether a check failed.
-_INSERT = text("""
-WITH cur AS (
-  SELECT s.stream, coalesce((SELECT max(e.stream_version) FROM events e WHERE e.stream = s.stream), 0)
-         AS version
-  FROM unnest(CAST(:streams AS text[])) AS s(stream)
-), bad AS (
-  SELECT 1 FROM cur
-  JOIN unnest(CAST(:x_stream AS text[]), CAST(:x_expected AS integer[])) AS x(stream, expected)
-    ON x.stream = cur.stream
-  WHERE cur.version <> x.expected
-), stored AS (
-  INSERT INTO events (position, id, stream, stream_version, type, schema_version, source, time, payload,
-                      traceparent, causation_id, correlation_id)
-  SELECT u.position, u.id, u.stream, cur.version + u.ordinal, u.type, u.schema_version, u.source, u.time,
-         u.payload, u.traceparent, u.causation_id, u.correlation_id
-  FROM unnest(CAST(:position AS bigint[]), CAST(:id AS text[]), CAST(:stream AS text[]),
-              CAST(:ordinal AS integer[]), CAST(:type AS text[]), CAST(:schema_version AS integer[]),
-              CAST(:source AS text[]), CAST(:time AS double precision[]), CAST(:payload AS text[]),
-              CAST(:traceparent AS text[]), CAST(:causation_id AS text[]), CAST(:correlation_id AS text[]))
-       AS u(position, id, stream, ordinal, type, schema_version, source, time, payload, traceparent,
-            causation_id, correlation_id)
-  JOIN cur ON cur.stream = u.stream
-  WHERE NOT EXISTS (SELECT 1 FROM bad)
-  RETURNING position
-), queued AS (
-  INSERT INTO outbox (position, topic, traceparent)
-  SELECT o.position, o.topic, o.traceparent
-  FROM unnest(CAST(:o_position AS bigint[]), CAST(:o_topic AS text[]), CAST(:o_traceparent AS text[]))
-       AS o(position, topic, traceparent)
-  WHERE NOT EXISTS (SELECT 1 FROM bad)
-)
-SELECT cur.stream, cur.version, EXISTS (SELECT 1 FROM bad) AS conflict FROM cur
-""")
-_COLUMNS = ("position", "id", "stream", "ordinal", "type", "schema_version", "source", "time",
-            "payload", "traceparent", "causation_id", "correlation_id")
+_ARRAYS: dict[str, Any] = {
+    "streams": TEXT, "x_stream": TEXT, "x_expected": INTEGER, "id": TEXT, "stream": TEXT, "ordinal": INTEGER,
+    "type": TEXT, "schema_version": INTEGER, "source": TEXT, "time": DOUBLE_PRECISION, "payload": TEXT,
+    "traceparent": TEXT, "causation_id": TEXT, "correlation_id": TEXT, "topic": TEXT,
+}
+_CALL = text(
+    "SELECT r_stream, r_version, r_head FROM sextant_append(:consumer, :input_id, :input_position, "
+    ":expected_head, :streams, :x_stream, :x_expected, :id, :stream, :ordinal, :type, :schema_version, "
+    ":source, :time, :payload, :traceparent, :causation_id, :correlation_id, :topic)"
+).bindparams(bindparam("consumer", type_=TEXT), bindparam("input_id", type_=TEXT),
+             bindparam("input_position", type_=BIGINT), bindparam("expected_head", type_=BIGINT),
+             *(bindparam(name, type_=ARRAY(t)) for name, t in _ARRAYS.items()))
 _KEY_VALUE = re.compile(r"\(id\)=\((?P<id>[^)]*)\)")
 
 
-async def write(conn: AsyncConnection, batches: Sequence[StreamBatch],
-                topic_of: outbox.TopicResolver, expected_head: int | None = None) -> list[Envelope]:
-    """Store `batches` inside the caller's transaction; returns the stored envelopes.
-
-    Must be the LAST thing the transaction does before committing (it takes the log lock).
-    With `expected_head`, the log must end at that position when the lock is taken (HeadMovedError
-    otherwise). Raises ConcurrencyError / DuplicateEventError / HeadMovedError; the caller's
-    transaction must then roll back.
-    """
-    total = sum(len(b.envelopes) for b in batches)
-    if total == 0:
-        return []
-    for b in batches:  # resolve topics before taking the lock: an unknown stream fails fast
-        for env in b.envelopes:
-            topic_of(env.stream)
-    taken = await conn.execute(_TAKE_POSITIONS, {"n": total, "id": LOG_HEAD_ID, "channel": NOTIFY_CHANNEL})
-    head = int(taken.scalar_one())
-    position = head - total + 1
-    if expected_head is not None and position - 1 != expected_head:
-        raise HeadMovedError(expected_head, position - 1)
+def call_params(batches: Sequence[StreamBatch], topic_of: outbox.TopicResolver, *, consumer: str | None,
+                input_id: str | None, input_position: int | None,
+                expected_head: int | None) -> dict[str, Any]:
+    """The arguments of `sextant_append` for these batches (topics resolved first: an unknown
+    stream fails before anything is sent)."""
+    p: dict[str, Any] = {name: [] for name in _ARRAYS}
+    p.update(consumer=consumer, input_id=input_id, input_position=input_position, expected_head=expected_head)
     ordinals: dict[str, int] = {}
-    rows: list[dict[str, object]] = []
     for b in batches:
+        if b.expected is not None:
+            p["x_stream"].append(b.stream)
+            p["x_expected"].append(b.expected)
         for env in b.envelopes:
             ordinals[b.stream] = ordinals.get(b.stream, 0) + 1
-            rows.append({"position": position + len(rows), "id": env.id, "stream": b.stream,
-                         "ordinal": ordinals[b.stream], "type": env.type,
-                         "schema_version": env.schema_version, "source": env.source, "time": env.time,
-                         "payload": codec.dumps(env.payload), "traceparent": env.traceparent,
-                         "causation_id": env.causation_id, "correlation_id": env.correlation_id})
-    pinned = [(b.stream, b.expected) for b in batches if b.expected is not None]
-    params: dict[str, list[object]] = {c: [r[c] for r in rows] for c in _COLUMNS}
-    params.update(streams=list(ordinals), x_stream=[s for s, _ in pinned], x_expected=[e for _, e in pinned])
-    items = [(r["position"], topic_of(str(r["stream"])), r["traceparent"]) for r in rows]
-    items = [i for i in items if i[1] is not None]
-    params.update(o_position=[i[0] for i in items], o_topic=[i[1] for i in items],
-                  o_traceparent=[i[2] for i in items])
+            for name, value in (("id", env.id), ("stream", b.stream), ("ordinal", ordinals[b.stream]),
+                                ("type", env.type), ("schema_version", env.schema_version),
+                                ("source", env.source), ("time", env.time),
+                                ("payload", codec.dumps(env.payload)), ("traceparent", env.traceparent),
+                                ("causation_id", env.causation_id), ("correlation_id", env.correlation_id),
+                                ("topic", topic_of(env.stream))):
+                p[name].append(value)
+    p["streams"] = list(ordinals)
+    return p
+
+
+async def write(conn: AsyncConnection, batches: Sequence[StreamBatch], topic_of: outbox.TopicResolver, *,
+                consumer: str | None = None, input_id: str | None = None, input_position: int | None = None,
+                expected_head: int | None = None) -> list[Envelope] | None:
+    """Run one append on `conn` (which must be in AUTOCOMMIT mode: the call is the transaction).
+
+    Returns the stored envelopes, or None when `consumer` already tracked `input_id` (nothing was
+    written). Raises ConcurrencyError / HeadMovedError / DuplicateEventError (nothing written).
+    """
+    params = call_params(batches, topic_of, consumer=consumer, input_id=input_id,
+                         input_position=input_position, expected_head=expected_head)
+    if consumer is None and not params["id"]:
+        return []
     try:
-        result = (await conn.execute(_INSERT, params)).all()
-    except IntegrityError as exc:
-        raise _translate(exc, [b.envelopes[0] for b in batches]) from None
-    versions = {r.stream: int(r.version) for r in result}
+        rows = (await conn.execute(_CALL, params)).all()
+    except DBAPIError as exc:
+        raise _translate(exc, batches, expected_head) from None
+    if not rows:
+        return None
+    if rows[0].r_head is None:  # tracked, no outputs
+        return []
+    versions = {r.r_stream: int(r.r_version) for r in rows}
+    position = int(rows[0].r_head) - len(params["id"]) + 1
     stored: list[Envelope] = []
-    for b in batches:  # the same numbering as the statement's; raises ConcurrencyError if refused
+    for b in batches:  # the function's numbering: version = current + ordinal within the stream
         stored.extend(number(b, versions[b.stream], position))
         versions[b.stream] += len(b.envelopes)  # a stream may come back in a later run
         position += len(b.envelopes)
-    assert not any(r.conflict for r in result), "a refused append must have raised"
     return stored
 
 
-def _translate(exc: IntegrityError, stored: Sequence[Envelope]) -> Exception:
+def _translate(exc: DBAPIError, batches: Sequence[StreamBatch], expected_head: int | None) -> Exception:
     driver = exc.orig.__cause__ if exc.orig is not None and exc.orig.__cause__ is not None else exc.orig
-    constraint = getattr(driver, "constraint_name", None) or ""
-    message = f"{exc.orig} {constraint} {getattr(driver, 'detail', '')}"
-    if "uq_events_id" in message:
-        m = _KEY_VALUE.search(message)
-        return DuplicateEventError(m.group("id") if m else stored[0].id)
-    if "uq_events_stream_version" in message:
-        return ConcurrencyError(stored[0].stream, None, None)
+    sqlstate = getattr(driver, "sqlstate", None)
+    detail = getattr(driver, "detail", None) or ""
+    if sqlstate == "SX001":
+        d = json.loads(detail)
+        return ConcurrencyError(d["stream"], d["expected"], d["actual"])
+    if sqlstate == "SX002":
+        return HeadMovedError(expected_head if expected_head is not None else -1, int(detail))
+    if isinstance(exc, IntegrityError):
+        constraint = getattr(driver, "constraint_name", None) or ""
+        message = f"{exc.orig} {constraint} {detail}"
+        if "uq_events_id" in message:
+            m = _KEY_VALUE.search(message)
+            return DuplicateEventError(m.group("id") if m else batches[0].envelopes[0].id)
+        if "uq_events_stream_version" in message:
+            return ConcurrencyError(batches[0].stream, None, None)
     return exc
