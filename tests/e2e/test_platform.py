@@ -230,3 +230,26 @@ def test_a_workload_lifecycle_is_one_connected_trace(run: Run) -> None:
     full = [s for s in posts if {"admission", "profiling", "classification", "planning", "agent", "relay"}
             <= services_by_trace[s["trace_id"]]]
     assert len(full) >= len(posts) // 2, json.dumps(sorted(services_by_trace[posts[0]["trace_id"]]))
+
+
+def test_explain_re_runs_a_placement_and_shows_its_verdicts(run: Run) -> None:
+    from sextant_cli.ops import explain_decision
+
+    placed = next(env for env in run.log if env.type == "PlacementDecided")
+    lines = explain_decision(run.log, placed.payload["decision"]["decision_id"][:12])
+    text = "\n".join(lines)
+    assert "re-derived: identical" in text, text
+    assert "allocation: " in text and "caused by WorkloadAdmitted" in text
+    assert any(line.startswith("  candidate ") for line in lines), text
+    assert explain_decision(run.log, "no-such-decision") == ["no decision no-such-decision in the log"]
+
+
+def test_state_at_a_position_is_the_fold_up_to_it(run: Run) -> None:
+    from sextant_cli.ops import state_view_at
+
+    placed = next(env for env in run.log if env.type == "PlacementDecided")
+    before = state_view_at(run.log, placed.position - 1)
+    after = state_view_at(run.log, placed.position)
+    assert after["cores_used"] - before["cores_used"] == sum(
+        a["cores"] for a in placed.payload["allocation"]["assignments"])
+    assert after["position"] == placed.position

@@ -170,54 +170,63 @@ def _log(args: argparse.Namespace) -> list[Any]:
 
 
 def state_at(args: argparse.Namespace) -> int:
+    _print_json(state_view_at(_log(args), args.at))
+    return 0
+
+
+def state_view_at(log: list[Any], position: int) -> dict[str, Any]:
+    """The cluster as of `position`: the fold of the log up to it (inclusive)."""
     from sextant_core.state import fold
     from sextant_core.views import cluster_view
 
-    log = [e for e in _log(args) if e.position <= args.at]
-    state = fold(log)
+    state = fold([e for e in log if e.position <= position])
     view = cluster_view(state)
     view["servers"] = {s.server_id: {"platform": s.platform, "up": s.up, "cores_used": s.used_cores,
                                      "cores": s.capacity.cores, "residents": list(s.residents)}
                        for s in state.sorted_servers()}
-    _print_json(view)
-    return 0
+    return view
 
 
 def explain(args: argparse.Namespace) -> int:
-    """Find the decision, fold the log up to the position it recorded, re-run the same step with
-    full verdicts switched on, and show inputs, candidates, verdicts and the outcome."""
+    lines = explain_decision(_log(args), args.decision_id)
+    for line in lines:
+        console.print(line, highlight=False)
+    return 0 if lines and not lines[0].startswith("no decision") else 1
+
+
+def explain_decision(log: list[Any], decision_id: str) -> list[str]:
+    """Find the decision, fold the log up to the position it recorded, re-run the same command with
+    full verdicts switched on; returns the lines `sextant explain` prints."""
     from sextant_contracts import events as ev
     from sextant_core.decide import decide, seed_for
     from sextant_core.process import react
     from sextant_core.profiles import policy_set
     from sextant_core.state import fold
 
-    log = _log(args)
-    found = next((e for e in log if e.payload.get("decision", {}).get("decision_id", "").startswith(args.decision_id)), None)
+    found = next((e for e in log if e.payload.get("decision", {}).get("decision_id", "").startswith(decision_id)),
+                 None)
     if found is None:
-        console.print(f"[red]no decision {args.decision_id} in the log[/]")
-        return 1
+        return [f"no decision {decision_id} in the log"]
     event = found.event()
     assert isinstance(event, ev.DecisionEvent)
     rec = event.decision
     state = fold([e for e in log if e.position <= rec.state_position])
     cause = next((e for e in log if e.id in rec.causation), None)
     params = policy_set(rec.profile)
-    planner = getattr(params.planner, "explain", None)
-    if planner is not None:  # a placement framework planner: switch on the per-plugin verdicts
+    if hasattr(params.planner, "explain"):  # a placement framework planner: per-plugin verdicts on
         params = replace(params, planner=_with_explain(params.planner))
-    console.print(f"[bold]{event.TYPE}[/] for workload {event.workload_id} at position {found.position}")
-    console.print(f"  decided on the state at position {rec.state_position}, profile {rec.profile} "
-                  f"v{rec.policy_version}, model {rec.model_version or '-'}, seed {rec.seed}")
+    out = [f"{event.TYPE} for workload {event.workload_id} at position {found.position}",
+           f"  decided on the state at position {rec.state_position}, profile {rec.profile} "
+           f"v{rec.policy_version}, model {rec.model_version or '-'}, seed {rec.seed}"]
     if cause is not None:
-        console.print(f"  caused by {cause.type} (position {cause.position}, source {cause.source})")
+        out.append(f"  caused by {cause.type} (position {cause.position}, source {cause.source})")
     w = state.workloads.get(event.workload_id)
     if w is not None:
-        console.print(f"  workload: {w.kind.value}, phase {w.phase.value} before the decision, "
-                      f"requested {w.requested_cores} cores / {w.requested_memory_gb} GiB")
+        out.append(f"  workload: {w.kind.value}, phase {w.phase.value} before the decision, "
+                   f"requested {w.requested_cores} cores / {w.requested_memory_gb} GiB")
     if isinstance(event, ev.WorkloadQueued):
-        console.print(f"  [yellow]waits[/] in ARQ class {event.arq_class} at position {event.position}, "
-                      f"expected wait {event.expected_wait_s:.1f}s: {event.reason}")
+        out.append(f"  waits in ARQ class {event.arq_class} at position {event.position}, "
+                   f"expected wait {event.expected_wait_s:.1f}s: {event.reason}")
     rerun = None
     if cause is not None:
         for c in react(state, cause.event()):
@@ -226,22 +235,27 @@ def explain(args: argparse.Namespace) -> int:
                                causation=rec.causation)
                 break
     if rerun is not None:
-        same = any(e.model_dump() == event.model_dump() for e in rerun.events)
-        console.print(f"  re-derived: {'identical' if same else '[red]DIFFERENT[/]'}")
+        same = any(_same_outcome(e, event) for e in rerun.events)
+        out.append(f"  re-derived: {'identical' if same else 'DIFFERENT'}")
         trace = rerun.trace or getattr(event, "trace", None)
         if trace is not None:
             for plugin, reasons in trace.filtered.items():
-                console.print(f"  filter {plugin}: " + ", ".join(f"{n} {r}" for r, n in reasons.items()))
-            for sid, score in trace.top:
-                console.print(f"  candidate {sid}: score {score:.2f}")
-            console.print(f"  examined {trace.examined}, backtracks {trace.backtracks}, "
-                          f"budget exhausted: {trace.budget_exhausted}")
+                out.append(f"  filter {plugin}: " + ", ".join(f"{n} {r}" for r, n in reasons.items()))
+            out.extend(f"  candidate {sid}: score {score:.2f}" for sid, score in trace.top)
+            out.append(f"  examined {trace.examined}, backtracks {trace.backtracks}, "
+                       f"budget exhausted: {trace.budget_exhausted}")
         if rerun.detail:
-            _print_json(rerun.detail)
+            out.append("  verdicts: " + json.dumps(rerun.detail, default=str)[:4000])
     if isinstance(event, ev.PlacementDecided):
-        console.print("  allocation: " + ", ".join(f"{a.server_id}×{a.cores}c/{a.memory_gb:g}G"
-                                                   for a in event.allocation.assignments))
-    return 0
+        out.append("  allocation: " + ", ".join(f"{a.server_id}×{a.cores}c/{a.memory_gb:g}G"
+                                                for a in event.allocation.assignments))
+    return out
+
+
+def _same_outcome(a: Any, b: Any) -> bool:
+    """Equal but for the trace, which explain mode makes richer."""
+    strip = {"trace"}
+    return type(a) is type(b) and a.model_dump(exclude=strip) == b.model_dump(exclude=strip)
 
 
 def _with_explain(planner: Any) -> Any:
