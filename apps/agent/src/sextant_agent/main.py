@@ -63,7 +63,8 @@ class AgentCore:
                 self.executor.observe(env.event(), self.decider.state)
 
     async def handle(self, env: Envelope) -> Outputs:
-        await self.catch_up()
+        if env.position is None or env.position > self.decider.position:
+            await self.catch_up()
         facts: list[ev.Event] = []
         for c in self.decider.handle(env).agent_commands:
             tp = current_traceparent()

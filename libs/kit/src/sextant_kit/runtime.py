@@ -86,6 +86,7 @@ class DeciderHandler:
         self.snapshot_every = snapshot_every
         self.read_batch = read_batch
         self._last_snapshot = 0
+        self._retry_of: str | None = None  # the last input handled: seen again = a retry
         self.folded = 0
 
     async def start(self) -> None:
@@ -120,7 +121,12 @@ class DeciderHandler:
         self._last_snapshot = pos
 
     async def __call__(self, env: Envelope) -> Outputs:
-        await self.catch_up()
+        # Read the log only when this record is past what we folded. A state that is behind the
+        # head otherwise is harmless: the head-conditional append refuses outputs decided on it
+        # (HeadMovedError) and the consumer loop calls us again — then `retry` forces a catch-up.
+        if self._retry_of == env.id or env.position is None or env.position > self.decider.position:
+            await self.catch_up()
+        self._retry_of = env.id
         result = self.decider.handle(env)
         return Outputs(items=tuple(result.events), expected_head=self.decider.position)
 
