@@ -159,3 +159,38 @@ async def test_relay_killed_between_publish_and_mark_loses_nothing_and_duplicate
     assert len(produced) == total and len({e.causation_id for e in produced}) == total
     await outputs.close()
     await store.close()
+
+
+async def test_two_relays_one_leader_publishes_each_event_once(fresh_pg_url: str, kafka_bootstrap: str,
+                                                                kafka_topics: Any) -> None:
+    from sextant_kit.eventstore.postgres import asyncpg_dsn
+    from sextant_kit.relay import PostgresLeaderLock
+
+    (topic,) = await kafka_topics(1, partitions=2)
+    await migrate_async(fresh_pg_url)
+    stores = [PostgresEventStore.from_url(fresh_pg_url, topic_of=lambda s: topic, poll_interval=0.2)
+              for _ in range(3)]
+    writer, relay_stores = stores[0], stores[1:]
+    publishers = [KafkaPublisher.create(kafka_bootstrap) for _ in relay_stores]
+    for p in publishers:
+        await p.start()
+    stop = asyncio.Event()
+    relays = [Relay(s, p, batch=20, leader=PostgresLeaderLock(asyncpg_dsn(s.engine)))
+              for s, p in zip(relay_stores, publishers, strict=True)]
+    tasks = [asyncio.create_task(r.run(stop)) for r in relays]
+    try:
+        stored = await fill(writer)
+        for _ in range(600):
+            if await writer.pending_count() == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await writer.pending_count() == 0
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        for p in publishers:
+            await p.stop()
+        for s in stores:
+            await s.close()
+    assert sorted(r.stats.published for r in relays) == [0, len(stored)]  # one leader did it all
+    assert sum((await topic_end_offsets(kafka_bootstrap, topic)).values()) == len(stored)  # no duplicate

@@ -110,3 +110,28 @@ async def test_published_record_continues_the_trace_of_the_outbox_row() -> None:
     assert header.split("-")[1] == trace_id
     assert header.split("-")[2] == f"{publish.context.span_id:016x}"
     assert publish.parent is not None and publish.parent.span_id == request.get_span_context().span_id
+
+
+async def test_a_relay_waiting_for_leadership_stops_and_backs_off_on_errors() -> None:
+    store, bus = store_and_bus()
+    attempts = 0
+
+    class NeverLeader:
+        held = False
+
+        async def acquire(self) -> None:
+            nonlocal attempts
+            attempts += 1
+            raise ConnectionRefusedError("postgres down")
+
+        async def release(self) -> None:
+            return None
+
+    stop = asyncio.Event()
+    relay = Relay(store, bus, leader=NeverLeader(), max_backoff=0.05)  # type: ignore[arg-type]
+    task = asyncio.create_task(relay.run(stop))
+    await asyncio.sleep(0.3)
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    assert 1 <= attempts < 30  # retried with backoff, not in a tight loop
+    assert relay.stats.transient_errors == attempts

@@ -67,9 +67,13 @@ class PostgresLeaderLock:
         """Wait until this process holds the lock."""
         while not self.held:
             conn = await asyncpg.connect(self._dsn, timeout=10)
-            if await conn.fetchval("SELECT pg_try_advisory_lock($1)", self._key):
-                self._conn = conn
-                return
+            try:
+                if await conn.fetchval("SELECT pg_try_advisory_lock($1)", self._key):
+                    self._conn = conn
+                    return
+            except BaseException:
+                await conn.close()
+                raise
             await conn.close()
             await asyncio.sleep(retry_every)
 
@@ -129,11 +133,19 @@ class Relay:
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Relay until `stop` is set (or the task is cancelled)."""
         stop = stop or asyncio.Event()
+        try:
+            await self._run(stop)
+        finally:
+            if self._leader is not None:
+                await self._leader.release()  # hand over at once to a waiting relay
+
+    async def _run(self, stop: asyncio.Event) -> None:
         failures = 0
         while not stop.is_set():
             try:
                 if self._leader is not None and not self._leader.held:
-                    await self._leader.acquire()
+                    await _wait_either(self._leader.acquire(), stop)
+                    continue  # re-check `stop` (and the lock) before a round
                 seen = self._outbox.notification_generation()
                 n = await self.relay_once()
                 failures = 0
@@ -152,7 +164,7 @@ class Relay:
 
 
 async def _wait_either(aw: Awaitable[object], stop: asyncio.Event) -> None:
-    """Await `aw` but return early when `stop` is set."""
+    """Await `aw` but return early when `stop` is set; re-raises what `aw` raised."""
     main = asyncio.ensure_future(aw)
     stopper = asyncio.ensure_future(stop.wait())
     try:
@@ -162,3 +174,6 @@ async def _wait_either(aw: Awaitable[object], stop: asyncio.Event) -> None:
             if not t.done():
                 t.cancel()
         await asyncio.gather(main, stopper, return_exceptions=True)
+    error = main.exception() if main.done() and not main.cancelled() else None
+    if error is not None:
+        raise error
