@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sextant_core.planning.model import efficiency_curve, model_for, scale_up_curve
+from sextant_core.planning.model import efficiency_curve, flatten_plateau, model_for, scale_up_curve
 
 from .conftest import World
 
 
 @pytest.mark.parametrize(("row", "max_cores", "expected"), [
     ({"c2": 10.0, "c4": 14.0}, 6, [5, 10, 12, 14, 14, 14]),        # 10·1/2; c2; (10+14)/2 at c3; flat past c4
-    ({"c1": 4.0, "c4": 3.0}, 4, [4, 4, 4, 4]),                     # non-decreasing: 3 < 4 is lifted to 4
+    ({"c1": 4.0, "c4": 3.0}, 4, [3.5] * 4),                        # isotonic: 4 > 3 pooled to their mean 3.5
+    ({"c1": 5.0, "c2": 10.4, "c4": 9.6, "c8": 10.0}, 8,            # plateau noise averages: (10.4+9.6+10)/3 = 10
+     [5, 10, 10, 10, 10, 10, 10, 10]),
     ({"c2-m8": 6.0, "c2-m16": 8.0}, 2, [4, 8]),                   # same cores: the best column (8)
     ({"c8": 8.0, "bogus": 99.0, "c4": -1.0}, 2, [1, 2]),           # unparsable / non-positive ignored: 8·c/8
-], ids=["interpolate", "monotone", "knobs", "ignored"])
+], ids=["interpolate", "monotone", "plateau", "knobs", "ignored"])
 def test_scale_up_curve(row: dict[str, float], max_cores: int, expected: list[float]) -> None:
     got = scale_up_curve(row, max_cores, fallback_level=1.0, requested_cores=1)
     np.testing.assert_allclose(got, expected)
+
+
+def test_plateau_is_flattened() -> None:
+    # top 10.4; with ε = 4 %: first c with U ≥ 10.4/1.04 = 10 is c = 2 → held at 10 from there
+    curve = np.array([5.0, 10.0, 10.2, 10.4])
+    np.testing.assert_allclose(flatten_plateau(curve, 0.04), [5.0, 10.0, 10.0, 10.0])
+    np.testing.assert_allclose(flatten_plateau(curve, 0.0), curve)
 
 
 def test_scale_up_curve_without_a_row_scales_to_the_request() -> None:
@@ -37,22 +46,50 @@ def test_efficiency_curve(row: dict[str, float], nodes: list[int], eff: list[flo
 
 
 def test_model_from_a_classification() -> None:
+    # the plan's reference run is c1 (c_ref = 1): S(c) = U(c)/U(1) = 1, 1.6, 1.6, ...
     st = (World().server("a1", platform="A", cores=8).server("b1", platform="B", cores=4)
           .workload("w", heterogeneity={"A": 10.0, "B": 5.0}, scale_up={"c1": 10.0, "c2": 16.0},
                     ref="A", admit=True).state())
     m = model_for(st, st.workloads["w"], 8)
-    assert m.reference == "A"
-    assert m.factor("A") == 1.0 and m.factor("B") == 0.5          # 5/10
-    assert m.factor("C") == pytest.approx(np.sqrt(0.5))           # geometric mean of 1 and 0.5
-    assert m.node("B", 2) == pytest.approx(8.0)                   # U(2)·H(B) = 16·0.5
-    assert m.best_single == pytest.approx(16.0)                   # U(8) (flat) · H(A)
+    assert m.reference_cores == 1
+    assert m.factor("A") == 10.0 and m.factor("B") == 5.0        # the heterogeneity row is the level
+    assert m.factor("C") == pytest.approx(np.sqrt(50.0))          # geometric mean of 10 and 5
+    assert m.node("B", 2) == pytest.approx(8.0)                   # H(B)·S(2) = 5·1.6
+    assert m.best_single == pytest.approx(16.0)                   # S(8) (flat) · H(A)
 
 
-def test_reference_is_the_high_end_platform_without_a_plan() -> None:
-    st = (World().server("a1", platform="A", cores=8).server("b1", platform="B", cores=16)
-          .workload("w", heterogeneity={"A": 10.0, "B": 5.0}, ref=None).state())
-    m = model_for(st, st.workloads["w"], 16)
-    assert m.reference == "B" and m.factor("A") == 2.0  # 10/5
+def test_reference_cores_from_the_heterogeneity_runs() -> None:
+    from sextant_contracts import events as ev
+    from sextant_contracts.model import Classification
+    from sextant_core.testing.builders import record
+
+    w = World().server("a1", platform="A", cores=8)
+    w.workload("w", heterogeneity={"A": 20.0}, scale_up={"c1": 10.0, "c2": 16.0, "c4": 20.0}, ref=None, admit=False)
+    runs = (ev.ProfileRun(run_id="r1", classification=Classification.SCALE_UP, column="c2", platform="A", cores=2),
+            ev.ProfileRun(run_id="r2", classification=Classification.HETEROGENEITY, column="B", platform="B",
+                          cores=2))
+    w.events.insert(2, ev.ProfilingPlanned(at=1.0, workload_id="w", runs=runs, decision=record(9)))
+    w.events.insert(3, ev.ProfilingCompleted(at=1.0, workload_id="w", samples=0))
+    st = fold_without_dup(w)
+    m = model_for(st, st.workloads["w"], 4)
+    # c_ref = 2: S = U/16 = 0.625, 1, 1.125, 1.25; node(A, 4) = 20 · 1.25
+    assert m.reference_cores == 2 and m.node("A", 4) == pytest.approx(25.0)
+
+
+def fold_without_dup(w: World):  # type: ignore[no-untyped-def]
+    """The builder's own (empty) plan events come after ours and are dropped."""
+    from sextant_contracts import events as ev
+    from sextant_core.state import fold
+
+    seen: set[str] = set()
+    out = []
+    for e in w.events:
+        if isinstance(e, ev.ProfilingPlanned | ev.ProfilingCompleted):
+            if e.TYPE in seen:
+                continue
+            seen.add(e.TYPE)
+        out.append(e)
+    return fold(out)
 
 
 @pytest.mark.parametrize(("service", "perfs", "expected"), [

@@ -12,7 +12,7 @@ from sextant_core.planning.scaleout import spread
 def model(service: bool = False, eff: tuple[float, ...] = ()) -> PerformanceModel:
     # U(c) = c for c = 1..8 (linear), H = 1; E from `eff` at nodes 1..len(eff)
     nodes = np.arange(1, len(eff) + 1, dtype=float) if eff else np.zeros(0)
-    return PerformanceModel(reference="A", platform_factor={"A": 1.0}, default_factor=1.0,
+    return PerformanceModel(reference_cores=1, platform_factor={"A": 1.0}, default_factor=1.0,
                             curve=np.arange(1, 9, dtype=float), nodes=nodes, efficiency=np.array(eff),
                             service=service)
 

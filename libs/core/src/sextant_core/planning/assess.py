@@ -41,10 +41,14 @@ class SizingParams:
     slowdown_cap: float = 0.8
     memory_headroom: float = 1.0
     min_node_memory_gb: float = 0.5
+    resident_headroom: float = 1.0  # κ of the residual index: residents kept at ≤ κ · tolerance
+    plateau: float = 0.04  # scale-up gains below this are noise (`model.flatten_plateau`)
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
             raise ValueError("margin >= 0, alpha > 0 and memory_headroom > 0 are required")
+        if not 0 < self.resident_headroom <= 1:
+            raise ValueError("resident_headroom must be in (0, 1]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +69,7 @@ class Assessor:
     def __init__(self, params: SizingParams | None = None, index: TableIndex | None = None) -> None:
         self.params = params or SizingParams()
         self.index = index if index is not None else TableIndex()
-        self.residuals = ResidualIndex()
+        self.residuals = ResidualIndex(kappa=self.params.resident_headroom)
 
     def table(self, state: ClusterState, w: WorkloadState) -> CandidateTable:
         table = self.index.table(state)
@@ -75,7 +79,7 @@ class Assessor:
         p = self.params
         table = self.table(state, w)
         max_cores = int(table.cap_cores.max()) if len(table) else 1
-        model = model_for(state, w, max(max_cores, 1))
+        model = model_for(state, w, max(max_cores, 1), p.plateau)
         req = requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
                           margin=p.margin)
         mem = (w.requested_memory_gb or 1.0) * p.memory_headroom

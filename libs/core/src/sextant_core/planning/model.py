@@ -1,25 +1,31 @@
 """Predicted performance of a workload on any allocation, from its four classification rows
 (Quasar §3.2, §4.2; spec quasar.md §9 item 1: "the obvious reading is a separable product").
 
-    node(p, c)      = U(c) · H(p)                   one node of platform p with c cores
+    node(p, c)      = H(p) · S(c)                   one node of platform p with c cores
     aggregate(A)    = E(n) · Σᵢ node(pᵢ, cᵢ)         batch and analytics (work adds up)
     aggregate(A)    = E(n) · n · minᵢ node(pᵢ, cᵢ)   services: the load balancer splits the load
                                                      evenly, so the weakest node binds
 
-- **U(c)**, the scale-up curve: the `scale_up` row (`c<cores>[-knobs]` columns, cores parsed from
-  the prefix; several columns with the same cores → the best) is the performance on the
-  *reference platform* — where the scale-up runs of the profiling plan ran (Quasar: "on the
-  highest-end platform"); taken from `WorkloadState.profile_runs`, else the platform with the most
-  cores among the servers. [IMPL CHOICE] between columns U is interpolated linearly (below an
-  Amdahl curve: conservative), below the smallest column it scales linearly to 0 cores, beyond
-  the largest it stays flat, and it is made non-decreasing (more cores are never predicted slower;
-  Quasar quantises scale-up and so do we). Without a scale-up row the workload is taken to scale
-  linearly up to its requested cores (1 without a request) and stay flat beyond, at the level
-  of its heterogeneity row on the reference platform.
-- **H(p)**, the platform factor: `heterogeneity[p] / heterogeneity[reference]` (both rows are in
-  the same units and measured with the reference configuration, `classification.observations`).
-  A platform without a prediction gets the geometric mean of the predicted ones; without any
-  heterogeneity row every platform is 1.
+- **H(p)**, the level: the `heterogeneity` row — the performance on platform p with the plan's
+  *reference configuration* (its heterogeneity runs and the reference run use it,
+  `classification.observations`). A platform without a prediction gets the geometric mean of the
+  predicted ones.
+- **S(c)**, the shape: the `scale_up` row (`c<cores>[-knobs]` columns, cores parsed from the
+  prefix; several columns with the same cores → the best), measured on the high-end platform, as
+  a ratio to its value at the reference cores c_ref: S(c) = U(c) / U(c_ref), so S(c_ref) = 1.
+  c_ref = the cores of the plan's heterogeneity runs, else of its first scale-up run, else 1
+  (`WorkloadState.profile_runs`). [IMPL CHOICE] the heterogeneity row gives the level and the
+  scale-up row only the shape, because platforms are chosen by the level: one noisy scale-up
+  column must not move every platform's prediction. Between columns U is interpolated linearly
+  (below an Amdahl curve: conservative), below the smallest column it scales linearly to 0 cores,
+  beyond the largest it stays flat, and it is made non-decreasing by an isotonic (least-squares,
+  pool-adjacent-violators) fit of the column values — more cores are never predicted slower, and
+  noise on a plateau averages out instead of ratcheting up. `plateau` ε ≥ 0 cuts the curve flat
+  from the first c within a factor 1 + ε of its top: gains below the measurement noise are not
+  worth cores (sizing would otherwise buy phantom performance with the cores of a noisy plateau).
+- Fallbacks: without a scale-up row the workload scales linearly up to its requested cores (1
+  without a request; that is c_ref) and stays flat beyond; without a heterogeneity row the level
+  is U(c_ref) on every platform (1 without either row).
 - **E(n)**, per-node scale-out efficiency: `scale_out["n<k>"] / (k · scale_out["n1"])`; without
   `n1` the smallest column counts as efficiency 1; linear between columns, flat beyond, clipped to
   [0.05, 2] (super-linear scale-out exists, Quasar §2.2); 1 without a scale-out row.
@@ -48,10 +54,10 @@ E_MIN, E_MAX = 0.05, 2.0
 class PerformanceModel:
     """A workload's predicted performance; see the module docstring for the formulas."""
 
-    reference: str
-    platform_factor: Mapping[str, float]  # H(p)
+    reference_cores: int
+    platform_factor: Mapping[str, float]  # H(p): the level on each platform
     default_factor: float  # H of a platform with no prediction
-    curve: FloatArray  # U(c) for c = 1..len(curve)
+    curve: FloatArray  # S(c) for c = 1..len(curve) (1 at the reference cores)
     nodes: FloatArray  # scale-out columns k (ascending)
     efficiency: FloatArray  # E(k) at those columns
     service: bool = False
@@ -68,7 +74,7 @@ class PerformanceModel:
         return np.array([self.factor(p) for p in platforms], dtype=np.float64)
 
     def up(self, cores: int) -> float:
-        """U(c); 0 for c < 1, flat beyond the curve."""
+        """S(c); 0 for c < 1, flat beyond the curve."""
         if cores < 1:
             return 0.0
         return float(self.curve[min(cores, len(self.curve)) - 1])
@@ -111,10 +117,22 @@ def scale_up_curve(scale_up: Mapping[str, float], max_cores: int, *, fallback_le
         req = max(requested_cores, 1)
         return fallback_level * np.minimum(grid, req) / req
     xs = np.array(sorted(pts), dtype=np.float64)
-    ys = np.array([pts[int(c)] for c in xs])
+    ys = isotonic(np.array([pts[int(c)] for c in xs]))
     xs, ys = np.concatenate(([0.0], xs)), np.concatenate(([0.0], ys))
     out: FloatArray = np.maximum.accumulate(np.interp(grid, xs, ys))
     return out
+
+
+def isotonic(ys: FloatArray) -> FloatArray:
+    """The non-decreasing least-squares fit of `ys` (pool adjacent violators, equal weights)."""
+    blocks: list[list[float]] = []  # [sum, count]
+    for y in ys.tolist():
+        blocks.append([y, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            s, n = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += n
+    return np.concatenate([np.full(int(n), s / n) for s, n in blocks]) if blocks else np.zeros(0)
 
 
 def efficiency_curve(scale_out: Mapping[str, float]) -> tuple[FloatArray, FloatArray]:
@@ -132,18 +150,14 @@ def efficiency_curve(scale_out: Mapping[str, float]) -> tuple[FloatArray, FloatA
     return np.array(ks, dtype=np.float64), eff
 
 
-def reference_platform(state: ClusterState, w: WorkloadState) -> str:
-    """Where the scale-up row was measured: the plan's scale-up runs, else the high-end platform
-    (most cores, then memory, then id — the profiling plan's rule)."""
-    for r in w.profile_runs:
-        if r.classification == Classification.SCALE_UP:
-            return r.platform
-    best: tuple[int, float, str] | None = None
-    for s in state.servers.values():
-        key = (-s.capacity.cores, -s.capacity.memory_gb, s.platform)
-        if best is None or key < best:
-            best = key
-    return best[2] if best is not None else ""
+def reference_cores(w: WorkloadState) -> int:
+    """c_ref: the cores of the plan's heterogeneity runs, else of its first scale-up run, else 1."""
+    runs = w.profile_runs
+    het = [r.cores for r in runs if r.classification == Classification.HETEROGENEITY]
+    if het:
+        return het[0]
+    up = [r.cores for r in runs if r.classification == Classification.SCALE_UP]
+    return min(up) if up else 1
 
 
 def _geomean(values: Sequence[float]) -> float:
@@ -151,17 +165,30 @@ def _geomean(values: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(v) for v in pos) / len(pos)) if pos else 1.0
 
 
-def model_for(state: ClusterState, w: WorkloadState, max_cores: int) -> PerformanceModel:
+def flatten_plateau(curve: FloatArray, plateau: float) -> FloatArray:
+    """The curve held flat from the first c with U(c) ≥ U(top) / (1 + plateau)."""
+    if plateau <= 0 or len(curve) == 0:
+        return curve
+    k = int(np.searchsorted(curve, float(curve[-1]) / (1.0 + plateau), side="left"))
+    out: FloatArray = np.minimum(curve, curve[k])
+    return out
+
+
+def model_for(state: ClusterState, w: WorkloadState, max_cores: int, plateau: float = 0.0) -> PerformanceModel:
     """The performance model of `w` (classified or not) for curves up to `max_cores`."""
     c = w.classification
-    ref = reference_platform(state, w)
+    scale_up = c.scale_up if c is not None else {}
+    has_up = any(column_cores(k) for k in scale_up)
+    c_ref = reference_cores(w) if has_up else max(w.requested_cores or 1, 1)
+    u = flatten_plateau(scale_up_curve(scale_up, max(max_cores, c_ref), fallback_level=1.0,
+                                       requested_cores=c_ref), plateau)
+    u_ref = float(u[c_ref - 1])
+    shape = u[:max(max_cores, 1)] / u_ref if u_ref > 0 else u[:max(max_cores, 1)]
     het = {p: float(v) for p, v in (c.heterogeneity.items() if c is not None else ())
            if math.isfinite(v) and v > 0}
-    level = het.get(ref, _geomean(list(het.values())) if het else 1.0)
-    factors = {p: v / level for p, v in sorted(het.items())}
-    default = _geomean(list(factors.values())) if factors else 1.0
-    curve = scale_up_curve(c.scale_up if c is not None else {}, max_cores, fallback_level=level,
-                           requested_cores=w.requested_cores or 1)
+    level = u_ref if has_up and u_ref > 0 else 1.0
+    factors = dict(sorted(het.items())) if het else {}
+    default = _geomean(list(factors.values())) if factors else level
     nodes, eff = efficiency_curve(c.scale_out if c is not None else {})
-    return PerformanceModel(reference=ref, platform_factor=factors, default_factor=default, curve=curve,
+    return PerformanceModel(reference_cores=c_ref, platform_factor=factors, default_factor=default, curve=shape,
                             nodes=nodes, efficiency=eff, service=w.kind.value == "service")

@@ -1,7 +1,13 @@
 """Per-server residual tolerance for the exact D1 check (`placement/plugins/paragon_residual.py`).
 
-    m(s, k)        = min over residents r of (t_r(k) + c_r(k))      (100 on an empty server)
+    m(s, k)        = min over residents r of (κ · t_r(k) + c_r(k))   (100 on an empty server)
     residual(s, k) = m(s, k) − c_server(s, k)
+
+κ = 1 is the exact form of Paragon's D1 (a resident may be pushed up to its tolerance, the point
+where it slows by 5 %). [IMPL CHOICE] κ < 1 (`SizingParams.resident_headroom`) keeps every
+resident's pressure at or below κ of its tolerance: in a world where slowdown already starts
+below the tolerance (Paragon §2.3 defines t as the 5 % point, not as a cliff), the residents keep
+a margin. A newcomer passes iff residual − c_new ≥ −slack on every source.
 
 `ResidualIndex.residual(state, table)` returns the (n, S) residual column aligned with the
 candidate table's rows (servers sorted by id). Like `placement.table.TableIndex` it follows
@@ -28,7 +34,10 @@ EMPTY_M = 100.0
 
 
 class ResidualIndex:
-    def __init__(self, *, min_walk: int = 256) -> None:
+    def __init__(self, *, kappa: float = 1.0, min_walk: int = 256) -> None:
+        if not 0 < kappa <= 1:
+            raise ValueError("kappa must be in (0, 1]")
+        self._kappa = kappa
         self._min_walk = min_walk
         self._ids: tuple[str, ...] = ()
         self._row: dict[str, int] = {}
@@ -48,7 +57,7 @@ class ResidualIndex:
         if hit is not None and hit[0] is w.classification:
             return hit[1]
         t, c = interference_vectors(w.classification)
-        v = tuple(a + b for a, b in zip(t, c, strict=True))
+        v = tuple(self._kappa * a + b for a, b in zip(t, c, strict=True))
         self._memo[rid] = (w.classification, v)
         return v
 

@@ -65,7 +65,7 @@ def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float 
                                  ("least-added-pressure", pressure)], scale_out=False)
 
 
-def closest_profile(cap: float = 10.0) -> Profile:
+def closest_profile(cap: float = 1.0) -> Profile:
     return make_profile("sextant-closest", filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual",
                                                     ("quasar-target", {"min_ratio": 0.0})],
                         scorers=[("quasar-quality", 100.0, {"cap": cap}), ("quasar-packing", 1.0)],
