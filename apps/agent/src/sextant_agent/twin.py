@@ -99,6 +99,11 @@ class TwinExecutor:
         for wid, w in sorted(state.workloads.items()):
             if not self.known(wid):
                 continue
+            if w.phase == WorkloadPhase.PLACED and w.allocation is not None:
+                # decided but never started (the previous agent died in between): start it now
+                self.agent.execute(cmd.StartWorkload(workload_id=wid, allocation=w.allocation), "resume")
+                self._started[wid] = w.allocation
+                continue
             if w.phase == WorkloadPhase.RUNNING and w.allocation is not None:
                 self.world.start(wid, self.setup.truths[wid], w.allocation, self.now)
                 self.agent._observing.discard(wid)
@@ -106,8 +111,9 @@ class TwinExecutor:
                 self._started[wid] = w.allocation
             elif w.phase == WorkloadPhase.PROFILING and w.profile_runs:
                 self.agent.execute(cmd.ExecuteProfileRuns(workload_id=wid, runs=w.profile_runs), "resume")
-        facts = [f for f in self._take() if not isinstance(f, ev.WorkloadStarted)]  # already started
-        return facts
+        # WorkloadStarted of a RUNNING workload is a duplicate fact (folded as a no-op); keep it for PLACED
+        return [f for f in self._take() if not (isinstance(f, ev.WorkloadStarted)
+                                                 and state.workloads[f.workload_id].phase == WorkloadPhase.RUNNING)]
 
     def execute(self, command: cmd.Command, state: ClusterState, wall: float) -> list[ev.Event]:
         self.state = state

@@ -133,8 +133,11 @@ def _(event: ev.ServerFailed, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.Tick, state: ClusterState) -> Commands:
-    # time passes: a queued head whose waiting bound ran out is admitted even if nothing completes
-    return tuple(cmd.AdmitWorkload(workload_id=w) for w in heads(state)) if state.queued else ()
+    # time passes: a queued head whose waiting bound ran out is admitted even if nothing completes;
+    # deferred placements are retried too — a safety net should a capacity trigger have been
+    # missed (e.g. a decider restarted between the trigger and its reaction)
+    admit = tuple(cmd.AdmitWorkload(workload_id=w) for w in heads(state)) if state.queued else ()
+    return admit + tuple(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
 
 
 def _capacity_freed(state: ClusterState) -> Commands:
