@@ -36,11 +36,21 @@ from .platforms import Catalogue
 QOS_SLOWDOWN = 0.05
 
 
+def _bcast(x: float | np.ndarray, ndim: int) -> float | np.ndarray:
+    """A per-server value (scalar, or (batch,) for a batch of servers) shaped to broadcast
+    against (..., residents, sources)."""
+    if np.ndim(x) == 0:
+        return x
+    return np.reshape(x, np.shape(x) + (1,) * (ndim - np.ndim(x)))
+
+
 class InterferenceModel(Protocol):
     name: str
 
-    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float) -> np.ndarray:
-        """Speed factor per resident (n,) from caused (n, 10) and tolerated (n, 10)."""
+    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float | np.ndarray) -> np.ndarray:
+        """Speed factor per resident from caused and tolerated, shape (n, 10) → (n,), or a batch
+        of servers (b, n, 10) → (b, n) with `occupancy` of shape (b,). Padding rows with caused 0
+        are neutral (they add no pressure)."""
         ...
 
     def single_source(self, intensity: np.ndarray, own: np.ndarray, t: np.ndarray,
@@ -70,13 +80,15 @@ class _Base:
         self.max_s = p.max_slowdown
         self.beta = p.threshold_beta
         self.width = p.logistic_width
+        self.u_max = p.bandwidth_saturation
+        self.floor = p.min_factor
 
-    def _share(self, occupancy: float) -> float:
-        occ = min(max(occupancy, 0.0), 1.0)
+    def _share(self, occupancy: float | np.ndarray) -> float | np.ndarray:
+        occ = np.clip(occupancy, 0.0, 1.0)
         return self.share_base + self.share_occ * occ * occ
 
     def _amplify(self, utilisation: np.ndarray | float) -> np.ndarray | float:
-        u = np.minimum(utilisation, 0.95)
+        u = np.minimum(utilisation, self.u_max)
         return 1.0 + self.kappa * u / (1.0 - u)
 
 
@@ -86,14 +98,15 @@ class Graded(_Base):
     def _slowdown(self, p: np.ndarray, t: np.ndarray) -> np.ndarray:
         return np.minimum(QOS_SLOWDOWN * (p / t) ** self.alpha, self.max_s)
 
-    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float) -> np.ndarray:
-        total = c.sum(axis=0)
+    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float | np.ndarray) -> np.ndarray:
+        total = c.sum(axis=-2, keepdims=True)
         others = total - c
         amp = self._amplify(total / 100.0)
         cq = c ** self.q
-        priv = np.maximum(cq.sum(axis=0) - cq, 0.0) ** (1.0 / self.q) * self._share(occupancy)
+        share = _bcast(self._share(occupancy), c.ndim)
+        priv = np.maximum(cq.sum(axis=-2, keepdims=True) - cq, 0.0) ** (1.0 / self.q) * share
         p = np.where(self.cap, others, np.where(self.bw, others * amp, priv))
-        return np.prod(1.0 - self._slowdown(p, t), axis=1)
+        return np.maximum(np.prod(1.0 - self._slowdown(p, t), axis=-1), self.floor)
 
     def single_source(self, intensity: np.ndarray, own: np.ndarray, t: np.ndarray,
                       occupancy: float) -> np.ndarray:
@@ -114,9 +127,9 @@ class Threshold(_Base):
         s = np.where(p > t, QOS_SLOWDOWN + self.beta * (p - t) / 100.0, 0.0)
         return np.minimum(s, self.max_s)
 
-    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float) -> np.ndarray:
-        others = c.sum(axis=0) - c
-        return np.prod(1.0 - self._slowdown(others, t), axis=1)
+    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float | np.ndarray) -> np.ndarray:
+        others = c.sum(axis=-2, keepdims=True) - c
+        return np.maximum(np.prod(1.0 - self._slowdown(others, t), axis=-1), self.floor)
 
     def single_source(self, intensity: np.ndarray, own: np.ndarray, t: np.ndarray,
                       occupancy: float) -> np.ndarray:
@@ -142,10 +155,10 @@ class Logistic(_Base):
         # minus the value at zero pressure, so a workload alone runs at full speed
         return np.maximum(self._raw(p, t) - self._raw(0.0, t), 0.0)
 
-    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float) -> np.ndarray:
+    def factors(self, c: np.ndarray, t: np.ndarray, occupancy: float | np.ndarray) -> np.ndarray:
         log_free = np.log1p(-np.clip(c / 100.0, 0.0, 0.999))
-        p = 100.0 * (1.0 - np.exp(log_free.sum(axis=0) - log_free))
-        return np.prod(1.0 - self._slowdown(p, t), axis=1)
+        p = 100.0 * (1.0 - np.exp(log_free.sum(axis=-2, keepdims=True) - log_free))
+        return np.maximum(np.prod(1.0 - self._slowdown(p, t), axis=-1), self.floor)
 
     def single_source(self, intensity: np.ndarray, own: np.ndarray, t: np.ndarray,
                       occupancy: float) -> np.ndarray:

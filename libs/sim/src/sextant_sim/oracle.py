@@ -5,25 +5,25 @@ One of the two sanctioned readers of the ground truth (with `estimates.py`); mar
 the live twin), which is acceptable for a yardstick.
 
 How it decides (per workload, in arrival order like every planner):
-1. Requirement: the rate the workload needs from now on to still meet QoS end to end
-   (`required_rate`: ideal / (ideal/0.95 − time already spent), +0.5 % margin) — so profiling and
-   waiting are accounted exactly.
-2. Candidates: up servers with room for the true need (cores = threads per node, memory = true
-   footprint), ordered by platform factor (best platform first, in 1 % buckets), then tightest fit
-   (most cores in use), then server id.
-3. The first candidate where the true interference model says the newcomer meets its requirement
-   and every resident that can still meet its own keeps doing so wins (work budget:
-   `max_examined` candidates with residents). Multi-node workloads (analytics, services) add nodes
-   this way until the true completion time / latency at peak meets the target (Quasar's
-   "increase until QoS", with the truth).
-4. If nothing is feasible it takes the least-harmful candidate (max of the minimum ratio of
-   achieved to required rate), and defers only when no server has room at all.
+1. Requirement: the normalised rate the workload needs from now on to still meet QoS
+   (`OracleView.required_rate`: remaining ideal time / time left before ideal/0.95 is exceeded,
+   +0.5 % margin; the clock starts when profiling ends, as in `metrics.py`).
+2. Candidates: up servers with room for its true need (threads per node, true footprint).
+3. All candidates with residents are evaluated at once with the scenario's true interference model
+   (a padded (servers × residents × sources) batch): the newcomer's achieved / required rate, and
+   how many residents that meet their own requirement now would stop meeting it ("broken").
+4. Single-node: among feasible servers (newcomer meets its requirement, nothing broken) the best
+   platform wins (1 % buckets), then the tightest fit (most cores in use), then the server id.
+   If none is feasible, the least-harmful server: fewest broken, then the newcomer's best ratio.
+   Multi-node (analytics, services): servers are added in that order, skipping ones that break a
+   resident or slow the newcomer below 97 %, until the true completion time / p99 at peak load
+   meets the target (Quasar's "increase until QoS", with the truth).
+It also defers when no server has room at all.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -33,6 +33,8 @@ from sextant_core.state.model import ClusterState, ServerState, WorkloadState
 
 from .arrivals import QOS_FRACTION
 from .cluster import World
+from .ledger import Ledger
+from .metrics import clock_start
 from .setup import Setup
 from .workloads.base import WorkloadTruth
 from .workloads.generate import scale_out_efficiency
@@ -42,24 +44,40 @@ if TYPE_CHECKING:
 
 MARGIN = 1.005
 MAX_NODES = 64
+N_SRC = 10
 
 
 class OracleView:
-    """The live world and the truths, bound after the engine builds the world."""
+    """The live world, the truths and the ledger, bound after the engine builds them."""
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
         self.world: World | None = None
+        self.ledger: Ledger | None = None
         self._pidx = {sid: setup.cat.index(p.platform_id) for sid, p in setup.servers}
+        self._ideal: dict[str, float] = {}
 
-    def bind(self, world: World) -> None:
+    def bind(self, world: World, ledger: Ledger) -> None:
         self.world = world
+        self.ledger = ledger
 
     def truth(self, wid: str) -> WorkloadTruth:
         return self.setup.truths[wid]
 
     def platform(self, server_id: str) -> int:
         return self._pidx[server_id]
+
+    def since(self, wid: str) -> float:
+        """When the workload's QoS clock started (`metrics.clock_start`)."""
+        assert self.ledger is not None
+        return clock_start(self.ledger.records[wid])
+
+    def ideal_speed(self, wid: str) -> float:
+        v = self._ideal.get(wid)
+        if v is None:
+            assert self.world is not None
+            v = self._ideal[wid] = self.world.ideal_speed(self.truth(wid))
+        return v
 
     def pressure(self, wid: str) -> tuple[np.ndarray, np.ndarray, float]:
         """(caused, tolerated, footprint) of a workload now (its current phase)."""
@@ -70,160 +88,144 @@ class OracleView:
             return self.world.caused_now(a), self.world.tolerated_now(a), self.world.footprint(a)
         return t.caused, t.tolerated, t.footprint_gb
 
-    def required_rate(self, wid: str, now: float, submitted_at: float) -> float:
-        """Normalised rate needed from now on to meet QoS end to end (∞ if already impossible)."""
+    def required_rate(self, wid: str, now: float) -> float:
+        """Normalised rate needed from now on to meet QoS (∞ if already impossible)."""
         assert self.world is not None
         t = self.truth(wid)
         a = self.world.active.get(wid)
-        done = 0.0
-        if a is not None:
-            done = a.progress + a.rate * max(now - a.last, 0.0)
-        left = submitted_at + t.ideal_s / QOS_FRACTION - now
+        done = a.progress + a.rate * max(now - a.last, 0.0) if a is not None else 0.0
+        left = self.since(wid) + t.ideal_s / QOS_FRACTION - now
         remaining = max(t.work - done, 0.0) / t.work * t.ideal_s
         return math.inf if left <= 0 else MARGIN * remaining / left
 
 
-@dataclass(slots=True)
-class _Node:
-    server: ServerState
-    cores: int
-    het: float
-    factor: float
-    ok: bool
-    worst: float  # min over newcomer and protected residents of achieved / required
+class _Batch:
+    """The true effect of adding a workload to each of a list of servers."""
+
+    def __init__(self, servers: list[ServerState], factor_new: np.ndarray, ratio_new: np.ndarray,
+                 broken: np.ndarray, het: np.ndarray) -> None:
+        self.servers = servers
+        self.factor_new = factor_new
+        self.ratio_new = ratio_new
+        self.broken = broken
+        self.het = het
 
 
 class OraclePlanner:
     SANCTIONED_TRUTH_READ: ClassVar[str] = "oracle"
 
-    def __init__(self, view: OracleView, max_examined: int = 96) -> None:
+    def __init__(self, view: OracleView) -> None:
         self.view = view
-        self.max_examined = max_examined
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         v = self.view
         t = v.truth(w.workload_id)
         _, _, foot = v.pressure(w.workload_id)
-        need = t.threads
-        cands = [s for s in state.sorted_servers() if s.schedulable and s.free_cores >= min(need, s.capacity.cores)
+        cands = [s for s in state.sorted_servers() if s.schedulable and s.free_cores >= min(t.threads, s.capacity.cores)
                  and s.free_memory_gb >= foot * 1.02 and w.workload_id not in s.residents]
         if not cands:
-            return PlacementOutcome(allocation=None, reasons=("no_capacity",),
+            return PlacementOutcome(allocation=None, reasons=("oracle/no_capacity",),
                                     trace=DecisionTrace(examined=len(state.servers)))
-        ideal = max(float(t.speed[i]) for i, p in enumerate(v.setup.cat.platforms) if p.cores >= t.threads) \
-            if any(p.cores >= t.threads for p in v.setup.cat.platforms) else float(t.speed.max())
-        het = {s.server_id: float(t.speed[v.platform(s.server_id)]) / ideal for s in cands}
-        cands.sort(key=lambda s: (-math.floor(het[s.server_id] * 100 + 1e-9), -s.used_cores, s.server_id))
-        required = v.required_rate(w.workload_id, ctx.at, w.submitted_at)
-        nodes = self._choose(state, w, t, cands, het, required, foot, ctx.at)
-        if not nodes:
-            return PlacementOutcome(allocation=None, reasons=("no_capacity",),
-                                    trace=DecisionTrace(examined=len(cands)))
-        mem = round(foot * 1.02, 3)
-        alloc = Allocation(assignments=tuple(Assignment(server_id=n.server.server_id, cores=n.cores, memory_gb=mem)
-                                             for n in nodes))
-        top = tuple((n.server.server_id, round(100 * min(1.0, n.worst), 3)) for n in nodes[:5])
-        return PlacementOutcome(allocation=alloc, predicted_performance=round(min(n.het * n.factor for n in nodes), 6),
-                                trace=DecisionTrace(examined=len(cands), top=top,
-                                                    notes=("oracle",) if all(n.ok for n in nodes) else ("oracle:least-harm",)))
-
-    # --- single node ---------------------------------------------------------------------------
-
-    def _evaluate(self, state: ClusterState, w: WorkloadState, t: WorkloadTruth, s: ServerState, cores: int,
-                  het: float, required: float, now: float) -> _Node:
-        v = self.view
-        p = v.platform(s.server_id)
-        newcomer = het * t.scale_up(cores) / t.scale_up(t.threads)
-        if not s.residents:
-            worst = newcomer / required if required > 0 else math.inf
-            return _Node(s, cores, het, 1.0, worst >= 1.0, worst)
-        ids = list(s.residents) + [w.workload_id]
-        vecs = [v.pressure(x) for x in ids]
-        scale = v.setup.scale[p]
-        c = np.stack([x[0] for x in vecs]) / scale
-        tol = np.stack([x[1] for x in vecs])
-        occ = min(1.0, (s.used_cores + cores) / s.capacity.cores)
-        f = v.setup.model.factors(c, tol, occ)
-        worst = newcomer * f[-1] / required if required > 0 else math.inf
-        for i, rid in enumerate(s.residents):
-            r = state.workloads.get(rid)
-            if r is None:
-                continue
-            req = v.required_rate(rid, now, r.submitted_at)
-            rt = v.truth(rid)
-            if math.isinf(req) or rt.shape != "single":
-                continue
-            alone = f[i] / max(self._current_factor(rid, s.server_id), 1e-9)
-            ach = self._resident_rate(rid, s.server_id) * alone
-            if ach / req < 1.0 <= self._resident_rate(rid, s.server_id) / req:
-                worst = min(worst, ach / req)
-        return _Node(s, cores, het, float(f[-1]), worst >= 1.0, worst)
-
-    def _resident_rate(self, rid: str, server_id: str) -> float:
-        world = self.view.world
-        assert world is not None
-        a = world.active.get(rid)
-        if a is None:
-            return 1.0
-        return a.rate
-
-    def _current_factor(self, rid: str, server_id: str) -> float:
-        world = self.view.world
-        assert world is not None
-        a = world.active.get(rid)
-        if a is None:
-            return 1.0
-        for n in a.nodes:
-            if world.sids[n.server] == server_id:
-                return n.factor
-        return 1.0
-
-    def _choose(self, state: ClusterState, w: WorkloadState, t: WorkloadTruth, cands: list[ServerState],
-                het: dict[str, float], required: float, foot: float, now: float) -> list[_Node]:
+        required = v.required_rate(w.workload_id, ctx.at) if t.shape == "single" else 1e-9
+        b = self._evaluate(state, w, t, cands, required, ctx.at)
         if t.shape == "single":
-            best: _Node | None = None
-            examined = 0
-            for s in cands:
-                cores = min(t.threads, s.capacity.cores)
-                n = self._evaluate(state, w, t, s, cores, het[s.server_id], required, now)
-                if n.ok:
-                    return [n]
-                if best is None or n.worst > best.worst:
-                    best = n
-                if s.residents:
-                    examined += 1
-                    if examined >= self.max_examined:
-                        break
-            return [best] if best is not None else []
-        return self._multi(state, w, t, cands, het, now)
+            rows, ok = self._single(b)
+        else:
+            rows, ok = self._multi(t, b, w.workload_id, ctx.at)
+        mem = round(foot * 1.02, 3)
+        alloc = Allocation(assignments=tuple(
+            Assignment(server_id=b.servers[r].server_id, cores=min(t.threads, b.servers[r].free_cores), memory_gb=mem)
+            for r in rows))
+        top = tuple((b.servers[r].server_id, round(100.0 * min(1.0, float(b.ratio_new[r])), 3)) for r in rows[:5])
+        return PlacementOutcome(
+            allocation=alloc, predicted_performance=round(float(min(b.het[r] * b.factor_new[r] for r in rows)), 6),
+            trace=DecisionTrace(examined=len(cands), top=top, notes=("oracle",) if ok else ("oracle:least-harm",)))
 
-    # --- multi node ----------------------------------------------------------------------------
+    # --- the batch evaluation ------------------------------------------------------------------
 
-    def _multi(self, state: ClusterState, w: WorkloadState, t: WorkloadTruth, cands: list[ServerState],
-               het: dict[str, float], now: float) -> list[_Node]:
-        chosen: list[_Node] = []
-        for s in cands:
-            cores = min(t.threads, s.free_cores)
-            if cores <= 0:
+    def _evaluate(self, state: ClusterState, w: WorkloadState, t: WorkloadTruth, cands: list[ServerState],
+                  required: float, now: float) -> _Batch:
+        v = self.view
+        world = v.world
+        assert world is not None
+        n = len(cands)
+        plat = np.array([v.platform(s.server_id) for s in cands])
+        cores = np.array([min(t.threads, s.capacity.cores) for s in cands], dtype=float)
+        up = np.array([t.scale_up(c) for c in cores]) / t.scale_up(t.threads)
+        het = t.speed[plat] / v.ideal_speed(w.workload_id)
+        r_max = max(len(s.residents) for s in cands)
+        caused_w, tol_w, _ = v.pressure(w.workload_id)
+        scale = v.setup.scale[plat]  # (n, 10)
+        c = np.zeros((n, r_max + 1, N_SRC))
+        tol = np.full((n, r_max + 1, N_SRC), 100.0)
+        c[:, r_max] = caused_w / scale
+        tol[:, r_max] = tol_w
+        rate = np.ones((n, r_max))
+        cur = np.ones((n, r_max))
+        req = np.full((n, r_max), math.inf)
+        for i, s in enumerate(cands):
+            for j, rid in enumerate(s.residents):
+                cw, tw, _ = v.pressure(rid)
+                c[i, j] = cw / scale[i]
+                tol[i, j] = tw
+                a = world.active.get(rid)
+                if a is None or a.truth.shape != "single" or a.paused:
+                    continue
+                rate[i, j] = a.rate
+                cur[i, j] = next((x.factor for x in a.nodes if world.sids[x.server] == s.server_id), 1.0)
+                req[i, j] = v.required_rate(rid, now)
+        occ = np.array([min(1.0, (s.used_cores + cc) / s.capacity.cores) for s, cc in zip(cands, cores, strict=True)])
+        f = v.setup.model.factors(c, tol, occ) if r_max else np.ones((n, 1))
+        f_new = f[:, r_max]
+        ratio_new = het * up * f_new / required
+        protected = rate >= req  # residents meeting their requirement now (∞ never)
+        after = rate * f[:, :r_max] / np.maximum(cur, 1e-9)
+        broken = (protected & (after < req)).sum(axis=1)
+        return _Batch(cands, f_new, ratio_new, broken, het)
+
+    # --- choosing ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _order(b: _Batch) -> np.ndarray:
+        """Best platform (1 % buckets), then tightest fit, then server id (the candidate order)."""
+        bucket = np.floor(b.het * b.factor_new * 50.0 + 1e-9)
+        quiet = np.floor(b.factor_new * 100.0 + 1e-9)
+        used = np.array([s.used_cores for s in b.servers])
+        return np.lexsort((np.arange(len(b.servers)), used, -quiet, -bucket))
+
+    def _single(self, b: _Batch) -> tuple[list[int], bool]:
+        feasible = (b.ratio_new >= 1.0) & (b.broken == 0)
+        if feasible.any():
+            order = self._order(b)
+            return [int(next(r for r in order if feasible[r]))], True
+        idx = np.arange(len(b.servers))
+        best = np.lexsort((idx, -b.ratio_new, b.broken))[0]
+        return [int(best)], False
+
+    def _multi(self, t: WorkloadTruth, b: _Batch, wid: str, now: float) -> tuple[list[int], bool]:
+        chosen: list[int] = []
+        for r in self._order(b):
+            if b.broken[r] > 0 or b.factor_new[r] < 0.97:
                 continue
-            n = self._evaluate(state, w, t, s, cores, het[s.server_id], 1e-9, now)
-            if s.residents and n.factor < 0.97:
-                continue
-            chosen.append(n)
-            if self._meets(t, chosen, w, now) or len(chosen) >= MAX_NODES:
+            chosen.append(int(r))
+            if self._meets(t, b, chosen, wid, now) or len(chosen) >= MAX_NODES:
                 break
-        return chosen
+        if not chosen:
+            return [int(self._order(b)[0])], False
+        return chosen, self._meets(t, b, chosen, wid, now)
 
-    def _meets(self, t: WorkloadTruth, nodes: list[_Node], w: WorkloadState, now: float) -> bool:
+    def _meets(self, t: WorkloadTruth, b: _Batch, rows: list[int], wid: str, now: float) -> bool:
+        cores = [min(t.threads, b.servers[r].free_cores) for r in rows]
         if t.service is not None:
             sv = t.service
-            lam = sv.peak_qps / len(nodes)
+            lam = sv.peak_qps / len(rows)
             need = lam + 1000.0 * math.log(1 / (1 - 0.995)) / max(sv.latency_bound_ms - sv.base_latency_ms, 1e-9)
-            return all(sv.qps_per_core * n.het * t.scale_up(n.cores) * n.factor >= need for n in nodes)
+            return all(sv.qps_per_core * b.het[r] * t.scale_up(c) * b.factor_new[r] >= need
+                       for r, c in zip(rows, cores, strict=True))
         an = t.analytics
         assert an is not None
-        agg = sum(n.het * t.scale_up(n.cores) * n.factor for n in nodes)
-        rate = min(agg * scale_out_efficiency(len(nodes), an.beta, an.kappa), float(len(an.task_work)))
-        tail_rate = min(n.het * n.factor for n in nodes)
+        agg = sum(b.het[r] * t.scale_up(c) * b.factor_new[r] for r, c in zip(rows, cores, strict=True))
+        rate = min(agg * scale_out_efficiency(len(rows), an.beta, an.kappa), float(len(an.task_work)))
+        tail_rate = min(b.het[r] * b.factor_new[r] for r in rows)
         finish = now + an.bulk / rate + an.tail / tail_rate
-        return finish <= w.submitted_at + MARGIN ** -1 * t.ideal_s / QOS_FRACTION
+        return finish <= self.view.since(wid) + t.ideal_s / QOS_FRACTION / MARGIN

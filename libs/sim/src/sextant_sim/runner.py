@@ -58,7 +58,7 @@ def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *
     sink = LogSink(log_out, keep=keep_log) if (log_out is not None or keep_log) else None
     engine = Engine(setup, params, log=sink, progress=progress, keep_heatmap=keep_heatmap)
     holder.append(engine)
-    view.bind(engine.world)
+    view.bind(engine.world, engine.ledger)
     engine.run()
     wall = time.perf_counter() - started
     return RunResult(profile=profile, summary=summary_of(engine, wall), engine=engine, wall_seconds=wall,

@@ -51,7 +51,14 @@ class Interference(_M):
     private_q: float = Field(ge=1)
     private_sharing: dict[str, float]
     max_slowdown: float = Field(gt=0, lt=1)
+    min_factor: float = Field(gt=0, le=1)
+    bandwidth_saturation: float = Field(gt=0, lt=1)
     threshold_beta: float = Field(gt=0)
+    heavy_caused: Range
+    sensitive_tolerated: Range
+    heavy_sensitive: float = Field(ge=0, le=1)
+    extra_sensitive: dict[int, float]
+    extra_weight: float = Field(ge=0)
     logistic_width: float = Field(gt=0)
 
     @field_validator("classes", "platform_resource", "platform_gamma")
@@ -74,6 +81,25 @@ class Noise(_M):
     telemetry_sd: float = Field(ge=0)
 
 
+class Roles(_M):
+    """A family's interference roles: weights of its heavy sources, how many, base levels."""
+
+    heavy: dict[str, float]
+    heavy_count: dict[int, float]
+    caused_base: tuple[float, float]
+    tolerated_base: tuple[float, float]
+    caused_scale: float | None = None  # caused × this (None: × the workload's threads per node)
+    heavy_sensitive: float | None = Field(default=None, ge=0, le=1)  # overrides the global one
+
+    @field_validator("heavy")
+    @classmethod
+    def _known(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = set(v) - set(SOURCES)
+        if unknown:
+            raise ValueError(f"unknown sources {sorted(unknown)}")
+        return v
+
+
 class Family(_M):
     """One family of ground-truth workloads (a Paragon kind, a framework, a service)."""
 
@@ -85,9 +111,7 @@ class Family(_M):
     duration_s: Draw
     activity: Range
     sensitivity: dict[str, Range]
-    caused: dict[str, tuple[float, float]]
-    tolerated: dict[str, tuple[float, float]]
-    intensity_rho: float = Field(ge=0, le=1)
+    interference: Roles
     requested_memory_over: Range
     # analytics
     tasks: tuple[int, int] | None = None
@@ -101,13 +125,6 @@ class Family(_M):
     base_latency_ms: Range | None = None
     latency_bound_ms: Range | None = None
     reference_utilisation: float | None = None
-
-    @field_validator("caused", "tolerated")
-    @classmethod
-    def _sources(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
-        if tuple(sorted(v)) != tuple(sorted(SOURCES)):
-            raise ValueError("caused/tolerated must name the 10 sources")
-        return v
 
 
 class ReservationShare(_M):

@@ -4,15 +4,15 @@ The draw order is fixed (shape-independent draws first), so a workload's truth d
 (scenario seed, workload index, family, catalogue, options) — common random numbers across every
 profile of a `compare`.
 
-Interference truth: caused_k = μ_k + sd_k (ρ z + √(1−ρ²) e_k) and tolerated_k = μ'_k − sd'_k (ρ z +
-√(1−ρ²) e'_k) with one latent intensity z per workload, so heavy workloads cause more and tolerate
-less on every source at once (a low-rank structure plus per-source noise), clipped to [0, 100]
-(tolerated to [3, 100]).
+Interference truth: roles (groundtruth/v1.yaml, `interference.heavy_caused` ...): a low base level
+of caused pressure and a high base tolerance on every source, 1–3 heavy sources drawn with the
+family's weights (high caused pressure), sensitive sources (low tolerance) overlapping the heavy
+ones with probability `heavy_sensitive` plus a few extra ones. Clipped to [0, 100] (tolerated to
+[3, 100]).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +47,9 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
     activity = uniform(fam.activity, rng)
     sens = np.array([uniform(fam.sensitivity.get(c, (0.0, 0.0)), rng) for c in gt.performance.concepts])
     speed = draw_speeds(sens, concepts, gt, rng)
-    caused, tolerated = _interference(fam, rng)
+    caused, tolerated = _interference(fam, gt, rng)
+    scale = fam.interference.caused_scale
+    caused = np.clip(caused * (float(threads) if scale is None else scale), 0.0, 100.0)
     mem_over = uniform(fam.requested_memory_over, rng)
     res_factor, mem_under = _reservation(gt, opts.reservations, rng)
     phases = _phases(gt, opts.phases, rng) if opts.phases else ()
@@ -76,19 +78,35 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
                          needed_cores=need)
 
 
-def _interference(fam: Family, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    rho = fam.intensity_rho
-    z = float(rng.normal())
-    e_c = rng.normal(size=N)
-    e_t = rng.normal(size=N)
-    mix = math.sqrt(1.0 - rho * rho)
-    c_mu = np.array([fam.caused[s][0] for s in SOURCES])
-    c_sd = np.array([fam.caused[s][1] for s in SOURCES])
-    t_mu = np.array([fam.tolerated[s][0] for s in SOURCES])
-    t_sd = np.array([fam.tolerated[s][1] for s in SOURCES])
-    caused = np.clip(c_mu + c_sd * (rho * z + mix * e_c), 0.0, 100.0)
-    tolerated = np.clip(t_mu - t_sd * (rho * z + mix * e_t), 3.0, 100.0)
+def _interference(fam: Family, gt: GroundTruth, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(caused, tolerated) per source from the family's roles (see groundtruth/v1.yaml)."""
+    roles, p = fam.interference, gt.interference
+    caused = np.clip(rng.normal(roles.caused_base[0], roles.caused_base[1], size=N), 0.0, 100.0)
+    tolerated = np.clip(rng.normal(roles.tolerated_base[0], roles.tolerated_base[1], size=N), 3.0, 100.0)
+    weights = np.array([roles.heavy.get(s, 0.0) for s in SOURCES])
+    k = choice(roles.heavy_count, rng)
+    heavy = _top_k(weights, k, rng)
+    levels = rng.uniform(*p.heavy_caused, size=3)
+    caused[heavy] = levels[: len(heavy)]
+    hs = p.heavy_sensitive if roles.heavy_sensitive is None else roles.heavy_sensitive
+    also = rng.random(3) < hs
+    sensitive = [int(h) for h, a in zip(heavy, also[: len(heavy)], strict=True) if a]
+    extra = choice(p.extra_sensitive, rng)
+    pool = weights + p.extra_weight
+    pool[heavy] = 0.0
+    sensitive += [int(x) for x in _top_k(pool, extra, rng)]
+    tol_levels = rng.uniform(*p.sensitive_tolerated, size=N)
+    tolerated[sensitive] = tol_levels[sensitive]
     return caused, tolerated
+
+
+def _top_k(weights: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k distinct indices drawn with probabilities ∝ weights (Gumbel top-k; always N draws)."""
+    g = rng.gumbel(size=len(weights))
+    keys = np.where(weights > 0, np.log(np.maximum(weights, 1e-300)) + g, -np.inf)
+    order = np.argsort(-keys, kind="stable")
+    k = min(k, int((weights > 0).sum()))
+    return np.sort(order[:k])
 
 
 def _reservation(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[float, float]:
