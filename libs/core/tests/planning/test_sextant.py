@@ -134,3 +134,34 @@ def test_relative_rows_read_the_target_as_95_percent_of_the_best() -> None:
     d = place(st, planner())
     assert chosen(d) == (("a1", 2, 1.0),)  # B: 0.9 < 0.95
     assert "relative_units" in d.events[0].trace.notes  # type: ignore[attr-defined]
+
+
+def test_a_retried_deferral_looks_only_at_what_changed() -> None:
+    from sextant_core.state import evolve
+
+    # the newcomer hurts the sensitive resident of a1 beyond any relaxation (core: 10 − 60 < −20) and
+    # a2 is full: deferred. A change on a2 elsewhere (another resident leaves, no core freed for it)
+    # keeps it deferred without a full evaluation; r1 leaving a1 makes room and it is placed.
+    w = (World().server("a1").server("a2", cores=2)
+         .workload("r1", on=(("a1", 1, 1.0),), tolerated=vec(100, core=10))
+         .workload("r2", on=(("a2", 2, 1.0),))
+         .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=60)))
+    st = w.state()
+    p = planner()
+    first = place(st, p)
+    assert isinstance(first.events[0], ev.PlacementDeferred)
+    st = evolve(st, first.events[0])
+    st2 = evolve(st, ev.ServerDrained(at=6.0, server_id="a2"))
+    again = p.place(st2, st2.workloads["new"], ctx_at(7.0))
+    assert again.allocation is None and again.trace.notes == ("still_deferred",)
+    fresh = SextantPlanner(p.params).place(st2, st2.workloads["new"], ctx_at(7.0))  # same verdict in full
+    assert fresh.allocation is None
+    st3 = evolve(st2, ev.WorkloadCompleted(at=8.0, workload_id="r1"))
+    placed = p.place(st3, st3.workloads["new"], ctx_at(9.0))
+    assert placed.allocation is not None and placed.allocation.servers == ("a1",)
+
+
+def ctx_at(at: float) -> Any:
+    from .conftest import ctx
+
+    return ctx(at)

@@ -16,9 +16,12 @@ For a workload w (one `Assessment`, `assess.py`):
    `sextant-closest` (the target filter relaxed to 0, ranked by predicted quality first) gives the
    best single node; a spread that predicts more wins over it.
 4. **Backtracking** (Paragon §3.2) — when even that is empty because the exact D1 check rejects
-   every server with room, D1 is relaxed by `d1_step` points per pass up to `d1_max` (each pass
-   re-runs the profile with `with_args("paragon-d1-residual", slack=δ)` under one work budget);
-   the first non-empty pass decides. Otherwise the workload is deferred with the filters' reasons.
+   every server with room, D1 is relaxed in steps of `d1_step` points up to `d1_max`: the first
+   step at which some server passes is computed in one vectorised pass (`_needed_slack`: the same
+   step a pass-by-pass search would stop at; the budget is charged as if each pass ran), and the
+   profile is re-run once with `with_args("paragon-d1-residual", slack=δ)`. The trace counts the
+   steps as backtracking passes. If no step within `d1_max` helps, the workload is deferred with
+   the filters' reasons.
 
 **Best-effort workloads** (Quasar §6: no guarantee, "may be migrated or killed at any point")
 take leftovers: their requested cores (capped where the scale-up curve saturates), only on servers
@@ -34,21 +37,23 @@ candidates examined (budget units), backtracking passes, and notes such as `scal
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sextant_contracts.model import Allocation, Assignment
+from sextant_contracts.model import Allocation, Assignment, DecisionTrace
 
 from ..admission.quality import CLASSES, pools, server_quality
 from ..admission.queues import class_queues, reserved_from
 from ..placement.framework import DEFAULT_BUDGET, Budget, Evaluation, Profile, best_row, evaluate
 from ..placement.plugins.paragon_arq import POOL
+from ..placement.plugins.paragon_residual import RESIDUAL
 from ..placement.plugins.quasar_sizing import SIZED, saturation
 from ..placement.registry import make_profile
 from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
-from ..state.model import ClusterState, WorkloadState
+from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
 from .assess import Assessment, Assessor, SizingParams, node_memory
 from .scaleout import spread
 
@@ -102,8 +107,21 @@ class SextantPlanner:
         self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap)
         self.closest = closest_profile()
         self.best_effort = best_effort_profile()
+        self._bounded: dict[int, tuple[Profile, Profile]] = {}
+        self._deferred: dict[str, tuple[ServerJournal | None, int, object, Any]] = {}
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
+        out = self._still_deferred(state, w) or self._no_room(state, w)
+        if out is None:
+            out = self._place(state, w, ctx)
+        if out.allocation is None and not out.trace.budget_exhausted and w.allocation is None:
+            caused = np.array(interference_vectors(w.classification)[1])
+            self._deferred[w.workload_id] = (state.server_journal, self._below(state, w), w.classification, caused)
+        else:
+            self._deferred.pop(w.workload_id, None)
+        return out
+
+    def _place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         a = self.assessor.assess(state, w, ctx.at, ctx.seed)
         budget = Budget(self.params.budget)
         notes: list[str] = ["relative_units"] if a.required.relative else []
@@ -118,14 +136,14 @@ class SextantPlanner:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
         notes.append("as_close_as_possible")
         backtracks = 0
-        slack = 0.0
         close = evaluate(closest, a.table, a.request, budget)
-        while not close.feasible.any() and slack < self.params.d1_max and not budget.exhausted:
-            slack = min(slack + self.params.d1_step, self.params.d1_max)
-            backtracks += 1
-            close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget)
-        if slack > 0:
-            notes.append("d1_relaxed")
+        if not close.feasible.any():
+            slack = self._needed_slack(a, close)
+            if slack is not None and not budget.exhausted:
+                backtracks = int(round(slack / self.params.d1_step))
+                close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget)
+                budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
+                notes.append("d1_relaxed")
         if spread_out is not None and close.feasible.any():
             row = best_row(close.total, close.feasible)
             assert row is not None
@@ -137,6 +155,68 @@ class SextantPlanner:
         if spread_out is not None:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
         return self._defer(ev, budget, notes, backtracks)
+
+    def _below(self, state: ClusterState, w: WorkloadState) -> int:
+        if not state.queued or w.arq_class is None:
+            return CLASSES
+        return reserved_from(class_queues(state), w.arq_class)
+
+    def _still_deferred(self, state: ClusterState, w: WorkloadState) -> PlacementOutcome | None:
+        """A retried deferral decided on the servers that changed since it was deferred.
+
+        At the deferral no server passed the `sextant-closest` filters with D1 relaxed to
+        `d1_max` (nor the spread's, a subset). A server whose row did not change since still does
+        not (its columns, residual and pool are the same, and the closest filters do not depend on
+        the requirement), so unless the ARQ pool bound or the workload's classification changed,
+        only the changed rows can now pass: if none passes the necessary condition (room for a
+        core and the node's memory, pool, D1 within `d1_max`), the workload is still deferred —
+        exactly what a full evaluation would conclude, without one. Found by walking the server
+        journal back to the deferral's state (bounded); otherwise a full evaluation runs."""
+        memo = self._deferred.get(w.workload_id)
+        if memo is None or w.allocation is not None or memo[1] != self._below(state, w) or memo[2] is not w.classification:
+            return None
+        changed: list[str] = []
+        node = state.server_journal
+        while node is not memo[0]:
+            if node is None or node.added or len(changed) > 4096:
+                return None
+            changed.append(node.server_id)
+            node = node.prev
+        if changed:
+            t = self.assessor.table(state, w)
+            rows = np.array(sorted({t.row(sid) for sid in changed if sid in state.servers}), dtype=np.int64)
+            if len(rows):
+                mem = (w.requested_memory_gb or 1.0) * self.params.sizing.memory_headroom
+                if w.kind.value in MULTI_NODE:
+                    mem = min(mem, max(mem / max(w.requested_cores or 1, 1), self.params.sizing.min_node_memory_gb))
+                m = self.assessor.residuals.minimum(state)[rows]
+                residual = m - t.caused_sum[rows]
+                d1 = (memo[3][None, :] - residual).max(axis=1) <= self.params.d1_max + 1e-9
+                room = t.schedulable[rows] & (t.free_cores[rows] >= 1) & (t.free_memory_gb[rows] + 1e-9 >= mem)
+                below = memo[1]
+                if below < CLASSES:
+                    room &= pools(server_quality(t.tolerated_min[rows], t.caused_sum[rows])) < below
+                if (room & d1).any():
+                    return None
+        return PlacementOutcome(allocation=None, reasons=("deferred/unchanged",),
+                                trace=DecisionTrace(examined=len(changed), notes=("still_deferred",)),
+                                detail={"mode": "none", "changed": len(changed)})
+
+    def _needed_slack(self, a: Assessment, ev: Evaluation) -> float | None:
+        """The first relaxation step δ = k · d1_step ≤ d1_max at which the exact D1 check admits a
+        server that passes every other filter — what relaxing step by step finds, in one pass:
+        a row passes at δ iff max_k (c_new(k) − residual(s, k)) ≤ δ. None if no step does."""
+        others = np.ones(len(a.table), dtype=np.bool_)
+        for f in ev.filters:
+            if f.name != "paragon-d1-residual":
+                others &= f.verdict.mask
+        if not others.any():
+            return None
+        short = (a.request.caused[None, :] - a.table.extra[RESIDUAL][others]).max(axis=1)
+        need = max(float(short.min()), 0.0)
+        step = self.params.d1_step
+        slack = math.ceil(need / step - 1e-9) * step
+        return slack if 0 < slack <= self.params.d1_max + 1e-9 else None
 
     # --- outcomes ------------------------------------------------------------------------------
 
@@ -157,6 +237,19 @@ class SextantPlanner:
                   "required": a.required.value, "predicted": perf}
         return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6), trace=trace, detail=detail)
 
+    def _no_room(self, state: ClusterState, w: WorkloadState) -> PlacementOutcome | None:
+        """A deferral without an assessment when no schedulable server has a free core and the
+        memory of one node (the common case of a deferred workload retried on a busy cell)."""
+        t = self.assessor.table(state, w)
+        mem = (w.requested_memory_gb or 1.0) * self.params.sizing.memory_headroom
+        if w.kind.value in MULTI_NODE:
+            mem = min(mem, max(mem / max(w.requested_cores or 1, 1), self.params.sizing.min_node_memory_gb))
+        if (t.schedulable & (t.free_cores >= 1) & (t.free_memory_gb + 1e-9 >= mem)).any():
+            return None
+        trace = DecisionTrace(filtered={"quasar-fit": {"no_free_cores": len(t)}}, examined=len(t), notes=("no_room",))
+        return PlacementOutcome(allocation=None, reasons=("quasar-fit/no_free_cores",), trace=trace,
+                                detail={"mode": "none", "rows": len(t)})
+
     def _guarded(self, state: ClusterState, w: WorkloadState, a: Assessment) -> tuple[Profile, Profile, Assessment]:
         """The profiles with the ARQ pool bound of `w` (pools kept for waiting classes above it)."""
         if not state.queued or w.arq_class is None:
@@ -166,8 +259,11 @@ class SextantPlanner:
             return self.profile, self.closest, a
         t = a.table
         table = t.with_extra({POOL: pools(server_quality(t.tolerated_min, t.caused_sum))})
-        return (self.profile.with_args("paragon-arq-pool", below=below),
-                self.closest.with_args("paragon-arq-pool", below=below), replace(a, table=table))
+        bounded = self._bounded.get(below)
+        if bounded is None:
+            bounded = self._bounded[below] = (self.profile.with_args("paragon-arq-pool", below=below),
+                                              self.closest.with_args("paragon-arq-pool", below=below))
+        return bounded[0], bounded[1], replace(a, table=table)
 
     def _spread(self, a: Assessment, profile: Profile, budget: Budget) -> Any:
         if not a.required.reachable:
