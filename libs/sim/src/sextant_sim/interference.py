@@ -8,7 +8,9 @@ factor in (0, 1] (1 = no interference). Three models, selectable per scenario (`
 - `graded` (default): pressure combines per source class — capacity sources add footprints;
   bandwidth sources add utilisation and queueing amplifies it near saturation
   (× (1 + κ U/(1−U))); private per-core sources (L1-i, L1-d, TLB, core) combine as an L_q norm (the
-  heaviest co-runner dominates) and are felt in proportion to core sharing (base + w·occupancy²).
+  heaviest co-runner dominates) and are felt in proportion to core sharing: a base share, growing
+  linearly to 1 as the server's occupancy goes from the knee (hyperthread siblings start being
+  shared) to full.
   Slowdown per source is 0.05·(P/τ)^α: exactly 5 % at the tolerated score (Paragon §2.3's
   definition), already non-zero below it, steep above it. Sources combine multiplicatively.
 - `threshold`: the world as Paragon's filter imagines it — pressures add, nothing happens below τ,
@@ -76,7 +78,7 @@ class _Base:
         self.kappa = p.bandwidth_kappa
         self.q = p.private_q
         self.share_base = p.private_sharing["base"]
-        self.share_occ = p.private_sharing["occupancy"]
+        self.share_knee = p.private_sharing["knee"]
         self.max_s = p.max_slowdown
         self.beta = p.threshold_beta
         self.width = p.logistic_width
@@ -84,8 +86,8 @@ class _Base:
         self.floor = p.min_factor
 
     def _share(self, occupancy: float | np.ndarray) -> float | np.ndarray:
-        occ = np.clip(occupancy, 0.0, 1.0)
-        return self.share_base + self.share_occ * occ * occ
+        shared = np.clip((np.asarray(occupancy) - self.share_knee) / (1.0 - self.share_knee), 0.0, 1.0)
+        return self.share_base + (1.0 - self.share_base) * shared
 
     def _amplify(self, utilisation: np.ndarray | float) -> np.ndarray | float:
         u = np.minimum(utilisation, self.u_max)

@@ -42,7 +42,7 @@ from .workloads.generate import scale_out_efficiency
 if TYPE_CHECKING:
     from sextant_core.decide import DecisionContext
 
-MARGIN = 1.005
+MARGIN = 1.002
 MAX_NODES = 64
 N_SRC = 10
 
@@ -189,9 +189,9 @@ class OraclePlanner:
     def _order(b: _Batch) -> np.ndarray:
         """Best platform (1 % buckets), then tightest fit, then server id (the candidate order)."""
         bucket = np.floor(b.het * b.factor_new * 50.0 + 1e-9)
-        quiet = np.floor(b.factor_new * 100.0 + 1e-9)
+        quiet = np.floor(b.factor_new * 200.0 + 1e-9)
         used = np.array([s.used_cores for s in b.servers])
-        return np.lexsort((np.arange(len(b.servers)), used, -quiet, -bucket))
+        return np.lexsort((np.arange(len(b.servers)), -bucket, used, -quiet))
 
     def _single(self, b: _Batch) -> tuple[list[int], bool]:
         feasible = (b.ratio_new >= 1.0) & (b.broken == 0)

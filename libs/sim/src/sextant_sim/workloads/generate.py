@@ -26,6 +26,7 @@ from .performance import draw_speeds
 from .service import max_qps_at_bound, trace
 
 N = len(SOURCES)
+THREAD_EXPONENT = 0.6  # caused pressure grows sub-linearly with threads (they share data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
     speed = draw_speeds(sens, concepts, gt, rng)
     caused, tolerated = _interference(fam, gt, rng)
     scale = fam.interference.caused_scale
-    caused = np.clip(caused * (float(threads) if scale is None else scale), 0.0, 100.0)
+    caused = np.clip(caused * (float(threads) ** THREAD_EXPONENT if scale is None else scale), 0.0, 100.0)
     mem_over = uniform(fam.requested_memory_over, rng)
     res_factor, mem_under = _reservation(gt, opts.reservations, rng)
     phases = _phases(gt, opts.phases, rng) if opts.phases else ()
