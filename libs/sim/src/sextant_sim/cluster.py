@@ -108,6 +108,7 @@ class World:
         self.busy = np.zeros(len(server_ids))
         self.allocated = np.zeros(len(server_ids))
         self.mem_used = np.zeros(len(server_ids))
+        self.version = np.zeros(len(server_ids), dtype=np.int64)  # bumped whenever a server's rates change
         self.model = model
         self.scale = pressure_scale
         self.schedule = schedule
@@ -229,6 +230,7 @@ class World:
             self.busy[s] = 0.0
             self.allocated[s] = 0.0
             self.mem_used[s] = 0.0
+            self.version[s] += 1
         for a in seen.values():
             self._rate(a, now)
         for s in dict.fromkeys(servers):

@@ -200,7 +200,7 @@ def pressure_scale(cat: Catalogue, gt: GroundTruth) -> np.ndarray:
 
 
 def tolerated_scores(m: InterferenceModel, own: np.ndarray, t: np.ndarray, occupancy: float,
-                     iterations: int = 32) -> np.ndarray:
+                     iterations: int = 22) -> np.ndarray:
     """Microbenchmark intensity (10,) at which the workload first slows by 5 % (100 if never),
     by vectorised bisection over all sources at once."""
     lo = np.zeros(len(SOURCES))

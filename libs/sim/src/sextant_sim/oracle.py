@@ -99,12 +99,79 @@ class OracleView:
         return math.inf if left <= 0 else MARGIN * remaining / left
 
 
+class _Table:
+    """Every server's residents as padded arrays (servers × slots), refreshed per server when its
+    world version or resident list changes — the oracle's columnar view of the truth."""
+
+    FIELDS = ("rate", "factor", "done", "last", "work", "ideal", "since")
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.slots = 0
+        self.keys: list[tuple[int, tuple[str, ...]] | None] = [None] * n
+        self._alloc(8)
+
+    def _alloc(self, slots: int) -> None:
+        old = self.__dict__.get("caused")
+        caused = np.zeros((self.n, slots, N_SRC))
+        tolerated = np.full((self.n, slots, N_SRC), 100.0)
+        cols = {f: np.ones((self.n, slots)) for f in self.FIELDS}
+        protect = np.zeros((self.n, slots), dtype=bool)
+        if old is not None:
+            k = self.slots
+            caused[:, :k] = self.caused
+            tolerated[:, :k] = self.tolerated
+            for f in self.FIELDS:
+                cols[f][:, :k] = getattr(self, f)
+            protect[:, :k] = self.protect
+        self.caused, self.tolerated, self.protect = caused, tolerated, protect
+        for f in self.FIELDS:
+            setattr(self, f, cols[f])
+        self.slots = slots
+
+    def refresh(self, i: int, s: ServerState, v: OracleView) -> None:
+        world = v.world
+        assert world is not None
+        key = (int(world.version[i]), s.residents)
+        if self.keys[i] == key:
+            return
+        self.keys[i] = key
+        if len(s.residents) > self.slots:
+            self._alloc(max(len(s.residents), 2 * self.slots))
+        self.caused[i] = 0.0
+        self.tolerated[i] = 100.0
+        self.protect[i] = False
+        for f in self.FIELDS:
+            getattr(self, f)[i] = 1.0
+        for j, rid in enumerate(s.residents):
+            self.caused[i, j], self.tolerated[i, j], _ = v.pressure(rid)
+            a = world.active.get(rid)
+            if a is None or a.truth.shape != "single" or a.paused:
+                continue
+            self.rate[i, j] = a.rate
+            self.factor[i, j] = next((x.factor for x in a.nodes if x.server == i), 1.0)
+            self.done[i, j], self.last[i, j] = a.progress, a.last
+            self.work[i, j], self.ideal[i, j], self.since[i, j] = a.truth.work, a.truth.ideal_s, v.since(rid)
+            self.protect[i, j] = True
+
+    def required(self, rows: np.ndarray, width: int, now: float) -> np.ndarray:
+        """`OracleView.required_rate` of the residents of `rows` at `now` (∞ where not protected)."""
+        sl = (rows, slice(0, width))
+        done = self.done[sl] + self.rate[sl] * np.maximum(now - self.last[sl], 0.0)
+        left = self.since[sl] + self.ideal[sl] / QOS_FRACTION - now
+        remaining = np.maximum(self.work[sl] - done, 0.0) / self.work[sl] * self.ideal[sl]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            req = np.where(left > 0, MARGIN * remaining / left, np.inf)
+        return np.where(self.protect[sl], req, np.inf)
+
+
 class _Batch:
     """The true effect of adding a workload to each of a list of servers."""
 
     def __init__(self, servers: list[ServerState], factor_new: np.ndarray, ratio_new: np.ndarray,
-                 broken: np.ndarray, het: np.ndarray) -> None:
+                 broken: np.ndarray, het: np.ndarray, order: np.ndarray) -> None:
         self.servers = servers
+        self.order = order  # the servers' index in id order: the final tie-break
         self.factor_new = factor_new
         self.ratio_new = ratio_new
         self.broken = broken
@@ -116,18 +183,20 @@ class OraclePlanner:
 
     def __init__(self, view: OracleView) -> None:
         self.view = view
+        self._table: _Table | None = None
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         v = self.view
         t = v.truth(w.workload_id)
         _, _, foot = v.pressure(w.workload_id)
-        cands = [s for s in state.sorted_servers() if s.schedulable and s.free_cores >= min(t.threads, s.capacity.cores)
-                 and s.free_memory_gb >= foot * 1.02 and w.workload_id not in s.residents]
+        need_mem = foot * 1.02
+        cands = [s for s in state.servers.values() if s.schedulable and s.free_cores >= min(t.threads, s.capacity.cores)
+                 and s.free_memory_gb >= need_mem and w.workload_id not in s.residents]
         if not cands:
             return PlacementOutcome(allocation=None, reasons=("oracle/no_capacity",),
                                     trace=DecisionTrace(examined=len(state.servers)))
         required = v.required_rate(w.workload_id, ctx.at) if t.shape == "single" else 1e-9
-        b = self._evaluate(state, w, t, cands, required, ctx.at)
+        b = self._evaluate(w, t, cands, required, ctx.at)
         if t.shape == "single":
             rows, ok = self._single(b)
         else:
@@ -143,45 +212,43 @@ class OraclePlanner:
 
     # --- the batch evaluation ------------------------------------------------------------------
 
-    def _evaluate(self, state: ClusterState, w: WorkloadState, t: WorkloadTruth, cands: list[ServerState],
-                  required: float, now: float) -> _Batch:
+    def _evaluate(self, w: WorkloadState, t: WorkloadTruth, cands: list[ServerState], required: float,
+                  now: float) -> _Batch:
+        """Newcomer factor/ratio and broken residents on every candidate (busy ones in one batch)."""
         v = self.view
         world = v.world
         assert world is not None
+        if self._table is None:
+            self._table = _Table(len(world.sids))
+        tab = self._table
         n = len(cands)
-        plat = np.array([v.platform(s.server_id) for s in cands])
-        cores = np.array([min(t.threads, s.capacity.cores) for s in cands], dtype=float)
-        up = np.array([t.scale_up(c) for c in cores]) / t.scale_up(t.threads)
+        idx = np.array([world.sidx[s.server_id] for s in cands])
+        plat = world.platform[idx]
+        cores = np.minimum(float(t.threads), np.array([s.capacity.cores for s in cands], dtype=float))
+        f = t.parallel_fraction
+        up = (1.0 / ((1.0 - f) + f / cores)) / t.scale_up(t.threads)
         het = t.speed[plat] / v.ideal_speed(w.workload_id)
-        r_max = max(len(s.residents) for s in cands)
-        caused_w, tol_w, _ = v.pressure(w.workload_id)
-        scale = v.setup.scale[plat]  # (n, 10)
-        c = np.zeros((n, r_max + 1, N_SRC))
-        tol = np.full((n, r_max + 1, N_SRC), 100.0)
-        c[:, r_max] = caused_w / scale
-        tol[:, r_max] = tol_w
-        rate = np.ones((n, r_max))
-        cur = np.ones((n, r_max))
-        req = np.full((n, r_max), math.inf)
-        for i, s in enumerate(cands):
-            for j, rid in enumerate(s.residents):
-                cw, tw, _ = v.pressure(rid)
-                c[i, j] = cw / scale[i]
-                tol[i, j] = tw
-                a = world.active.get(rid)
-                if a is None or a.truth.shape != "single" or a.paused:
-                    continue
-                rate[i, j] = a.rate
-                cur[i, j] = next((x.factor for x in a.nodes if world.sids[x.server] == s.server_id), 1.0)
-                req[i, j] = v.required_rate(rid, now)
-        occ = np.array([min(1.0, (s.used_cores + cc) / s.capacity.cores) for s, cc in zip(cands, cores, strict=True)])
-        f = v.setup.model.factors(c, tol, occ) if r_max else np.ones((n, 1))
-        f_new = f[:, r_max]
-        ratio_new = het * up * f_new / required
-        protected = rate >= req  # residents meeting their requirement now (∞ never)
-        after = rate * f[:, :r_max] / np.maximum(cur, 1e-9)
-        broken = (protected & (after < req)).sum(axis=1)
-        return _Batch(cands, f_new, ratio_new, broken, het)
+        f_new = np.ones(n)
+        broken = np.zeros(n, dtype=np.int64)
+        busy = np.array([i for i, s in enumerate(cands) if s.residents], dtype=np.int64)
+        if len(busy):
+            for i in busy:
+                tab.refresh(int(idx[i]), cands[i], v)
+            rows = idx[busy]
+            width = max(len(cands[i].residents) for i in busy)
+            caused_w, tol_w, _ = v.pressure(w.workload_id)
+            c = np.concatenate([tab.caused[rows, :width], np.broadcast_to(caused_w, (len(rows), 1, N_SRC))], axis=1)
+            tol = np.concatenate([tab.tolerated[rows, :width], np.broadcast_to(tol_w, (len(rows), 1, N_SRC))], axis=1)
+            c = c / v.setup.scale[plat[busy]][:, None, :]
+            occ = np.minimum(1.0, (np.array([cands[i].used_cores for i in busy]) + cores[busy])
+                             / np.array([cands[i].capacity.cores for i in busy]))
+            f = v.setup.model.factors(c, tol, occ)
+            f_new[busy] = f[:, width]
+            rate = tab.rate[rows, :width]
+            req = tab.required(rows, width, now)
+            after = rate * f[:, :width] / np.maximum(tab.factor[rows, :width], 1e-9)
+            broken[busy] = ((rate >= req) & (after < req)).sum(axis=1)
+        return _Batch(cands, f_new, het * up * f_new / required, broken, het, idx)
 
     # --- choosing ------------------------------------------------------------------------------
 
@@ -191,15 +258,14 @@ class OraclePlanner:
         bucket = np.floor(b.het * b.factor_new * 50.0 + 1e-9)
         quiet = np.floor(b.factor_new * 200.0 + 1e-9)
         used = np.array([s.used_cores for s in b.servers])
-        return np.lexsort((np.arange(len(b.servers)), -bucket, used, -quiet))
+        return np.lexsort((b.order, -bucket, used, -quiet))
 
     def _single(self, b: _Batch) -> tuple[list[int], bool]:
         feasible = (b.ratio_new >= 1.0) & (b.broken == 0)
         if feasible.any():
             order = self._order(b)
             return [int(next(r for r in order if feasible[r]))], True
-        idx = np.arange(len(b.servers))
-        best = np.lexsort((idx, -b.ratio_new, b.broken))[0]
+        best = np.lexsort((b.order, -b.ratio_new, b.broken))[0]
         return [int(best)], False
 
     def _multi(self, t: WorkloadTruth, b: _Batch, wid: str, now: float) -> tuple[list[int], bool]:
