@@ -30,6 +30,7 @@ from sextant_core.process import react
 from sextant_core.state.evolve import evolve
 from sextant_core.state.model import EMPTY, ClusterState
 
+from . import seeding
 from .agent import Agent
 from .cluster import World
 from .ledger import Ledger, Record
@@ -150,6 +151,8 @@ class Engine:
     def _register_servers(self) -> None:
         for sid, p in self.setup.servers:
             self.emit(ev.ServerRegistered(at=0.0, server_id=sid, platform=p.platform_id, capacity=p.capacity))
+        for e in seeding.events_for(self.setup, self.params):  # offline seeds of the classifier (issue 4)
+            self.emit(e)
         self.drain()
 
     def _dispatch(self, kind: str, key: str, version: int) -> None:
