@@ -97,7 +97,8 @@ def submissions(sc: Scenario, seed: int, cat: Catalogue, concepts: np.ndarray,
     for idx, (at, _gi, _i, family, g) in enumerate(raw):
         wid = f"w{idx:05d}"
         opts = DrawOptions(reservations=g.reservations, phases=g.phases, load_trace=g.load_trace,
-                           trace_segment_s=g.trace_segment_s, duration_scale=g.duration_scale)
+                           trace_segment_s=g.trace_segment_s, duration_scale=g.duration_scale,
+                           lifetime_s=g.lifetime_s, stragglers=g.stragglers)
         truth = generate(f"{family}:{wid}", family, rng_for(seed, wid, "truth"), cat, concepts, gt, opts)
         ev = WorkloadSubmitted(at=round(at, 6), workload_id=wid, tenant=g.tenant, name=f"{g.name}/{family}",
                                kind=truth.kind, target=target_for(truth),

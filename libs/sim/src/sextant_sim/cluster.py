@@ -8,11 +8,17 @@ segment changes). Before any change the affected workloads are *settled* (progre
 integrals accumulated) and after it their rates are recomputed and their next milestone
 (completion, phase boundary, straggler tail) is rescheduled through `schedule`.
 
+Injected stragglers (ground truth v2, `stragglers`): when an analytics job with an
+`InjectedStraggler` has done `start` of its bulk work, one of its nodes turns slow (its tasks run
+`slowdown` times slower) — a milestone like a phase boundary; the (job, server, time, slowdown)
+is appended to `World.stragglers`. The slowness belongs to the (job, server) pair: an allocation
+that no longer uses that server is cured.
+
 Rates, per shape (see `workloads/base.py`):
 - single: speed[p] / ideal_speed × S(cores)/S(threads) × interference × phase speed (1.0 = alone on
   its best platform, Paragon's normalisation);
-- analytics: bulk stage e(n) · Σ_nodes speed[p_i] · S(c_i) · interference_i (capped at one slot
-  per task), then the straggler tail on one slot of the slowest node;
+- analytics: bulk stage e(n) · Σ_nodes speed[p_i] · S(c_i) · interference_i · slow_i (capped at one
+  slot per task), then the straggler tail on one slot of the slowest node;
 - service: progress is time; per-node capacity gives the fraction of requests within the bound.
 
 [IMPL CHOICE] memory allocations are requests, not limits (Kubernetes semantics): a workload uses
@@ -85,6 +91,10 @@ class Active:
     lost_work: float = 0.0
     migrations: int = 0
     extra: dict[str, float] = field(default_factory=dict)
+    # an injected straggler (analytics): the server whose tasks of this job run `slow_factor` slower
+    injected: bool = False
+    slow_server: int | None = None
+    slow_factor: float = 1.0
 
     @property
     def paused(self) -> bool:
@@ -117,6 +127,8 @@ class World:
         self.finished: dict[str, Active] = {}
         self._seq = 0
         self.usage: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)]  # (t, busy, allocated)
+        # injected stragglers as they happen: (workload id, server id, time, slowdown)
+        self.stragglers: list[tuple[str, str, float, float]] = []
 
     # --- bookkeeping ---------------------------------------------------------------------------
 
@@ -309,11 +321,13 @@ class World:
         elif t.shape == "analytics":
             an = t.analytics
             assert an is not None
+            slow = [1.0 / a.slow_factor if n.server == a.slow_server else 1.0 for n in a.nodes]
             if a.progress < an.bulk - EPS:
-                agg = sum(s * t.scale_up(n.cores) * n.factor for s, n in zip(speeds, a.nodes, strict=True))
+                agg = sum(s * t.scale_up(n.cores) * n.factor * k
+                          for s, n, k in zip(speeds, a.nodes, slow, strict=True))
                 a.rate = min(agg * scale_out_efficiency(len(a.nodes), an.beta, an.kappa), float(len(an.task_work)))
             else:
-                a.rate = min(s * n.factor for s, n in zip(speeds, a.nodes, strict=True))
+                a.rate = min(s * n.factor * k for s, n, k in zip(speeds, a.nodes, slow, strict=True))
             a.rate *= sp
         else:
             self._service_quality(a, speeds)
@@ -341,6 +355,9 @@ class World:
             target = min(target, t.phases[a.phase + 1].start * t.work)
         if t.analytics is not None and a.progress < t.analytics.bulk - EPS:
             target = min(target, t.analytics.bulk)
+            inj = t.analytics.injected
+            if inj is not None and not a.injected:
+                target = min(target, max(inj.start * t.analytics.bulk, a.progress))
         self.schedule(now + max(target - a.progress, 0.0) / a.rate, "milestone", a.wid, a.version)
 
     def _schedule_service(self, a: Active, now: float) -> None:
@@ -354,7 +371,7 @@ class World:
     # --- milestones ----------------------------------------------------------------------------
 
     def milestone(self, wid: str, version: int, now: float) -> tuple[str, list[str]]:
-        """A scheduled milestone fired: ('completed' | 'phase' | 'stage' | 'stale', OOM victims)."""
+        """A scheduled milestone fired: ('completed' | 'phase' | 'straggler' | 'stage' | 'stale', OOM victims)."""
         a = self.active.get(wid)
         if a is None or a.version != version:
             return "stale", []
@@ -369,8 +386,20 @@ class World:
                 servers = [n.server for n in a.nodes]
                 self._refresh_servers(servers, now)
                 return "phase", self._oom(servers, now)
+        an = t.analytics
+        if an is not None and an.injected is not None and not a.injected and a.nodes \
+                and a.progress >= an.injected.start * an.bulk - 1e-6 * max(an.bulk, 1.0):
+            self._inject(a, an.injected.node, an.injected.slowdown, now)
+            return "straggler", []
         self._refresh_servers([n.server for n in a.nodes], now)
         return "stage", []
+
+    def _inject(self, a: Active, node: float, slowdown: float, now: float) -> None:
+        """The injected straggler happens: node ⌊node × len(nodes)⌋ (allocation order) turns slow."""
+        n = a.nodes[min(int(node * len(a.nodes)), len(a.nodes) - 1)]
+        a.injected, a.slow_server, a.slow_factor = True, n.server, slowdown
+        self.stragglers.append((a.wid, self.sids[n.server], now, slowdown))
+        self._refresh_servers([x.server for x in a.nodes], now)
 
     def load_change(self, wid: str, segment: int, now: float) -> None:
         a = self.active.get(wid)

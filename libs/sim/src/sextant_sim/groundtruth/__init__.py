@@ -1,4 +1,6 @@
-"""The twin's ground-truth parameters: one versioned YAML file (`v1.yaml`), validated here.
+"""The twin's ground-truth parameters: one versioned YAML file (`CURRENT`, now `v2.yaml`), validated here.
+
+Older versions stay loadable (`load("v1.yaml")`) so a report made with them can be reproduced.
 
 `load()` returns the typed parameters; `TWIN_VERSION` is `"<version>-<hash8>"` of the file's bytes,
 so any edit to the world shows in every report (`sim compare` JSON `twin_version`). Only the
@@ -18,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sextant_contracts.model import INTERFERENCE_SOURCES
 
 SOURCES = tuple(s.value for s in INTERFERENCE_SOURCES)
-CURRENT = "v1.yaml"
+CURRENT = "v2.yaml"
 
 
 class _M(BaseModel):
@@ -140,6 +142,13 @@ class PhaseModel(_M):
     speed_drop: Range
 
 
+class Stragglers(_M):
+    """Injected stragglers (v2): slow-down factor and the fraction of bulk work where it starts."""
+
+    slowdown: Range
+    start: Range
+
+
 class GroundTruth(_M):
     version: str
     performance: Performance
@@ -149,6 +158,7 @@ class GroundTruth(_M):
     families: dict[str, Family]
     reservations: dict[str, dict[str, ReservationShare]]
     phases: dict[str, PhaseModel]
+    stragglers: Stragglers | None = None  # absent in v1
 
 
 def _raw(name: str = CURRENT) -> bytes:

@@ -50,6 +50,8 @@ class Group(_M):
     load_trace: Literal["flat", "diurnal", "fluctuating", "spike"] = "flat"
     trace_segment_s: float = Field(default=900.0, gt=0)
     duration_scale: float = Field(default=1.0, gt=0)
+    lifetime_s: float | None = Field(default=None, gt=0)  # fixed duration/lifetime (overrides the draw)
+    stragglers: float = Field(default=0.0, ge=0, le=1)  # share of analytics jobs with an injected slow node
     best_effort: bool = False
     priority: int = Field(default=0, ge=0, le=9)
     tenant: str = "default"

@@ -6,8 +6,11 @@ A `WorkloadTruth` is generated once per (scenario seed, workload index) and then
 - `single`: one node; `work` is its ideal run time in seconds (alone, on its best platform, with
   `threads` cores); progress is measured in ideal seconds, so its rate is its normalised
   performance (1.0 = alone on the best platform; Paragon §6.5's metric).
-- `analytics`: `tasks` over the allocated slots (cores) of several nodes; bulk work plus a straggler
-  tail (`AnalyticsTruth`); progress in task-seconds at the best platform's per-core speed.
+- `analytics`: `tasks` over the allocated slots (cores) of several nodes, in waves (a slot takes
+  the next task when it finishes one; the bulk rate is capped at one slot per task); bulk work
+  plus a straggler tail (`AnalyticsTruth`: per-task work and intrinsic straggler flags, ≥ 1.5× the
+  median); optionally an injected slow node (`InjectedStraggler`); progress in task-seconds at the
+  best platform's per-core speed.
 - `service`: a latency-critical service alive for `work` seconds; per-node capacity gives a p99 from
   an M/M/1 response-time model (`ServiceTruth`); progress is time, quality is requests meeting the
   latency bound.
@@ -44,6 +47,22 @@ class AnalyticsTruth:
     beta: float  # scale-out: aggregate ∝ n^beta / (1 + kappa (n − 1))
     kappa: float
     reference_nodes: int
+    injected: InjectedStraggler | None = None  # a slow node (scenario `stragglers` share)
+
+    def waves(self, slots: int) -> int:
+        """Waves of tasks on `slots` slots (cores of the allocation): ⌈tasks / slots⌉."""
+        return -(-len(self.task_work) // max(slots, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedStraggler:
+    """One node of an analytics job turns slow once `start` of its bulk work is done: the tasks on
+    it run `slowdown` times slower. `node` in [0, 1) picks the node: index ⌊node × nodes⌋ of the
+    allocation at that moment (ground truth recorded by the world when it happens)."""
+
+    start: float
+    node: float
+    slowdown: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,10 @@
-"""Drawing one ground-truth workload from its family (groundtruth/v1.yaml) and its own stream.
+"""Drawing one ground-truth workload from its family (groundtruth/v2.yaml) and its own stream.
 
 The draw order is fixed (shape-independent draws first), so a workload's truth depends only on
 (scenario seed, workload index, family, catalogue, options) — common random numbers across every
 profile of a `compare`.
 
-Interference truth: roles (groundtruth/v1.yaml, `interference.heavy_caused` ...): a low base level
+Interference truth: roles (groundtruth/v2.yaml, `interference.heavy_caused` ...): a low base level
 of caused pressure and a high base tolerance on every source, 1–3 heavy sources drawn with the
 family's weights (high caused pressure), sensitive sources (low tolerance) overlapping the heavy
 ones with probability `heavy_sensitive` plus a few extra ones. Clipped to [0, 100] (tolerated to
@@ -20,7 +20,7 @@ from sextant_contracts.model import WorkloadKind
 
 from ..groundtruth import SOURCES, Family, GroundTruth
 from ..platforms import Catalogue
-from .base import AnalyticsTruth, Phase, ServiceTruth, WorkloadTruth
+from .base import AnalyticsTruth, InjectedStraggler, Phase, ServiceTruth, WorkloadTruth
 from .draws import choice, draw, uniform
 from .performance import draw_speeds
 from .service import max_qps_at_bound, trace
@@ -36,6 +36,8 @@ class DrawOptions:
     load_trace: str = "flat"  # service load trace kind
     trace_segment_s: float = 900.0
     duration_scale: float = 1.0
+    lifetime_s: float | None = None  # a fixed duration (e.g. a 24 h service), drawn one ignored
+    stragglers: float = 0.0  # share of analytics jobs with an injected slow node
 
 
 def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogue, concepts: np.ndarray,
@@ -45,6 +47,8 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
     f = uniform(fam.parallel_fraction, rng)
     footprint = draw(fam.footprint_gb, rng)
     duration = draw(fam.duration_s, rng) * opts.duration_scale
+    if opts.lifetime_s is not None:
+        duration = opts.lifetime_s
     activity = uniform(fam.activity, rng)
     sens = np.array([uniform(fam.sensitivity.get(c, (0.0, 0.0)), rng) for c in gt.performance.concepts])
     speed = draw_speeds(sens, concepts, gt, rng)
@@ -65,7 +69,7 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
                              requested_memory_gb=round(footprint * mem_over / mem_under, 3),
                              needed_cores=need)
     if fam.shape == "analytics":
-        a = _analytics(fam, threads, f, duration, rng)
+        a = _analytics(fam, threads, f, duration, rng, gt, opts.stragglers)
         need = a.reference_nodes * threads
         return WorkloadTruth(**base, work=a.bulk + a.tail, ideal_s=duration,  # type: ignore[arg-type]
                              analytics=a, requested_cores=max(1, round(need * res_factor)),
@@ -80,7 +84,7 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
 
 
 def _interference(fam: Family, gt: GroundTruth, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(caused, tolerated) per source from the family's roles (see groundtruth/v1.yaml)."""
+    """(caused, tolerated) per source from the family's roles (see groundtruth/v2.yaml)."""
     roles, p = fam.interference, gt.interference
     caused = np.clip(rng.normal(roles.caused_base[0], roles.caused_base[1], size=N), 0.0, 100.0)
     tolerated = np.clip(rng.normal(roles.tolerated_base[0], roles.tolerated_base[1], size=N), 3.0, 100.0)
@@ -148,8 +152,8 @@ def scale_out_efficiency(n: int | float, beta: float, kappa: float) -> float:
     return n ** (beta - 1.0) / (1.0 + kappa * (n - 1.0))
 
 
-def _analytics(fam: Family, threads: int, f: float, duration: float,
-               rng: np.random.Generator) -> AnalyticsTruth:
+def _analytics(fam: Family, threads: int, f: float, duration: float, rng: np.random.Generator,
+               gt: GroundTruth, straggler_share: float = 0.0) -> AnalyticsTruth:
     assert fam.tasks and fam.reference_nodes and fam.scale_out_beta and fam.scale_out_kappa
     assert fam.straggler_rate is not None and fam.straggler_factor
     n_tasks = int(rng.integers(fam.tasks[0], fam.tasks[1] + 1))
@@ -166,9 +170,21 @@ def _analytics(fam: Family, threads: int, f: float, duration: float,
     r_ref = min(float(n_tasks), n_ref * per_node * scale_out_efficiency(n_ref, beta, kappa))
     tau = duration / (n_tasks / r_ref + tail_rel)  # mean task work so the reference run takes `duration`
     work = rel * tau
+    injected = _injected(gt, straggler_share, rng)
     return AnalyticsTruth(task_work=work * np.where(strag, mult, 1.0), straggler=strag,
                           bulk=float(work.sum()), tail=tail_rel * tau, beta=beta, kappa=kappa,
-                          reference_nodes=n_ref)
+                          reference_nodes=n_ref, injected=injected)
+
+
+def _injected(gt: GroundTruth, share: float, rng: np.random.Generator) -> InjectedStraggler | None:
+    """An injected slow node with probability `share` (always 4 draws, after every other draw of
+    the job, so jobs of scenarios without stragglers keep their truth)."""
+    u = rng.random(4)
+    if gt.stragglers is None or not u[0] < share:
+        return None
+    st = gt.stragglers
+    return InjectedStraggler(start=st.start[0] + float(u[1]) * (st.start[1] - st.start[0]), node=float(u[2]),
+                             slowdown=st.slowdown[0] + float(u[3]) * (st.slowdown[1] - st.slowdown[0]))
 
 
 def _service(fam: Family, threads: int, f: float, duration: float, rng: np.random.Generator,
