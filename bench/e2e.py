@@ -1,8 +1,11 @@
 """bench/e2e.py — the platform's speed over real Kafka and PostgreSQL (issue 6, DESIGN §7).
 
 1. **Submission → placement decision latency** at fixed open-loop rates (25, 50, 100 /s, then
-   higher until p99 passes 250 ms): each workload's latency is the recorded time of its
-   `PlacementDecided` envelope minus that of its `WorkloadSubmitted`, **minus the twin's profiling
+   higher until p99 passes 250 ms; when 25/s already misses it, lower rates down to 1/s, so the
+   highest rate keeping p99 ≤ 250 ms is always found): each workload's latency is the recorded
+   time of its first placement decision — `PlacementDecided`, or `PlacementDeferred` when the
+   cluster had no room at that moment (waiting for capacity is the cluster's state, not the
+   pipeline's speed) — minus that of its `WorkloadSubmitted`, **minus the twin's profiling
    time** (the plan's longest run, `duration_s / speed`: the time the sandboxed runs themselves
    take is the twin's, not the platform's). Both times are stamped by the processes that wrote
    the envelopes (one machine, one clock).
@@ -66,7 +69,7 @@ def latencies(log: list[Any], names: set[str]) -> tuple[list[float], int]:
             submitted[p["workload_id"]] = env.time
         elif env.type == "ProfilingPlanned" and p["workload_id"] in submitted:
             profiling[p["workload_id"]] = max((r["duration_s"] for r in p["runs"]), default=0.0) / SPEED
-        elif env.type == "PlacementDecided" and p["workload_id"] in submitted:
+        elif env.type in ("PlacementDecided", "PlacementDeferred") and p["workload_id"] in submitted:
             placed.setdefault(p["workload_id"], env.time)
     for wid, t0 in submitted.items():
         if wid in placed:
@@ -74,6 +77,33 @@ def latencies(log: list[Any], names: set[str]) -> tuple[list[float], int]:
         else:
             missing += 1
     return out, missing
+
+
+PROGRESS_TYPES = ("ProfilingPlanned", "ProfilingCompleted", "WorkloadClassified", "WorkloadAdmitted",
+                  "WorkloadQueued", "PlacementDecided", "PlacementDeferred")
+
+
+async def drain(url: str, *, quiet_s: float, cap_s: float) -> None:
+    """Wait until the pipeline's decision stages stop producing events (Ticks and telemetry go on)."""
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    query = text("select count(*) from events where type = any(:types)")
+    try:
+        start = time.monotonic()
+        seen, quiet_since = -1, start
+        while time.monotonic() - start < cap_s:
+            async with engine.connect() as conn:
+                n = (await conn.execute(query, {"types": list(PROGRESS_TYPES)})).scalar_one()
+            now = time.monotonic()
+            if n != seen:
+                seen, quiet_since = n, now
+            elif now - quiet_since >= quiet_s:
+                return
+            await asyncio.sleep(2.0)
+    finally:
+        await engine.dispose()
 
 
 def latency_bench(rates: list[float], seconds: float, profile: str) -> list[dict[str, Any]]:
@@ -95,19 +125,34 @@ def latency_bench(rates: list[float], seconds: float, profile: str) -> list[dict
         plat.wait_ready()
         bodies = [b for _, b in submissions("platform-demo", 1, 0)]
         # servers fill up and workloads wait; short durations free them again: the bench measures
-        # the decision pipeline, so it only counts workloads placed at their first attempt
-        for rate in rates:
+        # the decision pipeline, so the first placement decision (placed or deferred) ends it
+        # order: 25/s; if it misses p99 <= 250 ms, lower rates (10, 5, 2, 1) until one keeps it;
+        # then 50 and 100 (always reported); past 100 only while p99 stays under 1 s
+        pending = list(rates)
+        probed_down = False
+        while pending:
+            rate = pending.pop(0)
             tag = f"r{int(rate)}"
             accepted = asyncio.run(drive(plat.url("admission"), bodies, rate, seconds, tag))
-            time.sleep(max(3.0, seconds / 2))  # let the pipeline drain
+            names = {f"{tag}-{i}" for i in range(int(rate * seconds))}
+            # let the pipeline drain before measuring (a backlog left behind would be charged to the
+            # next rate): until no stage of the pipeline made progress for 15 s, at most 5 minutes
+            asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], quiet_s=15.0, cap_s=300.0))
             log = asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"]))
-            lat, missing = latencies(log, {f"{tag}-{i}" for i in range(int(rate * seconds))})
+            lat, missing = latencies(log, names)
             row = {"rate_per_s": rate, "submitted": accepted, "placed": len(lat), "not_placed": missing,
                    "p50_ms": round(pct(lat, 50), 1), "p99_ms": round(pct(lat, 99), 1),
                    "mean_ms": round(statistics.fmean(lat), 1) if lat else None}
             rows.append(row)
             print(f"  rate {rate:>5.0f}/s: {row}", flush=True)
-            if row["p99_ms"] > 1000:
+            good = bool(lat) and row["p99_ms"] <= 250 and missing == 0
+            if rate == 25.0 and not good and not probed_down:
+                probed_down = True
+                pending = [10.0, 5.0, 2.0, 1.0, *pending]
+            elif rate < 25.0:
+                if good:  # the highest good rate below 25/s is found: skip the lower ones
+                    pending = [r for r in pending if r >= 25.0]
+            elif rate > 100.0 and not (row["p99_ms"] <= 1000):
                 break
     finally:
         plat.stop()
@@ -161,12 +206,18 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--profile", default="foundation")
     ap.add_argument("--skip-latency", action="store_true")
+    ap.add_argument("--skip-replay", action="store_true",
+                    help="keep the replay figures of the existing JSON (when only latency changed)")
     args = ap.parse_args()
     seconds = 6.0 if args.quick else 20.0
-    rates = [25.0, 50.0, 100.0, 150.0, 200.0]
-    print("replay speed (in-process log):", flush=True)
-    rep = replay_bench(20_000 if args.quick else 100_000)
-    print(f"  {rep}", flush=True)
+    rates = [25.0, 50.0, 100.0, 150.0, 200.0]  # see latency_bench for the order
+    previous = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
+    if args.skip_replay and "replay" in previous:
+        rep = previous["replay"]
+    else:
+        print("replay speed (in-process log):", flush=True)
+        rep = replay_bench(20_000 if args.quick else 100_000)
+        print(f"  {rep}", flush=True)
     rows = [] if args.skip_latency else latency_bench(rates, seconds, args.profile)
     ok = [r["rate_per_s"] for r in rows if r["p99_ms"] <= 250 and r["not_placed"] == 0]
     result = {"machine": {"cpu": pyplatform.processor() or pyplatform.machine(), "python": sys.version.split()[0]},
