@@ -131,6 +131,60 @@ class ReviewWorkload(Command):
     reason: str
 
 
+
+# --- monitoring and reprovisioning (issue 8) ----------------------------------------------------
+
+
+class ProbeInterference(Command):
+    """To the cluster agent: inject microbenchmarks on `sources` next to the running workload (on
+    `server_id`, or on each of its servers) and report `InterferenceProbed`."""
+
+    TYPE: ClassVar[str] = "ProbeInterference"
+    HANDLER: ClassVar[str] = "agent"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    probe_id: str = Field(min_length=1, max_length=200)
+    sources: tuple[str, ...] = Field(min_length=1, max_length=10)
+    purpose: str = "proactive"
+    server_id: str | None = None
+
+
+class AssessObservation(Command):
+    """To reprovisioning: one performance observation of a running workload (reactive detection,
+    load-driven scaling, idle reclaim)."""
+
+    TYPE: ClassVar[str] = "AssessObservation"
+    HANDLER: ClassVar[str] = "reprovisioning"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    value: float = Field(ge=0)
+    ratio_to_target: float = Field(ge=0)
+    p99_latency_ms: float | None = None
+
+
+class AssessProbe(Command):
+    """To reprovisioning: the result of an in-place interference probe, to compare with the
+    workload's recorded classification."""
+
+    TYPE: ClassVar[str] = "AssessProbe"
+    HANDLER: ClassVar[str] = "reprovisioning"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    probe_id: str = Field(min_length=1, max_length=200)
+    purpose: str = "proactive"
+    tolerated: dict[str, float] = Field(default_factory=dict)
+    caused: dict[str, float] = Field(default_factory=dict)
+    server_id: str | None = None
+
+
+class AssessTasks(Command):
+    """To reprovisioning: the per-task view of an analytics job (straggler detection)."""
+
+    TYPE: ClassVar[str] = "AssessTasks"
+    HANDLER: ClassVar[str] = "reprovisioning"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    servers: tuple[str, ...] = ()
+    rates: tuple[float, ...] = ()
+    progress: tuple[float, ...] = ()
+
+
 def command_class(type_name: str) -> type[Command]:
     try:
         return COMMAND_TYPES[type_name]

@@ -272,6 +272,48 @@ class MigrationDecided(DecisionEvent):
     trace: DecisionTrace = Field(default_factory=DecisionTrace)
 
 
+
+# --- monitoring and reprovisioning (issue 8) ----------------------------------------------------
+
+
+class ProbeRequested(DecisionEvent):
+    """Reprovisioning asks for an in-place interference probe of a running workload (Quasar §4.1
+    proactive detection, Paragon §3.4 pre-emptive mode, Quasar §4.3 stragglers): microbenchmarks on
+    `sources` next to it; the agent answers with `InterferenceProbed`. `purpose` is `proactive`
+    (periodic sample) or `straggler` (a slow task's in-place check)."""
+
+    TYPE: ClassVar[str] = "ProbeRequested"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    probe_id: str = Field(min_length=1, max_length=200)
+    sources: tuple[str, ...] = Field(min_length=1, max_length=10)
+    purpose: str = Field(default="proactive", max_length=32)
+    server_id: str | None = None  # where (None: every server of the allocation)
+    reason: str = ""
+
+
+class InterferenceProbed(WorkloadEvent):
+    """A fact from the agent: the tolerated and caused scores (0..100) measured in place by the
+    probe `probe_id`, one entry per probed source."""
+
+    TYPE: ClassVar[str] = "InterferenceProbed"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    probe_id: str = Field(min_length=1, max_length=200)
+    purpose: str = Field(default="proactive", max_length=32)
+    tolerated: dict[str, float] = Field(default_factory=dict)
+    caused: dict[str, float] = Field(default_factory=dict)
+    server_id: str | None = None
+
+
+class TasksObserved(WorkloadEvent):
+    """A fact from the agent (the framework's TaskTracker view, Quasar §4.3): per running task, its
+    server and its progress rate (task-seconds of work per second). Input of straggler detection."""
+
+    TYPE: ClassVar[str] = "TasksObserved"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    servers: tuple[str, ...] = ()  # per task
+    rates: tuple[float, ...] = ()  # per task, ≥ 0
+    progress: tuple[float, ...] = ()  # per task, fraction done 0..1
+
 # --- telemetry -------------------------------------------------------------------------------
 
 

@@ -177,12 +177,30 @@ def _review(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     return Decision(events=tuple(events))
 
 
+# issue 8: monitoring inputs for the reprovisioner. A reprovisioner without the method (e.g.
+# `NoAdaptation`, the foundation's) decides nothing for them.
+_ASSESSORS = {cmd.AssessObservation: "observe", cmd.AssessProbe: "assess_probe", cmd.AssessTasks: "assess_tasks"}
+
+
+def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+            ctx: DecisionContext) -> Decision:
+    if w.phase != WorkloadPhase.RUNNING:
+        return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
+    fn = getattr(p.reprovisioner, _ASSESSORS[type(c)], None)
+    if fn is None:
+        return Decision(events=())
+    return Decision(events=tuple(fn(state, w, c, ctx)))
+
+
 _HANDLERS = {
     cmd.PlanProfiling: _plan_profiling,
     cmd.ClassifyWorkload: _classify,
     cmd.AdmitWorkload: _admit,
     cmd.PlaceWorkload: _place,
     cmd.ReviewWorkload: _review,
+    cmd.AssessObservation: _assess,
+    cmd.AssessProbe: _assess,
+    cmd.AssessTasks: _assess,
 }
 
 DECIDED_COMMANDS = frozenset(_HANDLERS)

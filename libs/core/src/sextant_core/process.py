@@ -137,7 +137,51 @@ def _(event: ev.Tick, state: ClusterState) -> Commands:
     # deferred placements are retried too — a safety net should a capacity trigger have been
     # missed (e.g. a decider restarted between the trigger and its reaction)
     admit = tuple(cmd.AdmitWorkload(workload_id=w) for w in heads(state)) if state.queued else ()
-    return admit + tuple(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
+    return admit + tuple(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred) + \
+        _probe_round(event, state)
+
+
+# --- issue 8: monitoring → reprovisioning ------------------------------------------------------
+
+PROBE_ROUND_S = 600.0
+"""Proactive detection runs in rounds (Quasar §4.1: every 10 minutes): the first `Tick` at or past
+each multiple of PROBE_ROUND_S asks reprovisioning to review every running workload with reason
+`probe_round`; the policy decides which fraction it probes (`reprovisioning.detection`)."""
+
+
+def _probe_round(event: ev.Tick, state: ClusterState) -> Commands:
+    k = int(event.at // PROBE_ROUND_S)
+    if event.at <= 0 or k == int(max(event.at - event.period_s, 0.0) // PROBE_ROUND_S):
+        return ()
+    return tuple(cmd.ReviewWorkload(workload_id=w.workload_id, reason="probe_round")
+                 for w in state.live_workloads() if w.phase == WorkloadPhase.RUNNING)
+
+
+@_react.register
+def _(event: ev.PerformanceObserved, state: ClusterState) -> Commands:
+    w = state.workloads.get(event.workload_id)
+    if w is None or w.phase != WorkloadPhase.RUNNING:
+        return ()
+    return (cmd.AssessObservation(workload_id=event.workload_id, value=event.value,
+                                  ratio_to_target=event.ratio_to_target, p99_latency_ms=event.p99_latency_ms),)
+
+
+@_react.register
+def _(event: ev.ProbeRequested, state: ClusterState) -> Commands:
+    return (cmd.ProbeInterference(workload_id=event.workload_id, probe_id=event.probe_id, sources=event.sources,
+                                  purpose=event.purpose, server_id=event.server_id),)
+
+
+@_react.register
+def _(event: ev.InterferenceProbed, state: ClusterState) -> Commands:
+    return (cmd.AssessProbe(workload_id=event.workload_id, probe_id=event.probe_id, purpose=event.purpose,
+                            tolerated=event.tolerated, caused=event.caused, server_id=event.server_id),)
+
+
+@_react.register
+def _(event: ev.TasksObserved, state: ClusterState) -> Commands:
+    return (cmd.AssessTasks(workload_id=event.workload_id, servers=event.servers, rates=event.rates,
+                            progress=event.progress),)
 
 
 def _capacity_freed(state: ClusterState) -> Commands:

@@ -63,3 +63,27 @@ def _reservation_paragon() -> PolicySet:
     from .planning.policysets import reservation_paragon_policy_set
 
     return reservation_paragon_policy_set()
+
+
+# --- issue 8: monitoring and reprovisioning (sextant_core.reprovisioning) -------------------------
+
+
+@register("sextant-adaptive")
+def _sextant_adaptive() -> PolicySet:
+    """`sextant` plus the adjustment ladder (`reprovisioning.adaptive.Adaptive`); its planner
+    proposes the migrations."""
+    from dataclasses import replace
+
+    from .planning.policysets import sextant_policy_set
+    from .reprovisioning.adaptive import VERSION, Adaptive
+
+    base = sextant_policy_set(name="sextant-adaptive")
+    return replace(base, version=f"{base.version}+{VERSION}", reprovisioner=Adaptive(planner=base.planner))
+
+
+@register("no-adaptation")
+def _no_adaptation() -> PolicySet:
+    """`sextant` that never adjusts a running workload (issue 8's `no-adaptation` baseline)."""
+    from .planning.policysets import sextant_policy_set
+
+    return sextant_policy_set(name="no-adaptation")

@@ -24,6 +24,7 @@ import numpy as np
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 
+from .adaptation.hooks import AdaptationHooks
 from .arrivals import IDEAL_IPS, rng_for
 from .profiler import Measurement
 
@@ -41,6 +42,7 @@ class Agent:
         self._profile_seq: dict[str, int] = {}
         self._observing: set[str] = set()
         self._telemetry: dict[str, np.random.Generator] = {}
+        self.adaptation = AdaptationHooks(self)  # issue 8: probes, task view, phase truth
 
     # --- hooks on emitted events ---------------------------------------------------------------
 
@@ -81,6 +83,8 @@ class Agent:
                 self._kill(self.world.start(c.workload_id, truth, c.allocation, now), now, cause)
         elif isinstance(c, cmd.StopWorkload):
             self._close(c.workload_id, now)
+        elif isinstance(c, cmd.ProbeInterference):
+            self.adaptation.probe(c, now, cause)
 
     def _kill(self, victims: list[str], now: float, cause: str | None) -> None:
         for wid in victims:
@@ -110,6 +114,8 @@ class Agent:
             outcome, victims = self.world.milestone(wid, version, now)
             if outcome == "completed":
                 self._complete(wid, now)
+            elif outcome == "phase":
+                self.adaptation.phase_changed(wid, now)
             self._kill(victims, now, None)
         elif kind == "service_end":
             if wid in self.world.active:
@@ -174,6 +180,7 @@ class Agent:
                                            p99_latency_ms=p99))
         self.e.emit(ev.QosVerdict(at=now, workload_id=wid, met=ratio >= 1.0, ratio_to_target=ratio,
                                   window_s=round(elapsed, 6)))
+        self.adaptation.observed(a, now)
 
     # --- servers -------------------------------------------------------------------------------
 

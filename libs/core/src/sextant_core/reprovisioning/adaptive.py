@@ -1,0 +1,325 @@
+"""`Adaptive`: the reprovisioner of issue 8 — monitoring, detection and the adjustment ladder as
+pure decisions (Quasar §4.1, §4.3; Paragon §3.4, §3.6).
+
+Inputs (routed by the process manager, `sextant_core.process`):
+
+| command | from | what it decides |
+|---|---|---|
+| `AssessObservation` | every `PerformanceObserved` | reactive detection; services: load-driven scaling and reclaim |
+| `ReviewWorkload("probe_round")` | a `Tick` that starts a probe round | proactive sample → `ProbeRequested` |
+| `AssessProbe` | `InterferenceProbed` | significant change → `ReclassificationRequested`; straggler → relaunch |
+| `AssessTasks` | `TasksObserved` | slow tasks (≥ 1.5× the median) → in-place `ProbeRequested(purpose="straggler")` |
+
+Outputs are decision events (`ReclassificationRequested`, `ProbeRequested`, `AllocationAdjusted`,
+`MigrationDecided`) — plus `WorkloadRevoked("evicted")` for a best-effort co-runner killed to make
+room, always after the decision event that causes it, so replay re-derives and checks it.
+
+**Batch and analytics** (reactive): a deviation (`detection.deviation`) below the estimate by the
+margin means the classification no longer describes the workload — a phase change or a
+mis-classification — so it is reclassified in place (Quasar §4.1: "reclassifies the workload at
+its current state"; the re-plan that follows is the planner's, `PlaceWorkload("reclassified")`).
+A deviation below the target that the estimate explains means the allocation is short: the
+ladder runs — scale up in place → evict best-effort co-runners (and take their cores) → scale out
+(analytics) → migrate if the planner finds a better allocation whose gain repays the cost.
+
+**Services** (latency-critical; Quasar: "a significant load increase of a user-facing
+workload"): utilisation u = served load / the estimated capacity of the allocation. u above
+`scale_up_utilisation`, or the QoS missed, adds capacity (more cores in place → evict
+best-effort → one more node at a time, sized so u lands near `target_utilisation`); u below
+`scale_down_utilisation` with the QoS met reclaims (fewer cores in place, then whole nodes —
+each step only if the rest still keeps u ≤ target). Moving part of a stateful service's load is
+microshard migration (`ladder.migration_cost`), never a whole copy.
+
+[IMPL CHOICE] best-effort workloads are never adjusted (no guarantees, Quasar §6), and a
+workload is reclassified at most once per `reclassify_gap_s` (counted from its last
+classification), so one that simply cannot meet its target does not re-profile forever.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_contracts.model import (
+    Allocation,
+    Assignment,
+    CompletionTimeTarget,
+    DeadlineTarget,
+    DecisionTrace,
+    ThroughputLatencyTarget,
+)
+
+from ..planning.model import PerformanceModel
+from ..policies import Planner
+from ..state.model import ClusterState, WorkloadState
+from . import ladder
+from .detection import deviation, in_sample, probe_change, probe_round, probe_sources
+from .estimate import estimate, performance_model, predicted
+from .params import AdaptationParams
+
+if TYPE_CHECKING:
+    from ..decide import DecisionContext
+
+VERSION = "8.1"
+HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
+
+
+class Adaptive:
+    """The full ladder; `planner` (the profile's own) proposes migrations."""
+
+    def __init__(self, planner: Planner | None = None, params: AdaptationParams | None = None) -> None:
+        self.planner = planner
+        self.params = params or AdaptationParams()
+
+    # --- entry points (see decide.py) ----------------------------------------------------------
+
+    def review(self, state: ClusterState, w: WorkloadState, reason: str,
+               ctx: DecisionContext) -> Sequence[ev.Event]:
+        if reason == "probe_round" and not w.best_effort:
+            return self._proactive(w, ctx)
+        return ()
+
+    def observe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessObservation,
+                ctx: DecisionContext) -> Sequence[ev.Event]:
+        if w.best_effort or w.allocation is None or w.classification is None:
+            return ()
+        if isinstance(w.target, ThroughputLatencyTarget):
+            return self._service(state, w, c, ctx)
+        est = estimate(state, w, ctx.at)
+        dev = deviation(c.ratio_to_target, None if est is None else est.ratio, self.params)
+        if dev is None:
+            return ()
+        if dev.kind == "below_estimate" or (est is not None and c.ratio_to_target < est.ratio * (1 - self.params.estimate_margin)):
+            if self._reclassify_due(w, ctx):
+                return (self._reclassify(w, ctx, f"reactive {dev.describe()}"),)
+            return ()
+        return self._more(state, w, ctx, f"reactive {dev.describe()}", need=1.0 / max(c.ratio_to_target, 1e-3))
+
+    def assess_probe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,
+                     ctx: DecisionContext) -> Sequence[ev.Event]:
+        p = self.params
+        if c.purpose == "straggler":
+            change = probe_change(w.classification, c.tolerated, c.caused, p.straggler_change, p.probe_floor)
+            if change is None or c.server_id is None:
+                return ()
+            return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
+        change = probe_change(w.classification, c.tolerated, c.caused, p.probe_change, p.probe_floor)
+        if change is None or not self._reclassify_due(w, ctx):
+            return ()
+        return (self._reclassify(w, ctx, f"proactive probe {c.probe_id}: {change.describe()}"),)
+
+    def assess_tasks(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
+                     ctx: DecisionContext) -> Sequence[ev.Event]:
+        from .stragglers import slow_servers
+
+        if w.allocation is None:
+            return ()
+        out: list[ev.Event] = []
+        for i, sid in enumerate(slow_servers(c.servers, c.rates, c.progress, self.params.straggler_slowdown)):
+            if sid not in w.allocation.servers:
+                continue
+            rec = ctx.record(f"straggler-probe-{sid}", w.workload_id)
+            srcs = probe_sources(w.classification, ctx.rng(), self.params.probe_sources)
+            out.append(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, decision=rec,
+                                         probe_id=f"straggler-{int(ctx.at)}-{sid}-{i}", sources=srcs,
+                                         purpose="straggler", server_id=sid,
+                                         reason="task >= 1.5x slower than the median"))
+        return out
+
+    # --- detection outcomes --------------------------------------------------------------------
+
+    def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
+        k = probe_round(ctx.at, self.params)
+        if w.classification is None or not in_sample(w.workload_id, k, self.params):
+            return ()
+        srcs = probe_sources(w.classification, ctx.rng(), self.params.probe_sources)
+        return (ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id,
+                                  decision=ctx.record("probe", w.workload_id), probe_id=f"probe-{k}",
+                                  sources=srcs, purpose="proactive", reason=f"proactive sample, round {k}"),)
+
+    def _reclassify_due(self, w: WorkloadState, ctx: DecisionContext) -> bool:
+        last = w.classification.at if w.classification is not None else -math.inf
+        return ctx.at - last >= self.params.reclassify_gap_s
+
+    def _reclassify(self, w: WorkloadState, ctx: DecisionContext, reason: str) -> ev.Event:
+        return ev.ReclassificationRequested(at=ctx.at, workload_id=w.workload_id,
+                                            decision=ctx.record("reprovisioning", w.workload_id), reason=reason)
+
+    # --- the ladder, upwards -------------------------------------------------------------------
+
+    def _adjust(self, w: WorkloadState, ctx: DecisionContext, action: str, alloc: Allocation, reason: str,
+                notes: tuple[str, ...] = ()) -> ev.Event:
+        return ev.AllocationAdjusted(at=ctx.at, workload_id=w.workload_id,
+                                     decision=ctx.record("reprovisioning", w.workload_id), action=action,
+                                     allocation=alloc, reason=reason,
+                                     trace=DecisionTrace(examined=len(alloc.assignments), notes=notes))
+
+    def _more(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext, reason: str,
+              need: float) -> Sequence[ev.Event]:
+        """Add capacity: `need` = wanted performance / current estimate (≥ 1)."""
+        assert w.allocation is not None
+        m = performance_model(state, w)
+        up = ladder.scale_in_place(state, w, m)
+        if up is not None:
+            return (self._adjust(w, ctx, "scale_up", up, reason, ("in_place",)),)
+        evicted = self._evict(state, w, m, ctx, reason)
+        if evicted:
+            return evicted
+        if w.kind.value in ("analytics", "service"):
+            out = self._scale_out(state, w, m, ctx, reason, need)
+            if out:
+                return out
+        return self._migrate(state, w, m, ctx, reason)
+
+    def _evict(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
+               reason: str) -> Sequence[ev.Event]:
+        assert w.allocation is not None
+        victims = ladder.best_effort_on(state, w)
+        if not victims:
+            return ()
+        freed: dict[str, int] = {}
+        moves: list[ev.Event] = []
+        kills: list[ev.Event] = []
+        for v in victims:
+            assert v.allocation is not None
+            mine = set(w.allocation.servers)
+            new: list[Assignment] = []
+            for a in v.allocation.assignments:
+                if a.server_id in mine:
+                    freed[a.server_id] = freed.get(a.server_id, 0) + a.cores
+                    dest = ladder.extra_node(state, v, performance_model(state, v), a.cores, a.memory_gb,
+                                             exclude=tuple(sorted(mine | set(v.allocation.servers))))
+                    if dest is None:
+                        break
+                    new.append(dest)
+                else:
+                    new.append(a)
+            else:
+                cost = ladder.migration_cost(v.allocation, Allocation(assignments=tuple(new)), False, self.params)
+                moves.append(ev.MigrationDecided(
+                    at=ctx.at, workload_id=v.workload_id, decision=ctx.record("eviction", v.workload_id),
+                    allocation=Allocation(assignments=tuple(new), config=dict(v.allocation.config)),
+                    cost_s=round(cost.seconds, 6), gain=0.0,
+                    reason=f"evicted (best effort) to make room for {w.workload_id}"))
+                continue
+            kills.append(ev.WorkloadRevoked(at=ctx.at, workload_id=v.workload_id,
+                                            reason=f"evicted (best effort) for {w.workload_id}"))
+        up = ladder.scale_in_place(state, w, m, extra_free=freed)
+        head = self._adjust(w, ctx, "evict", up if up is not None else w.allocation,
+                            f"{reason}; evicted {len(victims)} best-effort co-runner(s)",
+                            tuple(f"evict:{v.workload_id}" for v in victims))
+        # moved co-runners first (their cores leave before w takes them), then w, then the killed
+        return (*moves, head, *kills) if moves else (head, *kills)
+
+    def _scale_out(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
+                   reason: str, need: float) -> Sequence[ev.Event]:
+        assert w.allocation is not None
+        cur = predicted(state, w, w.allocation, m)
+        want = cur * max(need, 1.0)
+        alloc = w.allocation
+        per = alloc.assignments[0]
+        cores = max(a.cores for a in alloc.assignments)
+        added = 0
+        while predicted(state, w, alloc, m) < want and len(alloc.assignments) < self.params.max_nodes:
+            node = ladder.extra_node(state, w, m, cores, per.memory_gb, exclude=alloc.servers)
+            if node is None:
+                break
+            alloc = Allocation(assignments=(*alloc.assignments, node), config=dict(alloc.config))
+            added += 1
+        if added == 0 or predicted(state, w, alloc, m) <= cur * 1.01:
+            return ()
+        return (self._adjust(w, ctx, "scale_out", alloc, f"{reason}; +{added} node(s)"),)
+
+    def _migrate(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
+                 reason: str) -> Sequence[ev.Event]:
+        assert w.allocation is not None
+        if self.planner is None:
+            return ()
+        out = self.planner.place(state, w, ctx)
+        if out.allocation is None or set(out.allocation.servers) == set(w.allocation.servers):
+            return ()
+        cur = predicted(state, w, w.allocation, m)
+        new = predicted(state, w, out.allocation, m)
+        service = isinstance(w.target, ThroughputLatencyTarget)
+        cost = ladder.migration_cost(w.allocation, out.allocation, service, self.params)
+        ok, gain = ladder.repays(cur, new, cost, self._remaining(w, ctx), self.params)
+        if not ok:
+            return ()
+        return (ev.MigrationDecided(at=ctx.at, workload_id=w.workload_id,
+                                    decision=ctx.record("reprovisioning", w.workload_id),
+                                    allocation=out.allocation, cost_s=round(cost.seconds, 6),
+                                    gain=round(gain, 6), reason=f"{reason}; migrate ({cost.describe()})",
+                                    trace=out.trace),)
+
+    def _remaining(self, w: WorkloadState, ctx: DecisionContext) -> float:
+        t = w.target
+        if isinstance(t, CompletionTimeTarget):
+            return max(t.seconds - (ctx.at - w.submitted_at), 0.0)
+        if isinstance(t, DeadlineTarget):
+            return max(t.at - ctx.at, 0.0)
+        return HORIZON_S
+
+    def _relaunch(self, state: ClusterState, w: WorkloadState, server_id: str, ctx: DecisionContext,
+                  reason: str) -> Sequence[ev.Event]:
+        assert w.allocation is not None
+        old = next((a for a in w.allocation.assignments if a.server_id == server_id), None)
+        if old is None:
+            return ()
+        m = performance_model(state, w)
+        dest = ladder.extra_node(state, w, m, old.cores, old.memory_gb, exclude=w.allocation.servers)
+        keep = [a for a in w.allocation.assignments if a.server_id != server_id]
+        if dest is None and not keep:
+            return ()
+        alloc = Allocation(assignments=tuple([*keep, *([dest] if dest is not None else [])]),
+                           config=dict(w.allocation.config))
+        where = dest.server_id if dest is not None else "the remaining nodes"
+        return (self._adjust(w, ctx, "relaunch", alloc, f"{reason}; tasks of {server_id} relaunched on {where}",
+                             (f"straggler:{server_id}",)),)
+
+    # --- services: load-driven scaling and reclaim ---------------------------------------------
+
+    def _service(self, state: ClusterState, w: WorkloadState, c: cmd.AssessObservation,
+                 ctx: DecisionContext) -> Sequence[ev.Event]:
+        assert w.allocation is not None
+        p = self.params
+        m = performance_model(state, w)
+        cap = predicted(state, w, w.allocation, m)
+        if cap <= 0:
+            return ()
+        u = c.value / cap
+        bound = w.target.p99_latency_ms
+        hot = c.p99_latency_ms is not None and c.p99_latency_ms > 0.8 * bound
+        if c.ratio_to_target < 1.0 or u > p.scale_up_utilisation or hot:
+            need = max(u / p.target_utilisation, 1.0 / max(c.ratio_to_target, 1e-3), 1.0)
+            return self._more(state, w, ctx, f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}", need)
+        if u < p.scale_down_utilisation and c.ratio_to_target >= 1.0:
+            return self._reclaim(state, w, m, c.value, ctx, f"idle: utilisation {u:.2f}")
+        return ()
+
+    def _reclaim(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, load: float,
+                 ctx: DecisionContext, reason: str) -> Sequence[ev.Event]:
+        """Give back what keeps utilisation ≤ target: whole nodes first (server-hours), then cores."""
+        assert w.allocation is not None
+        p = self.params
+        keep_cap = load / p.target_utilisation
+        alloc = w.allocation
+        dropped = 0
+        while len(alloc.assignments) > p.min_nodes:
+            nxt = ladder.drop_node(state, alloc, m)
+            if nxt is None or predicted(state, w, nxt, m) < keep_cap:
+                break
+            alloc, dropped = nxt, dropped + 1
+        if dropped:
+            return (self._adjust(w, ctx, "scale_in", alloc, f"{reason}; -{dropped} node(s)"),)
+        cores = max(a.cores for a in alloc.assignments)
+        best = cores
+        for c in range(cores - 1, 0, -1):
+            if predicted(state, w, ladder.resize_nodes(alloc, c), m) < keep_cap:
+                break
+            best = c
+        if best < cores:
+            return (self._adjust(w, ctx, "scale_down", ladder.resize_nodes(alloc, best), f"{reason}; {cores}->{best} cores"),)
+        return ()

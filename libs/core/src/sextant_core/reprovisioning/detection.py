@@ -1,0 +1,121 @@
+"""Detection (Quasar §4.1, Paragon §3.4): is a running workload off its classification?
+
+- **Reactive** (`deviation`): an observation below the target (ratio < 1) or below the
+  classification's estimate for the current allocation by more than a margin. Both mean a phase
+  change, a mis-classification or a mis-assignment (Quasar §4.1); the second fires even while
+  the target is still met, which is how a phase change shows before it hurts the target.
+- **Proactive** (`in_sample`, `probe_sources`, `probe_change`): every `probe_period_s` a
+  fraction of the active workloads is probed in place with two interference microbenchmarks; a
+  significant change of the measured tolerated/caused scores against the recorded
+  classification signals a phase change (Quasar §4.1; Paragon §3.4 pre-emptive mode).
+
+[IMPL CHOICE] the sample is a *rotation*, not an independent draw: a workload belongs to round
+k's sample when (h(workload) + k) mod ⌈1/fraction⌉ = 0, h a stable hash of its id. Every round
+probes ≈ fraction of the active workloads (as the papers state) and every workload is probed
+once every ⌈1/fraction⌉ rounds (50 minutes at 20 % / 10 min), which an independent draw does not
+guarantee (it leaves some workloads unprobed for hours). Pure: the round number comes from the
+triggering `Tick`'s time.
+
+[IMPL CHOICE] probed sources: the workload's most sensitive source in its recorded
+classification (lowest tolerated score: where a change hurts it first) plus one drawn from the
+others with the decision's random stream (Paragon's "two randomly chosen microbenchmarks";
+keeping one informed pick halves the chance of probing only sources the workload ignores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from sextant_contracts.events import WorkloadClassified
+from sextant_contracts.model import INTERFERENCE_SOURCES
+
+from .params import AdaptationParams
+
+SOURCES = tuple(s.value for s in INTERFERENCE_SOURCES)
+
+
+@dataclass(frozen=True, slots=True)
+class Deviation:
+    kind: str  # "below_target" | "below_estimate"
+    observed: float  # observed ratio to target
+    expected: float  # estimated ratio to target (0 when unknown)
+
+    def describe(self) -> str:
+        return f"{self.kind}: ratio {self.observed:.3f} vs estimate {self.expected:.3f}"
+
+
+def deviation(observed: float, expected: float | None, p: AdaptationParams) -> Deviation | None:
+    """The reactive verdict of one observation (ratios to the target)."""
+    exp = 0.0 if expected is None or not math.isfinite(expected) else expected
+    if observed < 1.0:
+        return Deviation("below_target", observed, exp)
+    if exp > 0 and observed < exp * (1.0 - p.estimate_margin):
+        return Deviation("below_estimate", observed, exp)
+    return None
+
+
+def stable_hash(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def probe_round(at: float, p: AdaptationParams) -> int:
+    return int(math.floor(at / p.probe_period_s + 1e-9))
+
+
+def in_sample(workload_id: str, round_: int, p: AdaptationParams) -> bool:
+    if p.probe_fraction <= 0:
+        return False
+    period = max(1, math.ceil(1.0 / p.probe_fraction - 1e-9))
+    return (stable_hash(workload_id) + round_) % period == 0
+
+
+def probe_sources(c: WorkloadClassified | None, rng: np.random.Generator, k: int) -> tuple[str, ...]:
+    """`k` distinct sources: the most sensitive one (lowest tolerated; ties by source order), then
+    random others."""
+    k = max(1, min(k, len(SOURCES)))
+    tol = [(c.tolerated.get(s, 100.0) if c is not None else 100.0, i) for i, s in enumerate(SOURCES)]
+    first = min(tol)[1]
+    rest = [i for i in range(len(SOURCES)) if i != first]
+    picks = rng.permutation(len(rest))[: k - 1]
+    chosen = sorted([first, *(rest[int(j)] for j in picks)])
+    return tuple(SOURCES[i] for i in chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeChange:
+    source: str
+    score: str  # "tolerated" | "caused"
+    recorded: float
+    measured: float
+
+    @property
+    def relative(self) -> float:
+        return abs(self.measured - self.recorded) / max(abs(self.recorded), 1e-9)
+
+    def describe(self) -> str:
+        return f"{self.score} {self.source} {self.recorded:.1f}->{self.measured:.1f}"
+
+
+def probe_change(c: WorkloadClassified | None, tolerated: Mapping[str, float], caused: Mapping[str, float],
+                 change: float, floor: float) -> ProbeChange | None:
+    """The largest significant change of a probe against the recorded classification, or None.
+
+    Significant: relative change > `change` and absolute change > `floor` points (0..100)."""
+    if c is None:
+        return None
+    best: ProbeChange | None = None
+    for score, measured, recorded in (("tolerated", tolerated, c.tolerated), ("caused", caused, c.caused)):
+        for src in SOURCES:
+            if src not in measured or src not in recorded:
+                continue
+            m, r = float(measured[src]), float(recorded[src])
+            if not (math.isfinite(m) and math.isfinite(r)):
+                continue
+            pc = ProbeChange(src, score, r, m)
+            if abs(m - r) > floor and pc.relative > change and (best is None or pc.relative > best.relative):
+                best = pc
+    return best

@@ -1,0 +1,52 @@
+"""The knobs of monitoring and reprovisioning (issue 8), with the choice behind each default.
+
+Quasar §4.1 and Paragon §3.4 leave the thresholds open (quasar spec §9 item 10, paragon spec
+§3.4 [GAP]); each default below is a documented [IMPL CHOICE], tested in
+`libs/core/tests/reprovisioning/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptationParams:
+    # --- reactive detection (Quasar §4.1, Paragon §3.4 reactive mode) ---------------------------
+    # A running workload deviates when an observation is below its target (ratio < 1) or below
+    # the estimate of its classification for its current allocation by more than
+    # `estimate_margin` (relative). The detection window is one telemetry period: the first
+    # observation after a change either shows it or the change is missed.
+    estimate_margin: float = 0.15
+    # --- proactive detection (Quasar §4.1: 20 % of active workloads every 10 minutes) ------------
+    probe_fraction: float = 0.2
+    probe_period_s: float = 600.0
+    probe_sources: int = 2  # two microbenchmarks (Paragon §3.4 in vivo; Quasar §4.3)
+    # A "significant change" (Quasar §4.1 [GAP]): on some probed source the tolerated or caused
+    # score moved by more than `probe_change` relative to the recorded classification AND by more
+    # than `probe_floor` points (the absolute floor keeps Table III-sized noise on scores near 0
+    # from counting as a relative change). 20 % is the straggler rule's threshold (Quasar §4.3).
+    probe_change: float = 0.2
+    probe_floor: float = 8.0
+    # --- reclassification spacing (a workload that cannot meet its target is not re-profiled on
+    # every observation): at most one reclassification per `reclassify_gap_s` --------------------
+    reclassify_gap_s: float = 1200.0
+    # --- the ladder (Quasar §4.1) ---------------------------------------------------------------
+    # services: utilisation u = offered load / estimated capacity of the allocation
+    scale_up_utilisation: float = 0.8  # u above → add capacity (in place first)
+    scale_down_utilisation: float = 0.4  # u below (and QoS met) → reclaim (Quasar: idle resources)
+    target_utilisation: float = 0.6  # size adjustments so that u lands here
+    min_nodes: int = 1
+    max_nodes: int = 64
+    # migration cost model: a live copy of the footprint plus a fixed pause; stateful services
+    # move microshards (64 MB, "a few msec" each, Quasar §5) — only a fraction of their load
+    migration_bandwidth_gbs: float = 1.0
+    migration_fixed_s: float = 2.0
+    microshard_gb: float = 0.064
+    microshard_s: float = 0.005
+    # the gain must repay the cost: predicted gain (performance-seconds over the remaining time)
+    # ≥ `repay_factor` × cost (performance-seconds lost while moving)
+    repay_factor: float = 2.0
+    # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
+    straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
+    straggler_change: float = 0.2  # in-place interference change > 20 % → relaunch elsewhere

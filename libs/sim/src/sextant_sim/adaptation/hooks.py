@@ -1,0 +1,114 @@
+"""The cluster agent's side of issue 8 (called from `agent.py`; part of the world, not policy).
+
+- `probe`: executes `ProbeInterference` — two microbenchmarks next to the running workload —
+  and reports `InterferenceProbed` at once. The scores are what the profiler measures for the
+  workload's *current* phase on the platform of the probed server (Table III noise, a fresh draw
+  per probe id). [IMPL CHOICE] a node that runs slower for a reason outside the interference
+  model (an injected straggler: a failing disk, an unmodelled neighbour) is degraded before any
+  microbenchmark starts, so the ramp finds the QoS (95 % of its expected speed) violated sooner:
+  its measured tolerated scores are divided by that node's slowdown. [IMPL CHOICE] the probe's own
+  few seconds are not simulated (telemetry windows are minutes); scoring adds `PROBE_S` to the
+  detection time of anything confirmed by a probe.
+- `observed`: after each telemetry window of an analytics job, `TasksObserved` — the
+  TaskTracker view (Quasar §4.3), one entry per busy slot: its server, its progress rate
+  (task-seconds of work per second, × the telemetry noise) and its progress. [IMPL CHOICE] the
+  twin models a job's bulk stage per node, not per task, so a slot's "task" is its share of the
+  bulk work (bulk / slots); progress integrates the node's rate between windows.
+- `phase_changed`: records the truth of injected phase changes (workload, time, new phase) for
+  detection scoring (`scoring.py`); policies never see it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_contracts.events import ProfileRun
+from sextant_contracts.model import Classification
+
+from ..arrivals import rng_for
+from ..workloads.generate import scale_out_efficiency
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..cluster import Active
+
+PROBE_S = 10.0  # two microbenchmarks, a few seconds each (Paragon §3.4)
+SANCTIONED_TRUTH_READ = "phase-truth"
+
+
+class AdaptationHooks:
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.phase_changes: list[tuple[str, float, int]] = []  # (workload, time, new phase)
+        self._work: dict[tuple[str, int], float] = {}
+        self._last: dict[str, float] = {}
+
+    # --- truth -----------------------------------------------------------------------------------
+
+    def phase_changed(self, wid: str, now: float) -> None:
+        a = self.agent.world.active.get(wid)
+        self.phase_changes.append((wid, now, a.phase if a is not None else -1))
+
+    # --- probes ----------------------------------------------------------------------------------
+
+    def probe(self, c: cmd.ProbeInterference, now: float, cause: str) -> None:
+        e = self.agent.e
+        world = self.agent.world
+        a = world.active.get(c.workload_id)
+        if a is None or a.paused:
+            return
+        node = next((n for n in a.nodes if world.sids[n.server] == c.server_id), a.nodes[0])
+        platform = world.cat.platforms[int(world.platform[node.server])].platform_id
+        slow = a.slow_factor if a.slow_server == node.server else 1.0
+        tol: dict[str, float] = {}
+        caused: dict[str, float] = {}
+        for src in c.sources:
+            run = ProfileRun(run_id=f"{c.probe_id}-{src}", classification=Classification.INTERFERENCE,
+                             column=src, platform=platform)
+            m = e.setup.profiler.measure(c.workload_id, a.truth, run, a.phase)
+            tol[src] = round(m.value / slow, 4)
+            caused[src] = round(m.caused if m.caused is not None else 0.0, 4)
+        e.emit(ev.InterferenceProbed(at=now, workload_id=c.workload_id, probe_id=c.probe_id, purpose=c.purpose,
+                                     tolerated=tol, caused=caused, server_id=world.sids[node.server]), cause)
+
+    # --- the per-task view of analytics jobs -------------------------------------------------------
+
+    def observed(self, a: Active, now: float) -> None:
+        t = a.truth
+        an = t.analytics
+        if an is None or a.paused or a.progress >= an.bulk:
+            return
+        world = self.agent.world
+        e = self.agent.e
+        last = self._last.get(a.wid, a.started_at)
+        self._last[a.wid] = now
+        rng = rng_for(e.setup.seed, a.wid, "tasks", round(now, 6))
+        sd = e.setup.gt.noise.telemetry_sd * e.setup.scenario.noise_scale
+        eff = scale_out_efficiency(len(a.nodes), an.beta, an.kappa)
+        sp = t.phases[a.phase].speed if t.phases else 1.0
+        slots = sum(min(n.cores, t.threads) for n in a.nodes)
+        share = an.bulk / max(slots, 1)
+        servers: list[str] = []
+        rates: list[float] = []
+        progress: list[float] = []
+        for n in a.nodes:
+            slow = 1.0 / a.slow_factor if n.server == a.slow_server else 1.0
+            k = min(n.cores, t.threads)
+            per_slot = float(t.speed[world.platform[n.server]]) * t.scale_up(n.cores) / k * n.factor * slow * eff * sp
+            key = (a.wid, n.server)
+            if key not in self._work:  # a node that joined later (relaunch, scale-out) takes over
+                mine = [v for (w, _s), v in self._work.items() if w == a.wid]  # its share where the
+                self._work[key] = sum(mine) / len(mine) if mine else 0.0  # others are
+            self._work[key] += per_slot * max(now - last, 0.0)
+            noise = np.exp(rng.normal(size=k) * sd)
+            for j in range(k):
+                servers.append(world.sids[n.server])
+                rates.append(round(max(per_slot * float(noise[j]), 0.0), 6))
+                progress.append(round(min(self._work[key] / share, 1.0), 6) if math.isfinite(share) else 0.0)
+        if servers:
+            e.emit(ev.TasksObserved(at=now, workload_id=a.wid, servers=tuple(servers), rates=tuple(rates),
+                                    progress=tuple(progress)))
