@@ -8,6 +8,11 @@ Their classifier is the estimate port (`estimates.py`: ground truth + Table III 
 another `Classifier` is passed (the classification engine of issue 4). `oracle` places with the
 ground truth (`oracle.py`); it is an upper bound, not a policy Sextant could run.
 
+`reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
+of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
+for analytics, peak provisioning by an autoscaler for services) instead of the requirement;
+`reservation-paragon` (issue 5's profile) gets the same sizer here.
+
 Every profile profiles (the default plan), admits everything (`AdmitAll`) and never adapts
 (`NoAdaptation`): the baselines differ only where the papers' baselines differ — in placement.
 Profiles registered in `sextant_core.profiles` (e.g. `foundation`, later `sextant`, `paragon`) run
@@ -24,6 +29,7 @@ from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
 from .oracle import OraclePlanner, OracleView
+from .reservations import reservation_size
 
 BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
              "reservation-least-loaded", "oracle")
@@ -31,7 +37,8 @@ VERSION = "1"
 
 
 def framework_planner(profile: str) -> tuple[Planner, str]:
-    """(planner, source): the placement framework's planner for `profile`, or the stop-gap."""
+    """(planner, source): the placement framework's planner for `profile`, or the stop-gap.
+    `reservation-*` profiles place the reservation (`reservations.reservation_size`)."""
     try:
         from sextant_core import placement
     except ImportError:  # pragma: no cover - core always has the package
@@ -39,8 +46,9 @@ def framework_planner(profile: str) -> tuple[Planner, str]:
     planner_for: Any = getattr(placement, "planner_for", None)
     if planner_for is None:
         return FirstFitPlanner(), "first-fit"
+    options: dict[str, Any] = {"sizer": reservation_size} if profile.startswith("reservation-") else {}
     try:
-        return planner_for(profile), "placement-framework"
+        return planner_for(profile, **options), "placement-framework"
     except KeyError:
         return FirstFitPlanner(), "first-fit"
 
@@ -52,6 +60,10 @@ def names() -> list[str]:
 def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
                classifier: Classifier | None = None) -> PolicySet:
     """The `PolicySet` for `profile` in a twin run (estimates and oracle view bound to it)."""
+    if profile == "reservation-paragon":  # issue 5's profile, with the twin's reservation sizer
+        from sextant_core.planning.policysets import reservation_paragon_policy_set
+
+        return reservation_paragon_policy_set(classifier=classifier, sizer=reservation_size)
     if profile not in BASELINES:
         return core_profiles.policy_set(profile)
     cls: Classifier = classifier if classifier is not None else EstimateClassifier(estimates)

@@ -17,7 +17,10 @@ How it decides (per workload, in arrival order like every planner):
    If none is feasible, the least-harmful server: fewest broken, then the newcomer's best ratio.
    Multi-node (analytics, services): servers are added in that order, skipping ones that break a
    resident or slow the newcomer below 97 %, until the true completion time / p99 at peak load
-   meets the target (Quasar's "increase until QoS", with the truth).
+   meets the target (Quasar's "increase until QoS", with the truth). A target no prefix meets
+   gets the most latency headroom (services) or, for analytics, the fewest servers that finish
+   within 25 % of the earliest true finish (a hopeless job should not hold the capacity others
+   could meet their targets with).
 It also defers when no server has room at all.
 """
 
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 
 MARGIN = 1.002
 MAX_NODES = 64
+HOPELESS_SLACK = 0.25  # a hopeless analytics job accepts finishing 25 % later than its best to use fewer servers
 N_SRC = 10
 
 
@@ -269,29 +273,55 @@ class OraclePlanner:
         return [int(best)], False
 
     def _multi(self, t: WorkloadTruth, b: _Batch, wid: str, now: float) -> tuple[list[int], bool]:
+        """Add servers in order until the target is met; if it never is, the prefix with the best
+        true quality (earliest finish / most latency headroom), fewest servers on ties — never
+        the whole cluster for a hopeless job (slow servers only lengthen an analytics tail)."""
         chosen: list[int] = []
+        prefixes: list[tuple[float, list[int]]] = []
         for r in self._order(b):
             if b.broken[r] > 0 or b.factor_new[r] < 0.97:
                 continue
             chosen.append(int(r))
-            if self._meets(t, b, chosen, wid, now) or len(chosen) >= MAX_NODES:
+            if self._meets(t, b, chosen, wid, now):
+                return chosen, True
+            prefixes.append((self._quality(t, b, chosen, now), list(chosen)))
+            if len(chosen) >= MAX_NODES:
                 break
-        if not chosen:
+        if not prefixes:
             return [int(self._order(b)[0])], False
-        return chosen, self._meets(t, b, chosen, wid, now)
+        best = max(q for q, _ in prefixes)
+        # a hopeless job takes the fewest servers within HOPELESS_SLACK of its best quality, so it
+        # does not hold capacity that others could meet their targets with
+        slack = HOPELESS_SLACK * abs(best) if t.service is None else 0.0
+        return next(rows for q, rows in prefixes if q >= best - slack), False
 
-    def _meets(self, t: WorkloadTruth, b: _Batch, rows: list[int], wid: str, now: float) -> bool:
-        cores = [min(t.threads, b.servers[r].free_cores) for r in rows]
-        if t.service is not None:
-            sv = t.service
-            lam = sv.peak_qps / len(rows)
-            need = lam + 1000.0 * math.log(1 / (1 - 0.995)) / max(sv.latency_bound_ms - sv.base_latency_ms, 1e-9)
-            return all(sv.qps_per_core * b.het[r] * t.scale_up(c) * b.factor_new[r] >= need
-                       for r, c in zip(rows, cores, strict=True))
+    def _cores(self, t: WorkloadTruth, b: _Batch, rows: list[int]) -> list[int]:
+        return [min(t.threads, b.servers[r].free_cores) for r in rows]
+
+    def _finish(self, t: WorkloadTruth, b: _Batch, rows: list[int], now: float) -> float:
         an = t.analytics
         assert an is not None
+        cores = self._cores(t, b, rows)
         agg = sum(b.het[r] * t.scale_up(c) * b.factor_new[r] for r, c in zip(rows, cores, strict=True))
         rate = min(agg * scale_out_efficiency(len(rows), an.beta, an.kappa), float(len(an.task_work)))
         tail_rate = min(b.het[r] * b.factor_new[r] for r in rows)
-        finish = now + an.bulk / rate + an.tail / tail_rate
-        return finish <= self.view.since(wid) + t.ideal_s / QOS_FRACTION / MARGIN
+        return now + an.bulk / max(rate, 1e-12) + an.tail / max(tail_rate, 1e-12)
+
+    def _headroom(self, t: WorkloadTruth, b: _Batch, rows: list[int]) -> float:
+        """min over nodes of (capacity − offered load) at peak, requests/s (≥ need ⟺ p99 met)."""
+        sv = t.service
+        assert sv is not None
+        lam = sv.peak_qps / len(rows)
+        return min(sv.qps_per_core * b.het[r] * t.scale_up(c) * b.factor_new[r] - lam
+                   for r, c in zip(rows, self._cores(t, b, rows), strict=True))
+
+    def _quality(self, t: WorkloadTruth, b: _Batch, rows: list[int], now: float) -> float:
+        """Higher is better: latency headroom (services) or minus the time to finish (analytics)."""
+        return self._headroom(t, b, rows) if t.service is not None else now - self._finish(t, b, rows, now)
+
+    def _meets(self, t: WorkloadTruth, b: _Batch, rows: list[int], wid: str, now: float) -> bool:
+        if t.service is not None:
+            sv = t.service
+            need = 1000.0 * math.log(1 / (1 - 0.995)) / max(sv.latency_bound_ms - sv.base_latency_ms, 1e-9)
+            return self._headroom(t, b, rows) >= need
+        return self._finish(t, b, rows, now) <= self.view.since(wid) + t.ideal_s / QOS_FRACTION / MARGIN
