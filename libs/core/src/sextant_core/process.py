@@ -26,6 +26,13 @@ def react(state: ClusterState, event: ev.Event) -> Commands:
     return _react(event, state)
 
 
+def reacts_to(event_type: type[ev.Event]) -> bool:
+    """Whether any reaction is registered for `event_type`: events without one (profile samples,
+    starts, ...) never produce a command, whatever the state, so a service hosting a decider can
+    acknowledge them without reading the log first (they are folded at its next catch-up)."""
+    return _react.dispatch(event_type) is not _react.dispatch(ev.Event)
+
+
 @singledispatch
 def _react(event: ev.Event, state: ClusterState) -> Commands:
     return ()

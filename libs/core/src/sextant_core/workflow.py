@@ -20,7 +20,7 @@ from sextant_contracts.envelope import Envelope
 
 from .decide import DECIDED_COMMANDS, Decision, decide, seed_for
 from .policies import PolicySet
-from .process import react
+from .process import react, reacts_to
 from .state.evolve import evolve
 from .state.model import ClusterState
 
@@ -96,6 +96,14 @@ class Decider:
         if not isinstance(state, ClusterState):
             raise TypeError("not a ClusterState snapshot")
         self.state = state
+
+    def reacts(self, envelope: Envelope) -> bool:
+        """False when `envelope` can never produce a command (no reaction for its type): the host
+        may skip catching up and handling it. Unknown types are left to `handle`."""
+        try:
+            return reacts_to(ev.event_class(envelope.type))
+        except KeyError:
+            return True
 
     def handle(self, envelope: Envelope) -> StepResult:
         """React to `envelope`, which must already be folded. A record that is not part of this
