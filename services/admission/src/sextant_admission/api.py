@@ -1,82 +1,207 @@
-"""HTTP API of the admission service (minimal `/v1/workloads`; tenants, tokens and RFC 9457
-problems are issue 7's).
+"""The public REST API, `/v1` (docs/api.md; OpenAPI in docs/api/openapi.json).
 
-`POST /v1/workloads` → 202 with the new id; `GET /v1/workloads/{id}` reads the admission
-decider's state after catching up with the log (read-your-writes); `GET /v1/workloads` lists.
+    POST   /v1/workloads          submit (Idempotency-Key honoured)            202 Accepted
+    GET    /v1/workloads/{id}     state, allocation, QoS verdict, queue         200 WorkloadView
+    GET    /v1/workloads          filters (state, kind), cursor pagination     200 WorkloadPage
+    PATCH  /v1/workloads/{id}     new performance target → re-planned          202 Accepted
+    DELETE /v1/workloads/{id}     revoke: resources freed, the agent stops it  202 Accepted
+    GET    /v1/state              the cluster as the admission decider sees it 200
+
+Every error is an RFC 9457 problem document (`sextant_kit.problems`). The order of the checks:
+body size (413) and content type (415); authentication (401); the tenant a request names (403);
+the rate (429); validation (422); existence and ownership (404 — another tenant's workload is
+indistinguishable from a missing one); state (409); quotas (429). A refused request appends
+nothing to the log. Reads catch the decider up with the log first (read-your-writes).
 """
 
-from __future__ import annotations
 
+import base64
+import binascii
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Depends, Header, Path, Query, Response
 from sextant_contracts.commands import SubmitWorkload
-from sextant_contracts.model import PerformanceTarget, WorkloadKind, WorkloadSpec
+from sextant_contracts.model import WorkloadKind
+from sextant_core.domain.lifecycle import WorkloadPhase
 from sextant_core.workflow import Decider
-from sextant_kit.bootstrap import Runtime
+from sextant_kit.problems import Problem, not_found_route, problem_responses, problem_route
 
 from . import views
-from .handlers import Conflict, NotFound, new_workload_id, revoke, submit
+from .auth import Gatekeeper, Principal, Throttled, Unauthenticated
+from .handlers import (
+    Conflict,
+    KeyReused,
+    NotFound,
+    QuotaExceeded,
+    Store,
+    check_quota,
+    live_workload,
+    new_workload_id,
+    revoke,
+    submit_once,
+    update_target,
+)
+from .schemas import Accepted, StateView, TargetPatch, WorkloadPage, WorkloadRequest, WorkloadView
 
 
-class WorkloadRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    tenant: str = Field(default="default", min_length=1, max_length=64)
-    name: str = Field(default="", max_length=200)
-    kind: WorkloadKind
-    target: PerformanceTarget
-    spec: WorkloadSpec
-    priority: int = Field(default=0, ge=0, le=9)
-    best_effort: bool = False
-    requested_cores: int | None = Field(default=None, gt=0, le=100_000)
-    requested_memory_gb: float | None = Field(default=None, gt=0, le=1e6)
+@dataclass
+class ApiContext:
+    decider: Decider
+    store: Store
+    gate: Gatekeeper
+    catch_up: Callable[[], Awaitable[object]]
+    max_body_bytes: int = 64 * 1024
 
 
-def routers(decider: Decider, runtime: Runtime) -> list[APIRouter]:
-    r = APIRouter(prefix="/v1", tags=["workloads"])
+_ID = Path(min_length=1, max_length=128, description="the workload id")
+AUTH = (401, 429)
+BODY = (413, 415, 422)
 
-    async def fresh() -> None:
-        handler = runtime.handlers.get("admission")
-        if handler is not None:
-            await handler.catch_up()
 
-    @r.post("/workloads", status_code=202)
-    async def create(body: WorkloadRequest,
-                     idempotency_key: Annotated[str | None, Header()] = None) -> dict[str, Any]:
-        command = SubmitWorkload(workload_id=new_workload_id(body.tenant, idempotency_key), **body.model_dump())
-        wid, created = await submit(runtime.store, command, idempotency_key=idempotency_key)
-        return {"id": wid, "created": created}
+def routers(ctx: ApiContext) -> list[APIRouter]:
+    r = APIRouter(prefix="/v1", tags=["workloads"], route_class=problem_route(ctx.max_body_bytes))
 
-    @r.get("/workloads/{workload_id}")
-    async def read(workload_id: str) -> dict[str, Any]:
-        await fresh()
-        view = views.get_workload(decider, workload_id)
-        if view is None:
-            raise HTTPException(status_code=404, detail="no such workload")
-        return view
-
-    @r.delete("/workloads/{workload_id}", status_code=202)
-    async def delete(workload_id: str) -> dict[str, Any]:
-        await fresh()
+    async def caller(authorization: Annotated[str | None, Header(
+            description="`Bearer <token>` (a tenant's API token; see `sextant tenants create`)")] = None
+                     ) -> Principal:
         try:
-            await revoke(runtime.store, decider.state, workload_id)
-        except NotFound:
-            raise HTTPException(status_code=404, detail="no such workload") from None
+            principal = await ctx.gate.principal(authorization)
+        except Unauthenticated as exc:
+            raise Problem(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+        try:
+            ctx.gate.throttle(principal)
+        except Throttled as exc:
+            raise Problem(429, "rate-limited", f"too many requests; {exc}",
+                          headers={"Retry-After": str(max(1, int(exc.retry_after_s + 0.999)))},
+                          retry_after_s=round(exc.retry_after_s, 3)) from None
+        return principal
+
+    Caller = Annotated[Principal, Depends(caller)]
+
+    @r.post("/workloads", status_code=202, response_model=Accepted,
+            responses=problem_responses(*AUTH, 403, *BODY), summary="Submit a workload")
+    async def create(body: WorkloadRequest, who: Caller, response: Response,
+                     idempotency_key: Annotated[str | None, Header(
+                         min_length=1, max_length=200,
+                         description="retries with the same key and body return the first result")] = None
+                     ) -> Accepted:
+        tenant = _acting_for(who, body.tenant)
+        command = SubmitWorkload(workload_id=new_workload_id(tenant, idempotency_key),
+                                 **{**body.model_dump(), "tenant": tenant})
+        await ctx.catch_up()
+        w = ctx.decider.state.workloads.get(command.workload_id)
+        if w is None:  # a replay of a known key is answered even over quota
+            try:
+                check_quota(ctx.decider.state, tenant, max_active=who.max_active_workloads,
+                            max_cores=who.max_cores, requested_cores=command.requested_cores)
+            except QuotaExceeded as exc:
+                raise Problem(429, "quota-exceeded", str(exc)) from None
+        try:
+            wid, created = await submit_once(ctx.store, command, idempotency_key)
+        except KeyReused:
+            raise Problem(422, "idempotency-key-reused", "this Idempotency-Key was used with another body; "
+                          "use a new key for a new submission") from None
+        if not created:
+            response.headers["Idempotent-Replayed"] = "true"
+        state = w.phase.value if w is not None else WorkloadPhase.SUBMITTED.value
+        return Accepted(id=wid, created=created, state=state)
+
+    @r.get("/workloads/{workload_id}", response_model=WorkloadView,
+           responses=problem_responses(*AUTH, 404, 422), summary="Read one workload")
+    async def read(workload_id: Annotated[str, _ID], who: Caller) -> WorkloadView:
+        await ctx.catch_up()
+        view = views.get_workload(ctx.decider, workload_id)
+        if view is None or (who.tenant is not None and view["tenant"] != who.tenant):
+            raise Problem(404, "workload-not-found", f"no workload {workload_id}")
+        return WorkloadView.model_validate(view)
+
+    @r.get("/workloads", response_model=WorkloadPage, responses=problem_responses(*AUTH, 403, 422),
+           summary="List workloads (newest last, by id), a page at a time")
+    async def listing(who: Caller, state: WorkloadPhase | None = None, kind: WorkloadKind | None = None,
+                      tenant: Annotated[str | None, Query(max_length=64, description=(
+                          "open mode only: one tenant's workloads (a token sees its own)"))] = None,
+                      limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                      cursor: Annotated[str | None, Query(max_length=400, description="next_cursor of the "
+                                                          "previous page")] = None,
+                      after: Annotated[str | None, Query(max_length=128, deprecated=True,
+                                                         description="a workload id to start after")] = None
+                      ) -> WorkloadPage:
+        if who.tenant is not None and tenant is not None and tenant != who.tenant:
+            raise Problem(403, "forbidden-tenant", "a token lists its own tenant's workloads only")
+        start = _decode_cursor(cursor) if cursor else after
+        await ctx.catch_up()
+        items = views.list_workloads(ctx.decider, tenant=who.tenant or tenant, state=state, kind=kind,
+                                     limit=limit + 1, after=start)
+        more = len(items) > limit
+        items = items[:limit]
+        last = items[-1]["id"] if more and items else None
+        nxt = _encode_cursor(last) if last else None
+        return WorkloadPage(items=[WorkloadView.model_validate(v) for v in items], next_cursor=nxt, next=last)
+
+    @r.patch("/workloads/{workload_id}", status_code=202, response_model=Accepted,
+             responses=problem_responses(*AUTH, 404, 409, *BODY), summary="Change the performance target")
+    async def patch(workload_id: Annotated[str, _ID], body: TargetPatch, who: Caller) -> Accepted:
+        await ctx.catch_up()
+        _owned(ctx, who, workload_id)
+        try:
+            await update_target(ctx.store, ctx.decider.state, workload_id, body.target)
         except Conflict as exc:
-            raise HTTPException(status_code=409, detail=str(exc)) from None
-        return {"id": workload_id, "revoked": True}
+            raise Problem(409, "workload-ended", str(exc)) from None
+        return Accepted(id=workload_id, created=False, state=ctx.decider.state.workloads[workload_id].phase.value)
 
-    @r.get("/workloads")
-    async def listing(tenant: str | None = None, state: str | None = None, limit: int = 100,
-                      after: str | None = None) -> dict[str, Any]:
-        await fresh()
-        items = views.list_workloads(decider, tenant=tenant, state=state, limit=min(limit, 1000), after=after)
-        return {"items": items, "next": items[-1]["id"] if len(items) == limit else None}
+    @r.delete("/workloads/{workload_id}", status_code=202, response_model=Accepted,
+              responses=problem_responses(*AUTH, 404, 409, 422), summary="Revoke a workload")
+    async def delete(workload_id: Annotated[str, _ID], who: Caller) -> Accepted:
+        await ctx.catch_up()
+        _owned(ctx, who, workload_id)
+        try:
+            await revoke(ctx.store, ctx.decider.state, workload_id)
+        except Conflict as exc:
+            raise Problem(409, "workload-ended", str(exc)) from None
+        return Accepted(id=workload_id, created=False, state=WorkloadPhase.REVOKED.value)
 
-    @r.get("/state")
-    async def state() -> dict[str, Any]:
-        await fresh()
-        return views.state_view(decider)
+    @r.get("/state", response_model=StateView, responses=problem_responses(*AUTH),
+           summary="The cluster as the admission decider sees it (counts, capacity)")
+    async def state(who: Caller) -> dict[str, Any]:
+        await ctx.catch_up()
+        return views.state_view(ctx.decider)
 
+    not_found_route(r)
     return [r]
+
+
+def _acting_for(who: Principal, named: str | None) -> str:
+    if who.tenant is not None and named is not None and named != who.tenant:
+        raise Problem(403, "forbidden-tenant", f"this token may not act for tenant {named!r}")
+    return who.acting_for(named)
+
+
+def _owned(ctx: ApiContext, who: Principal, workload_id: str) -> None:
+    try:
+        live_workload(ctx.decider.state, workload_id, who.tenant)
+    except NotFound:
+        raise Problem(404, "workload-not-found", f"no workload {workload_id}") from None
+    except Conflict as exc:
+        raise Problem(409, "workload-ended", str(exc)) from None
+
+
+_CURSOR = "after:"
+
+
+def _encode_cursor(last_id: str) -> str:
+    """Opaque to clients: base64url of `after:<last id of the page>`."""
+    return base64.urlsafe_b64encode((_CURSOR + last_id).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> str:
+    try:
+        text = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+        if not text.startswith(_CURSOR):
+            raise ValueError(cursor)
+        return text[len(_CURSOR):]
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise Problem(422, "bad-cursor", "the cursor is not one this API returned",
+                      errors=[{"path": "query.cursor", "in": "query", "detail": "not a cursor",
+                               "code": "cursor"}]) from None

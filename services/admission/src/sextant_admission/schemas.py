@@ -1,0 +1,101 @@
+"""The public API's request and response bodies (docs/api/openapi.json is generated from them).
+
+The request bodies reuse the contracts' value types (`PerformanceTarget`, `WorkloadSpec`), so a
+request that validates here is a valid `SubmitWorkload` / `UpdateTarget` command.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sextant_contracts.model import PerformanceTarget, WorkloadKind, WorkloadSpec
+from sextant_kit.tenancy import NAME_PATTERN
+
+
+class WorkloadRequest(BaseModel):
+    """`POST /v1/workloads` (and the payload of a `SubmitWorkload` on `sextant.submissions`).
+
+    `tenant` may be left out: it is the token's tenant; naming another tenant is refused (403).
+    `best_effort` workloads may be evicted to make room; otherwise `priority` 0..9 orders them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    tenant: str | None = Field(default=None, pattern=NAME_PATTERN)
+    name: str = Field(default="", max_length=200)
+    kind: WorkloadKind
+    target: PerformanceTarget
+    spec: WorkloadSpec
+    priority: int = Field(default=0, ge=0, le=9)
+    best_effort: bool = False
+    requested_cores: int | None = Field(default=None, gt=0, le=100_000)
+    requested_memory_gb: float | None = Field(default=None, gt=0, le=1e6)
+
+
+class TargetPatch(BaseModel):
+    """`PATCH /v1/workloads/{id}`: a new performance target; the workload is re-planned."""
+
+    model_config = ConfigDict(extra="forbid")
+    target: PerformanceTarget
+
+
+class Accepted(BaseModel):
+    id: str = Field(description="the workload id")
+    created: bool = Field(description="false when an Idempotency-Key replay returned the first result")
+    state: str = Field(description="the workload's state after the request")
+
+
+class Queue(BaseModel):
+    arq_class: int | None
+    position: int = Field(description="0 = next to be admitted in its class")
+    expected_wait_s: float | None
+
+
+class Qos(BaseModel):
+    met: bool
+    ratio_to_target: float | None
+    verdicts: int
+    violations: int
+
+
+class Assignment(BaseModel):
+    server_id: str
+    cores: int
+    memory_gb: float
+
+
+class AllocationView(BaseModel):
+    assignments: list[Assignment]
+    config: dict[str, float] = {}
+
+
+class WorkloadView(BaseModel):
+    """A workload as its owner sees it: state, allocation, latest QoS verdict, queue (while queued)."""
+
+    id: str
+    tenant: str
+    name: str
+    kind: str
+    state: str
+    target: dict[str, Any]
+    priority: int
+    best_effort: bool
+    submitted_at: float | None
+    started_at: float | None
+    ended_at: float | None
+    allocation: AllocationView | None
+    qos: Qos | None
+    queue: Queue | None = None
+    end_reason: str | None = None
+
+
+class WorkloadPage(BaseModel):
+    items: list[WorkloadView]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null on the last page")
+    next: str | None = Field(description="the same as next_cursor (older clients)")
+
+
+class StateView(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    position: int
+    workloads: dict[str, int]
