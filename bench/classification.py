@@ -26,19 +26,20 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
-from sextant_contracts.model import Classification, WorkloadKind
+from sextant_contracts.events import ProfileRun
+from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.classification.engine import EngineParams, clear_memo, retrain
 from sextant_core.classification.factorize import train
 from sextant_core.classification.knowledge import KnowledgeBase
 from sextant_core.classification.params import FitParams
-from sextant_core.classification.seeding import seed_events
+from sextant_core.classification.seeding import SeedProfile, seed_events
 from sextant_core.classification.synthetic import KINDS, SyntheticWorld, TrueWorkload, measure
 from sextant_core.decide import DecisionContext, decide, seed_for
 from sextant_core.policies import AdmitAll, FirstFitPlanner, NoAdaptation, PolicySet
@@ -56,6 +57,7 @@ PAPER_QUASAR_T2 = {  # avg / p90 / max, % (Quasar Table 2, 2 entries per row)
 PAPER_PARAGON_T1 = {"best": 86, "within5": 90, "exact": 58, "rank90": 71, "rank50": 91, "train_best": 23}
 PAPER_PARAGON_T3 = {"avg": 5.3, "p90": 10.5}
 GOAL = (5.0, 10.0, 15.0)
+SOURCES = tuple(s.value for s in INTERFERENCE_SOURCES)
 CLASSES = ("scale_up", "scale_out", "heterogeneity", "interference")
 
 
@@ -70,31 +72,128 @@ class SyntheticSource:
     def __init__(self, seed: int, seeds_per_kind: int = 30, nodes: int = 100) -> None:
         self.seed = seed
         self.nodes = nodes
+        self.seeds_per_kind = seeds_per_kind
         self.world = SyntheticWorld(seed, platforms=10, max_cores=16, nodes=nodes)
         r = np.random.default_rng([seed, 99])
         self.cores = {p: (16 if i == 0 else int(r.choice([2, 4, 8, 12]))) for i, p in enumerate(self.world.platforms)}
+        self.memory = {p: 8.0 * c for p, c in self.cores.items()}
         self.high = self.world.platforms[0]
         self.seeds = [self.world.workload(i, k, row_id=f"seed-{k.value}-{i}")
                       for k in KINDS for i in range(seeds_per_kind)]
 
+    def richer(self, seeds_per_kind: int) -> SyntheticSource:
+        return SyntheticSource(self.seed, seeds_per_kind=seeds_per_kind, nodes=self.nodes)
+
     def new(self, i: int, kind: WorkloadKind) -> TrueWorkload:
         return self.world.workload(10_000 + i, kind, row_id=f"new-{kind.value}-{i}")
 
+    def seed_profiles(self) -> list[SeedProfile]:
+        return [s.seed(self.high) for s in self.seeds]
 
-def make_source(name: str, seed: int, quick: bool) -> SyntheticSource:
+    def measure(self, wid: str, truth: TrueWorkload, r: ProfileRun, rng: np.random.Generator
+                ) -> tuple[float, float | None]:
+        if r.classification is Classification.INTERFERENCE:
+            return (measure(truth.tolerated[r.column], score=True, rng=rng),
+                    measure(truth.caused[r.column], score=True, rng=rng))
+        return measure(truth.perf(r.platform, r.cores, r.nodes), score=False, rng=rng), None
+
+    def truth_rows(self, truth: TrueWorkload, ref: int) -> dict[str, dict[str, float]]:
+        return {"scale_up": {col: truth.perf(self.high, int(col[1:])) for col in truth.up},
+                "scale_out": {n: truth.perf(self.high, ref, int(n[1:])) for n in truth.out},
+                "heterogeneity": {p: truth.perf(p, ref) for p in truth.het},
+                "tolerated": dict(truth.tolerated), "caused": dict(truth.caused)}
+
+
+@dataclass(frozen=True)
+class TwinWorkload:
+    row_id: str
+    kind: WorkloadKind
+    truth: Any  # sextant_sim.workloads.base.WorkloadTruth
+    profile: SeedProfile | None = None
+
+
+class TwinSource:
+    """The cluster twin's world (`libs/sim`): the paragon-ec2 catalogue (14 platforms, the high-end
+    cr1.8xlarge with 32 cores), every workload family of the ground truth; seeds from the twin's
+    offline campaign (`sextant_sim.seeding`, 30 per kind, measured with the profiler's noise);
+    new workloads drawn from the same families on another stream; profiling runs measured by the
+    twin's `Profiler` (perf sd 1.5 %, Table III score noise). Truth = the profiler's noise-free
+    value. [choice] heterogeneity is scored on the platforms that have the reference configuration's
+    cores (the planner's H(p) is the performance at that configuration; a smaller platform is never
+    profiled at it); a cell whose truth is 0 (a service that cannot meet its latency bound there)
+    is not scored (a relative error is undefined)."""
+
+    name = "twin"
+
+    def __init__(self, seed: int, seeds_per_kind: int = 30, scenario: str = "paragon-ec2-2500") -> None:
+        from sextant_sim import seeding
+        from sextant_sim.scenarios import load_scenario
+        from sextant_sim.setup import prepare
+
+        self._seeding = seeding
+        self.seed = seed
+        self.scenario = scenario
+        self.seeds_per_kind = seeds_per_kind
+        self.setup = st = prepare(load_scenario(scenario), seed)
+        self.families = tuple(sorted(st.gt.families))
+        self.cores = {p.platform_id: p.cores for p in st.cat.platforms}
+        self.memory = {p.platform_id: p.memory_gb for p in st.cat.platforms}
+        self.high = st.cat.reference().platform_id
+        self._hidx = st.cat.index(self.high)
+        self._up = [f"c{c}" for c in seeding.scale_up_cores(self.cores[self.high])]
+        camp = seeding.campaign(st, self.families, seeds_per_kind)
+        self.seeds = [TwinWorkload(w.row_id, w.truth.kind, w.truth, w.profile) for w in camp]
+        self._by_kind: dict[WorkloadKind, list[str]] = {}
+        for f in self.families:
+            self._by_kind.setdefault(WorkloadKind(st.gt.families[f].kind), []).append(f)
+
+    def richer(self, seeds_per_kind: int) -> TwinSource:
+        return TwinSource(self.seed, seeds_per_kind=seeds_per_kind, scenario=self.scenario)
+
+    def new(self, i: int, kind: WorkloadKind) -> TwinWorkload:
+        fams = self._by_kind[kind]
+        fam = fams[i % len(fams)]
+        t = self._seeding.draw(self.setup, fam, i, stream="bench-new")
+        return TwinWorkload(f"new-{fam}-{i}", kind, t)
+
+    def seed_profiles(self) -> list[SeedProfile]:
+        return [s.profile for s in self.seeds if s.profile is not None]
+
+    def measure(self, wid: str, w: TwinWorkload, r: ProfileRun, rng: np.random.Generator
+                ) -> tuple[float, float | None]:
+        m = self.setup.profiler.measure(wid, w.truth, r)
+        return m.value, m.caused
+
+    def truth_rows(self, w: TwinWorkload, ref: int) -> dict[str, dict[str, float]]:
+        prof, cat, h = self.setup.profiler, self.setup.cat, self._hidx
+        t = w.truth
+        tol, cau = prof.interference(t, h)
+        out = {"scale_up": {c: prof.performance(t, h, int(c[1:]), 1) for c in self._up},
+               "scale_out": {}, "heterogeneity": {p.platform_id: prof.performance(t, i, ref, 1)
+                                                  for i, p in enumerate(cat.platforms) if p.cores >= ref},
+               "tolerated": dict(zip(SOURCES, map(float, tol), strict=True)),
+               "caused": dict(zip(SOURCES, map(float, cau), strict=True))}
+        if w.kind is not WorkloadKind.BATCH:
+            out["scale_out"] = {f"n{n}": prof.performance(t, h, ref, n) for n in self._seeding.SCALE_OUT_NODES}
+        return out
+
+
+Source = SyntheticSource | TwinSource
+
+
+def make_source(name: str, seed: int, quick: bool) -> Source:
     if name == "synthetic":
         return SyntheticSource(seed, nodes=32 if quick else 100)
-    raise SystemExit("source 'twin': libs/sim exports no seeding catalogue yet (issue 4 item 6); "
-                     "use --source synthetic")
+    return TwinSource(seed)
 
 
 # --- the decision path ----------------------------------------------------------------------------
 
 
-def initial_state(src: SyntheticSource) -> ClusterState:
+def initial_state(src: Source) -> ClusterState:
     servers = [ev.ServerRegistered(at=0, server_id=f"s-{p}", platform=p,
-                                   capacity={"cores": c, "memory_gb": 8.0 * c}) for p, c in src.cores.items()]
-    return fold([*servers, *seed_events([s.seed(src.high) for s in src.seeds])])
+                                   capacity={"cores": c, "memory_gb": src.memory[p]}) for p, c in src.cores.items()]
+    return fold([*servers, *seed_events(src.seed_profiles())])
 
 
 def policy(entries: int, engine: EngineParams) -> PolicySet:
@@ -109,7 +208,7 @@ def _apply(state: ClusterState, events: tuple[ev.Event, ...] | list[ev.Event]) -
     return state
 
 
-def classify_one(state: ClusterState, p: PolicySet, wid: str, truth: TrueWorkload, at: float,
+def classify_one(src: Source, state: ClusterState, p: PolicySet, wid: str, truth: Any, at: float,
                  rng: np.random.Generator) -> tuple[ClusterState, ev.WorkloadClassified, dict[str, Any], float]:
     """Submit, plan, profile (noisy), classify. Returns the new state, the classification, the
     measured cells per class and the classification decision's wall time (s)."""
@@ -121,11 +220,7 @@ def classify_one(state: ClusterState, p: PolicySet, wid: str, truth: TrueWorkloa
     runs = state.workloads[wid].profile_runs
     samples: list[ev.Event] = []
     for r in runs:
-        if r.classification is Classification.INTERFERENCE:
-            v = measure(truth.tolerated[r.column], score=True, rng=rng)
-            c = measure(truth.caused[r.column], score=True, rng=rng)
-        else:
-            v, c = measure(truth.perf(r.platform, r.cores, r.nodes), score=False, rng=rng), None
+        v, c = src.measure(wid, truth, r, rng)
         samples.append(ev.ProfileSampleRecorded(at=at, workload_id=wid, run_id=r.run_id, classification=r.classification,
                                                 column=r.column, value=v, caused=c))
     state = _apply(state, [*samples, ev.ProfilingCompleted(at=at, workload_id=wid, samples=len(samples))])
@@ -142,28 +237,29 @@ def classify_one(state: ClusterState, p: PolicySet, wid: str, truth: TrueWorkloa
     return state, out, {"measured": measured, "ref_cores": ref}, dt
 
 
-def score(src: SyntheticSource, truth: TrueWorkload, c: ev.WorkloadClassified, info: dict[str, Any]
-          ) -> dict[str, Any]:
+def score(src: Source, truth: Any, c: ev.WorkloadClassified, info: dict[str, Any]) -> dict[str, Any]:
     """Per-classification mean error over hidden cells (% or points) and Table I flags."""
     meas, ref = info["measured"], info["ref_cores"]
+    rows = src.truth_rows(truth, ref)
     out: dict[str, Any] = {}
 
     def rel(pred: dict[str, float], true: dict[str, float], seen: set[str]) -> float | None:
-        e = [abs(pred[k] / v - 1.0) * 100 for k, v in true.items() if k not in seen and k in pred]
+        e = [abs(pred[k] / v - 1.0) * 100 for k, v in true.items() if k not in seen and k in pred and v > 0]
         return float(np.mean(e)) if e else None
 
-    out["scale_up"] = rel(c.scale_up, {col: truth.perf(src.high, int(col[1:])) for col in truth.up},
-                          meas.get("scale_up", set()))
-    if truth.out:
-        out["scale_out"] = rel(c.scale_out, {n: truth.perf(src.high, ref, int(n[1:])) for n in truth.out},
-                               meas.get("scale_out", set()))
-    het_true = {p: truth.perf(p, ref) for p in truth.het}
+    out["scale_up"] = rel(c.scale_up, rows["scale_up"], meas.get("scale_up", set()))
+    if rows["scale_out"]:
+        out["scale_out"] = rel(c.scale_out, rows["scale_out"], meas.get("scale_out", set()))
+    het_true = {p: v for p, v in rows["heterogeneity"].items() if v > 0}
     out["heterogeneity"] = rel(c.heterogeneity, het_true, meas.get("heterogeneity", set()))
     seen = meas.get("interference", set())
-    e = [abs(c.tolerated[s] - v) for s, v in truth.tolerated.items() if f"t:{s}" not in seen]
-    e += [abs(c.caused[s] - v) for s, v in truth.caused.items() if f"c:{s}" not in seen]
+    e = [abs(c.tolerated[s] - v) for s, v in rows["tolerated"].items() if f"t:{s}" not in seen]
+    e += [abs(c.caused[s] - v) for s, v in rows["caused"].items() if f"c:{s}" not in seen]
     out["interference"] = float(np.mean(e)) if e else None
     plats = sorted(het_true)
+    out["t1"] = None
+    if len(plats) < 3:  # Table I needs a ranking (the reference configuration fits on ≥ 3 platforms)
+        return out
     pred = np.array([c.heterogeneity[p] for p in plats])
     true = np.array([het_true[p] for p in plats])
     best, pbest = int(np.argmax(true)), int(np.argmax(pred))
@@ -175,13 +271,13 @@ def score(src: SyntheticSource, truth: TrueWorkload, c: ev.WorkloadClassified, i
     return out
 
 
-def run_accuracy(src: SyntheticSource, entries: int, n_new: int, n_rep: int, seed: int,
+def run_accuracy(src: Source, entries: int, n_new: int, n_rep: int, seed: int,
                  engine: EngineParams | None = None) -> dict[str, Any]:
     clear_memo()
     p = policy(entries, engine or EngineParams())
     state = initial_state(src)
     rng = np.random.default_rng([seed, entries, 7])
-    arrivals: list[tuple[str, TrueWorkload]] = []
+    arrivals: list[tuple[str, Any]] = []
     for i in range(n_new):
         arrivals.append(("new", src.new(i, KINDS[i % 3])))
     for i in range(n_rep):
@@ -193,7 +289,7 @@ def run_accuracy(src: SyntheticSource, entries: int, n_new: int, n_rep: int, see
     for n, idx in enumerate(order):
         origin, truth = arrivals[int(idx)]
         wid = f"{origin}-{truth.row_id}-{n}"
-        state, c, info, dt = classify_one(state, p, wid, truth, 100.0 + n, rng)
+        state, c, info, dt = classify_one(src, state, p, wid, truth, 100.0 + n, rng)
         times.append(dt)
         results.append({"origin": origin, "kind": truth.kind.value, **score(src, truth, c, info)})
     retrains = {m.key: m.model.version if m.model else None for m in state.knowledge.matrices.values()}
@@ -216,7 +312,8 @@ def summarise(results: list[dict[str, Any]], origin: str) -> dict[str, dict[str,
 def table_one(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for kind in [k.value for k in KINDS] + ["all"]:
-        rows = [r["t1"] for r in results if r["origin"] == "new" and (kind == "all" or r["kind"] == kind)]
+        rows = [r["t1"] for r in results if r["origin"] == "new" and r["t1"] is not None
+                and (kind == "all" or r["kind"] == kind)]
         out[kind] = {m: 100.0 * float(np.mean([r[m] for r in rows])) for m in PAPER_PARAGON_T1} if rows else {}
     return out
 
@@ -310,7 +407,7 @@ def _stats(seconds: list[float]) -> dict[str, float]:
 # --- defaults -------------------------------------------------------------------------------------
 
 
-def run_defaults(src: SyntheticSource, n_new: int, seed: int) -> list[dict[str, Any]]:
+def run_defaults(src: Source, n_new: int, seed: int) -> list[dict[str, Any]]:
     """Average error (new workloads, 2 entries) under alternative engine parameters."""
     base = FitParams()
     variants = [("default", base), ("reg=0.003", replace(base, reg=0.003)), ("reg=0.02", replace(base, reg=0.02)),
@@ -355,15 +452,22 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"{'kind':10} " + " ".join(f"{m:>14}" for m in PAPER_PARAGON_T1))
     for kind, row in acc["table1"].items():
         print(f"{kind:10} " + " ".join(f"{row.get(m, float('nan')):6.1f} ({PAPER_PARAGON_T1[m]:3d})  " for m in PAPER_PARAGON_T1))
-    print("\n== Yardstick: same engine, 300 dense seed rows per kind instead of 30 (new workloads, all)")
-    print("  ".join(f"{c}={v['avg']:.1f}/{v['p90']:.1f}" for c, v in r["reference_300_seeds"].items()))
-    print("\n== Density sweep (new workloads, all kinds): avg/p90 per classification")
-    for s, row in r["sweep"].items():
-        print(f"entries={s}: " + "  ".join(f"{c}={row[c]['avg']:.1f}/{row[c]['p90']:.1f}" if c in row else f"{c}=-"
-                                          for c in CLASSES))
-    print("\n== Defaults (avg error of new workloads, 2 entries)")
-    for row in r["defaults"]:
-        print(f"{row['variant']:16} " + "  ".join(f"{c}={row.get(c, float('nan')):.2f}" for c in CLASSES))
+    if "reference_300_seeds" in r:
+        print("\n== Yardstick: same engine, 300 dense seed rows per kind instead of 30 (new workloads, all)")
+        print("  ".join(f"{c}={v['avg']:.1f}/{v['p90']:.1f}" for c, v in r["reference_300_seeds"].items()))
+    if r.get("sweep"):
+        print("\n== Density sweep (new workloads, all kinds): avg/p90/max per classification")
+        for s, row in r["sweep"].items():
+            print(f"entries={s}: " + "  ".join(
+                f"{c}={row[c]['avg']:.1f}/{row[c]['p90']:.1f}/{row[c]['max']:.1f}" if c in row else f"{c}=-"
+                for c in CLASSES))
+    if "defaults" in r:
+        print("\n== Defaults (avg error of new workloads, 2 entries)")
+        for row in r["defaults"]:
+            print(f"{row['variant']:16} " + "  ".join(f"{c}={row.get(c, float('nan')):.2f}" for c in CLASSES))
+    print(f"\nmachine: {r['machine']}")
+    if "speed" not in r:
+        return
     sp = r["speed"]
     print(f"\n== Speed ({sp['rows']} known workloads per matrix)")
     print(f"classify (4 classifications, fold-in): median {sp['classify_ms']['median']:.2f} ms, p90 "
@@ -373,7 +477,6 @@ def print_report(r: dict[str, Any]) -> None:
         print(f"retrain {k:22} {v['rows']:6d} × {v['columns']:3d}  rank {v['rank']}  {v['seconds']:.2f} s (incl. rank CV)")
     d = sp["dense_10000x100"]
     print(f"train dense {sp['rows']} × 100 at rank 4: {d['seconds']:.2f} s ({d['epochs']} ALS sweeps)")
-    print(f"\nmachine: {r['machine']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -382,11 +485,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller runs (a minute or so)")
     ap.add_argument("--source", default="synthetic", choices=["synthetic", "twin"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--parts", default="accuracy,sweep,yardstick,defaults,speed",
+                    help="comma-separated subset of accuracy,sweep,yardstick,defaults,speed")
     a = ap.parse_args(argv)
+    parts = set(a.parts.split(","))
     src = make_source(a.source, a.seed, a.quick)
     n_new, n_rep = (60, 15) if a.quick else (300, 60)
     t0 = time.perf_counter()
-    main_run = run_accuracy(src, 2, n_new, n_rep, a.seed)
+    main_run = run_accuracy(src, 2, n_new if "accuracy" in parts else 3, n_rep if "accuracy" in parts else 0,
+                            a.seed)
     res = main_run["results"]
     report: dict[str, Any] = {
         "source": src.name, "seed": a.seed, "quick": a.quick,
@@ -396,15 +503,17 @@ def main(argv: list[str] | None = None) -> int:
                      "decision_ms": _stats(main_run["decision_ms"]), "models": main_run["models"]},
         "sweep": {}, "paper": {"quasar_table2": PAPER_QUASAR_T2, "paragon_table1": PAPER_PARAGON_T1,
                                "paragon_table3": PAPER_PARAGON_T3}}
-    for s in (1, 2, 3, 4, 6, 8):
-        sw = run_accuracy(src, s, n_new // 2 if a.quick else n_new // 2, 0, a.seed)["results"]
+    for s in (1, 2, 3, 4, 5, 6, 7, 8) if "sweep" in parts else ():
+        sw = run_accuracy(src, s, n_new // 2, 0, a.seed)["results"]
         report["sweep"][s] = {c: v for c, v in summarise(sw, "new")["all"].items()}
-    # yardstick: the same engine seeded with many dense rows (what a perfect catalogue would give)
-    rich = SyntheticSource(a.seed, seeds_per_kind=300, nodes=src.nodes)
-    ref = run_accuracy(rich, 2, n_new // 2, 0, a.seed)["results"]
-    report["reference_300_seeds"] = {c: v for c, v in summarise(ref, "new")["all"].items()}
-    report["defaults"] = run_defaults(src, 45 if a.quick else 150, a.seed)
-    report["speed"] = run_speed(src, 2000 if a.quick else 10_000, 30 if a.quick else 200, a.seed)
+    if "yardstick" in parts:  # the same engine seeded with many dense rows (a perfect catalogue)
+        ref = run_accuracy(src.richer(300), 2, n_new // 2, 0, a.seed)["results"]
+        report["reference_300_seeds"] = {c: v for c, v in summarise(ref, "new")["all"].items()}
+    if "defaults" in parts:
+        report["defaults"] = run_defaults(src, 45 if a.quick else 150, a.seed)
+    if "speed" in parts:
+        speed_src = src if isinstance(src, SyntheticSource) else SyntheticSource(a.seed, nodes=100)
+        report["speed"] = run_speed(speed_src, 2000 if a.quick else 10_000, 30 if a.quick else 200, a.seed)
     report["wall_s"] = time.perf_counter() - t0
     print_report(report)
     if a.json:

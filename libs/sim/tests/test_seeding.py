@@ -50,15 +50,22 @@ def test_campaign_draws_its_own_workloads_per_kind_round_robin_over_the_scenario
 
 
 def test_every_seed_row_is_dense(ec2: Setup) -> None:
-    camp = seeding.campaign(ec2, per_kind=6)
-    platforms = {p.platform_id for p in ec2.cat.platforms}
+    camp = seeding.campaign(ec2, per_kind=12)
     for w in camp:
         p = w.profile
-        assert set(p.heterogeneity) == platforms  # batch workloads run on every platform
+        # batch: the reference configuration (1 core) on every platform
+        assert set(p.heterogeneity) == {q.platform_id for q in ec2.cat.platforms}
         assert set(p.scale_up) == {"c1", "c2", "c4", "c8", "c16", "c32"}  # cr1.8xlarge has 32 cores
         assert set(p.tolerated) == set(p.caused) == set(SOURCES)
         assert not p.scale_out  # single-node kinds have no scale-out row
         assert all(0.0 <= v <= 100.0 for v in (*p.tolerated.values(), *p.caused.values()))
+
+
+def test_a_service_seed_is_profiled_at_its_threads_where_they_fit(smoke: Setup) -> None:
+    # smoke platforms: big 8, mid 4, small 2 cores; webserver threads 4 -> big and mid only
+    w = next(w for w in seeding.campaign(smoke, per_kind=2) if w.truth.kind is WorkloadKind.SERVICE)
+    assert seeding.reference_cores(smoke, w.truth) == w.truth.threads == 4
+    assert set(w.profile.heterogeneity) <= {"big", "mid"} and "big" in w.profile.heterogeneity
 
 
 def test_multi_node_seeds_have_a_scale_out_row_up_to_100_nodes(smoke: Setup) -> None:
@@ -114,7 +121,7 @@ def test_a_sextant_run_starts_from_the_seeds_in_its_log(sextant_log: list[dict[s
         state = evolve(state, _event(r), int(r["position"]))  # type: ignore[arg-type]
     kb = state.knowledge
     assert isinstance(kb, KnowledgeBase)
-    assert len(kb.matrix(Classification.HETEROGENEITY, "all")) == 90
+    assert len(kb.matrix(Classification.HETEROGENEITY, "batch")) == 30  # matrices are per kind
     assert len(kb.matrix(Classification.SCALE_OUT, "analytics")) == 30
 
 

@@ -95,22 +95,22 @@ def test_retrains_follow_the_classification_in_its_block(log) -> None:
 def test_every_matrix_gets_rows_and_a_model(log) -> None:
     kb = fold(log).knowledge
     assert isinstance(kb, KnowledgeBase)
-    het = kb.matrix(Classification.HETEROGENEITY, "all")
-    assert het is not None and len(het) == 30 + 12  # 30 seeds + every classified workload
-    assert het.model is not None and het.model.rows >= 30
+    het = kb.matrix(Classification.HETEROGENEITY, "batch")  # matrices are per kind
+    assert het is not None and len(het) == 10 + 4  # 10 batch seeds + every classified batch workload
+    assert het.model is not None and het.model.rows >= 10
     assert kb.matrix(Classification.SCALE_OUT, "batch") is None  # single-node jobs have no scale-out
     assert len(kb.pending) == 12 and all(not p.samples for p in kb.pending.values())
 
 
 def test_classification_carries_versions_and_two_measured_cells_per_row(log) -> None:
     c = [e.event() for e in log if e.type == "WorkloadClassified"][-1]
-    assert c.model_versions["heterogeneity/all"].startswith("r")
+    assert c.model_versions["heterogeneity/service"].startswith("r")  # w11 is a service
     assert set(c.heterogeneity) == set(WORLD.platforms)
     assert set(c.tolerated) == set(c.caused) and len(c.tolerated) == 10
     assert all(0.0 <= v <= 100.0 for v in (*c.tolerated.values(), *c.caused.values()))
     assert 0.0 < c.confidence["heterogeneity"] <= 1.0
     kb = fold(log).knowledge
-    row = kb.matrix(Classification.HETEROGENEITY, "all").rows[-1]
+    row = kb.matrix(Classification.HETEROGENEITY, "service").rows[-1]
     assert len(row.cols) == 2  # the reference run + one heterogeneity run
 
 
@@ -134,7 +134,7 @@ def test_replay_rebuilds_every_model_and_decision(log) -> None:
 
 def test_a_different_engine_cannot_reuse_the_recorded_model(log) -> None:
     kb = fold(log).knowledge
-    het = kb.matrix(Classification.HETEROGENEITY, "all")
+    het = kb.matrix(Classification.HETEROGENEITY, "batch")
     other = EngineParams(fit=ENGINE.fit.__class__(reg=0.5))
     clear_memo()
     with pytest.raises(ModelMismatch, match="recorded"):
@@ -143,7 +143,7 @@ def test_a_different_engine_cannot_reuse_the_recorded_model(log) -> None:
 
 
 def test_retrain_is_due_after_the_documented_number_of_rows(log) -> None:
-    het = fold(log).knowledge.matrix(Classification.HETEROGENEITY, "all")
+    het = fold(log).knowledge.matrix(Classification.HETEROGENEITY, "batch")
     params = EngineParams(retrain_min_rows=50, retrain_fraction=0.1)
     fact = het.model
     assert not needs_retrain(het, params)
@@ -159,7 +159,7 @@ def test_seeded_knowledge_equals_the_folded_seeds() -> None:
     kb = KnowledgeBase.seeded(seeds)
     assert kb == fold(seeds).knowledge
     assert len(kb.matrix(Classification.SCALE_OUT, "service")) == 5
-    cols = kb.matrix(Classification.INTERFERENCE, "all").columns
+    cols = kb.matrix(Classification.INTERFERENCE, "service").columns
     assert len(cols) == 20 and all(c.startswith("t:") for c in cols[:10]) and cols[10] == "c:core"
 
 
@@ -175,6 +175,6 @@ def test_a_fast_path_workload_gets_population_estimates_with_no_confidence(log) 
     assert isinstance(out, ev.WorkloadClassified)
     assert out.confidence == {"scale_up": 0.0, "scale_out": 0.0, "heterogeneity": 0.0, "interference": 0.0}
     assert set(out.heterogeneity) == set(WORLD.platforms) and len(out.tolerated) == 10
-    before = fold(log).knowledge.matrix(Classification.HETEROGENEITY, "all")
-    after = fold(d.events, st).knowledge.matrix(Classification.HETEROGENEITY, "all")
+    before = fold(log).knowledge.matrix(Classification.HETEROGENEITY, "service")
+    after = fold(d.events, st).knowledge.matrix(Classification.HETEROGENEITY, "service")
     assert len(after) == len(before)  # nothing measured, nothing appended

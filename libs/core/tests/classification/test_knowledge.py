@@ -49,9 +49,9 @@ def test_reference_run_fills_heterogeneity_and_one_node_scale_out() -> None:
     c = cells("analytics", RUNS, [(r.run_id, r.classification.value, r.column, v, cz)
                                   for r, (v, cz) in zip(RUNS, VALUES, strict=True)])
     assert c[(Classification.SCALE_UP, "analytics")] == [("c2", 10.0), ("c8", 30.0)]
-    assert sorted(c[(HET, "all")]) == [("A", 10.0), ("B", 7.0)]
+    assert sorted(c[(HET, "analytics")]) == [("A", 10.0), ("B", 7.0)]  # every matrix is per kind
     assert sorted(c[(Classification.SCALE_OUT, "analytics")]) == [("n1", 10.0), ("n2", 18.0)]
-    assert sorted(c[(Classification.INTERFERENCE, "all")]) == [
+    assert sorted(c[(Classification.INTERFERENCE, "analytics")]) == [
         ("c:llc_cap", 20.0), ("c:tlb", 5.0), ("t:llc_cap", 60.0), ("t:tlb", 80.0)]
     batch = cells("batch", RUNS[:3], [("r0", "scale_up", "c2", 10.0, None)])
     assert (Classification.SCALE_OUT, "batch") not in batch  # single-node jobs: no n1 entry
@@ -63,13 +63,13 @@ def test_classification_appends_measured_cells_only_and_clears_the_pending_row()
     assert len(kb.pending["w1"].samples) == 6 and not kb.matrices
     kb = evolve(kb, ev.WorkloadClassified(at=4, workload_id="w1", decision=record(),
                                           heterogeneity={"A": 1.0, "B": 2.0, "C": 99.0}))
-    het = kb.matrix(HET, "all")
+    het = kb.matrix(HET, "analytics")
     assert set(het.columns) == {"A", "B"}  # the predicted C was not appended
     row = het.rows[0]
     assert row.row_id == "w1"
     assert dict(zip((het.columns[i] for i in row.cols), row.values, strict=True)) == {
         "A": math.log(10.0), "B": math.log(7.0)}
-    inter = kb.matrix(Classification.INTERFERENCE, "all")
+    inter = kb.matrix(Classification.INTERFERENCE, "analytics")
     assert dict(zip((inter.columns[i] for i in inter.rows[0].cols), inter.rows[0].values, strict=True)) == {
         "t:llc_cap": 0.6, "t:tlb": 0.8, "c:llc_cap": 0.2, "c:tlb": 0.05}
     assert kb.pending["w1"].samples == () and kb.appended == 4
@@ -80,7 +80,7 @@ def test_reclassification_appends_a_new_row_and_revocation_drops_the_pending_row
     kb = evolve(kb, ev.WorkloadClassified(at=4, workload_id="w1", decision=record()))
     kb = _fold(kb, _workload("w1", WorkloadKind.BATCH, RUNS[:3], VALUES[:3])[1:])
     kb = evolve(kb, ev.WorkloadClassified(at=5, workload_id="w1", decision=record()))
-    assert [r.row_id for r in kb.matrix(HET, "all").rows.head(2)] == ["w1", "w1#1"]
+    assert [r.row_id for r in kb.matrix(HET, "batch").rows.head(2)] == ["w1", "w1#1"]
     kb = _fold(kb, _workload("w2", WorkloadKind.BATCH, RUNS[:1], VALUES[:1]))
     kb = evolve(kb, ev.WorkloadRevoked(at=6, workload_id="w2"))
     assert "w2" not in kb.pending
@@ -135,4 +135,4 @@ def test_knowledge_base_survives_a_pickle_round_trip() -> None:
     kb = evolve(kb, ev.WorkloadClassified(at=4, workload_id="w1", decision=record()))
     back = pickle.loads(pickle.dumps(kb))
     assert back == kb
-    np.testing.assert_array_equal(back.matrix(HET, "all").dense()[0], kb.matrix(HET, "all").dense()[0])
+    np.testing.assert_array_equal(back.matrix(HET, "analytics").dense()[0], kb.matrix(HET, "analytics").dense()[0])

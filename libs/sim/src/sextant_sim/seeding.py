@@ -17,10 +17,14 @@ world, like the profiler's.
   options (no phases, flat load) — a stream no scenario workload uses; row ids ``seed:<family>:<j>``;
 * **scale-up**: every ``c<k>`` column of the profiling plan (1, 2, 4, … and the high-end platform's
   cores) on the high-end platform, 1 node;
-* **heterogeneity**: every platform of the catalogue at 1 core (each platform has one; the
-  reference configuration of a seed row — only ratios within a row matter);
+* **heterogeneity**: the seed's *reference configuration* on every platform that has its cores:
+  1 core for batch and analytics workloads (whose performance is proportional to the speed of
+  their cores, so 1 core fits every platform and the row's ratios hold at any configuration), the
+  service's own threads per node for services (QPS within a latency bound is not proportional to
+  cores — it is 0 on one core for many memcached shards; a platform with fewer cores is left out,
+  and online profiling never runs a reference configuration on such a platform either);
 * **scale-out** (multi-node kinds): ``n<k>`` for k in `SCALE_OUT_NODES` (1–4 as online profiling
-  runs, then up to Quasar's 100) on the high-end platform, 1 core per node;
+  runs, then up to Quasar's 100) on the high-end platform, the reference configuration per node;
 * **interference**: a ramp on every source on the high-end platform, giving the tolerated and the
   caused score.
 
@@ -92,10 +96,18 @@ def campaign_families(setup: Setup, families: tuple[str, ...], per_kind: int) ->
     return out
 
 
-def draw(setup: Setup, family: str, j: int) -> WorkloadTruth:
+def draw(setup: Setup, family: str, j: int, stream: str = "seeding") -> WorkloadTruth:
+    """Workload j of `family` from the stream ``rng_for(seed, stream, family, j)`` (the campaign's
+    stream by default; the benchmark draws its new workloads from another one)."""
     concepts = concept_matrix(setup.cat, setup.gt)
-    return generate(f"seed:{family}:{j}", family, rng_for(setup.seed, "seeding", family, j), setup.cat,
+    return generate(f"{stream}:{family}:{j}", family, rng_for(setup.seed, stream, family, j), setup.cat,
                     concepts, setup.gt, DrawOptions())
+
+
+def reference_cores(setup: Setup, t: WorkloadTruth) -> int:
+    """A seed's reference configuration: 1 core, or a service's threads per node (at most the
+    high-end platform's cores)."""
+    return max(1, min(t.threads, setup.cat.reference().cores)) if t.service is not None else 1
 
 
 def measure(setup: Setup, row_id: str, t: WorkloadTruth) -> SeedProfile:
@@ -110,13 +122,14 @@ def measure(setup: Setup, row_id: str, t: WorkloadTruth) -> SeedProfile:
     def perf(r: ProfileRun) -> float:
         return prof.measure(row_id, t, r).value
 
+    ref = reference_cores(setup, t)
     up = {f"c{c}": perf(run(Classification.SCALE_UP, f"c{c}", high, c))
           for c in scale_up_cores(cat.reference().cores)}
-    het = {p.platform_id: perf(run(Classification.HETEROGENEITY, p.platform_id, p.platform_id))
-           for p in cat.platforms}
+    het = {p.platform_id: perf(run(Classification.HETEROGENEITY, p.platform_id, p.platform_id, ref))
+           for p in cat.platforms if p.cores >= ref}
     out: dict[str, float] = {}
     if t.kind in MULTI_NODE:
-        out = {f"n{n}": perf(run(Classification.SCALE_OUT, f"n{n}", high, 1, n)) for n in SCALE_OUT_NODES}
+        out = {f"n{n}": perf(run(Classification.SCALE_OUT, f"n{n}", high, ref, n)) for n in SCALE_OUT_NODES}
     tol: dict[str, float] = {}
     caused: dict[str, float] = {}
     for s in SOURCES:

@@ -31,6 +31,7 @@ from sextant_contracts import events as ev
 
 from .factorize import FactorModel, train
 from .knowledge import Matrix, model_version
+from .normalise import Normalisation
 from .params import FitParams
 from .selection import PATIENCE, select_rank
 
@@ -66,8 +67,14 @@ def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
     return n - matrix.model.rows >= due
 
 
+def fit_params(matrix: Matrix, params: EngineParams) -> FitParams:
+    """The engine's `FitParams` for one matrix: a row-bias prior where rows share one unit
+    (`Normalisation.SCORE`, interference scores; see `FitParams.row_bias_prior`)."""
+    return replace(params.fit, row_bias_prior=matrix.normalisation is Normalisation.SCORE)
+
+
 def _memo_key(matrix: Matrix, rows: int, rank: int, params: EngineParams) -> tuple[str, str, int, str]:
-    return (matrix.key, matrix.rows.digest_at(rows), rank, params.fit.tag())
+    return (matrix.key, matrix.rows.digest_at(rows), rank, fit_params(matrix, params).tag())
 
 
 def _remember(key: tuple[str, str, int, str], model: FactorModel) -> None:
@@ -97,7 +104,7 @@ def choose_rank(matrix: Matrix, rows: int, params: EngineParams) -> int:
     if not keep.all():  # a column seen only outside the subset: add its rows back
         extra = np.flatnonzero(mask[:, ~keep].any(axis=1))
         sub = np.union1d(sub, extra)
-    sel = select_rank(y[sub], mask[sub], [ids[i] for i in sub], params.fit, keep=params.cv_keep,
+    sel = select_rank(y[sub], mask[sub], [ids[i] for i in sub], fit_params(matrix, params), keep=params.cv_keep,
                       patience=PATIENCE)
     return sel.rank
 
@@ -108,7 +115,7 @@ def retrain(matrix: Matrix, params: EngineParams, *, at: float, trigger_position
     rows = len(matrix)
     rank = choose_rank(matrix, rows, params)
     y, mask, _ = matrix.dense(rows)
-    model = train(y, mask, replace(params.fit, rank=rank)).model
+    model = train(y, mask, replace(fit_params(matrix, params), rank=rank)).model
     _remember(_memo_key(matrix, rows, model.rank, params), model)
     h = model.content_hash()
     event = ev.ModelRetrained(at=at, classification=matrix.classification, group=matrix.group,
@@ -129,7 +136,7 @@ def model_for(matrix: Matrix, params: EngineParams) -> FactorModel | None:
         _MEMO.move_to_end(key)
         return model
     y, mask, _ = matrix.dense(fact.rows)
-    model = train(y, mask, replace(params.fit, rank=fact.rank)).model
+    model = train(y, mask, replace(fit_params(matrix, params), rank=fact.rank)).model
     h = model.content_hash()
     if h != fact.content_hash:
         raise ModelMismatch(f"{matrix.key}: rebuilt model {h[:12]} != recorded {fact.content_hash[:12]} "

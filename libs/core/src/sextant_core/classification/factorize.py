@@ -77,6 +77,9 @@ class FactorModel:
     train_rmse: float
     epochs: int
     rows: int
+    bias_prior: bool = False  # fold-in uses the joint prior of [b_u, q_u] below (else b_u flat)
+    joint_mean: FloatArray | None = None  # (k + 1,) mean of [b_u, q_u] over well-determined rows
+    joint_cov: FloatArray | None = None  # (k + 1, k + 1)
 
     def content_hash(self) -> str:
         """sha256 over every parameter's bytes (little-endian float64): the `ModelRetrained` hash."""
@@ -85,6 +88,10 @@ class FactorModel:
         for a in (np.array([self.mu, self.bias_mean, self.noise_var, self.train_rmse]),
                   self.col_bias, self.col_factors, self.prior_mean, self.prior_cov):
             h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        if self.bias_prior and self.joint_mean is not None and self.joint_cov is not None:
+            h.update(b"bias-prior")
+            for a in (self.joint_mean, self.joint_cov):
+                h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
         return h.hexdigest()
 
 
@@ -221,14 +228,15 @@ def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = 
         if prev < np.inf and prev - rmse <= params.tol * prev:
             break
         prev = rmse
-    model = _column_model(y, mf, n_row, mu, b, c, q, p, k, rmse, epochs)
+    model = _column_model(y, mf, n_row, mu, b, c, q, p, k, rmse, epochs, params.row_bias_prior)
     return Fit(model=model, row_bias=_frozen(b), row_factors=_frozen(q))
 
 
 def _column_model(y: FloatArray, mf: FloatArray, n_row: FloatArray, mu: float, b: FloatArray,
                   c: FloatArray, q: FloatArray, p: FloatArray, k: int, rmse: float,
-                  epochs: int) -> FactorModel:
-    """Prior of a new row's factors and the residual variance, from well-determined rows."""
+                  epochs: int, bias_prior: bool = False) -> FactorModel:
+    """Prior of a new row's factors (and, with `bias_prior`, of [b_u, q_u] jointly) and the residual
+    variance, from well-determined rows."""
     observed = n_row > 0
     good = n_row >= k + 2
     if good.sum() < k + 2:
@@ -242,7 +250,15 @@ def _column_model(y: FloatArray, mf: FloatArray, n_row: FloatArray, mu: float, b
     n_obs = float(mf[good].sum())
     dof = n_obs - float(good.sum()) * (k + 1) - 0.5 * (k + 1) * p.shape[0]
     noise_var = max(sse / dof, _MIN_NOISE_VAR) if dof > 0 else max(sse / max(n_obs, 1.0), _MIN_NOISE_VAR)
+    joint_mean = joint_cov = None
+    if bias_prior:
+        zg = np.hstack([b[good][:, None], qg])
+        joint_mean = zg.mean(axis=0) if len(zg) else np.zeros(k + 1)
+        joint_cov = np.atleast_2d(np.cov(zg, rowvar=False)) if len(zg) > 1 else np.eye(k + 1)
+        joint_cov = joint_cov + _PRIOR_JITTER * np.eye(k + 1) * max(1.0, float(np.trace(joint_cov)) / (k + 1))
+        joint_mean, joint_cov = _frozen(joint_mean), _frozen(joint_cov)
     return FactorModel(n_columns=p.shape[0], rank=k, mu=mu, col_bias=_frozen(c), col_factors=_frozen(p),
                        prior_mean=_frozen(prior_mean), prior_cov=_frozen(prior_cov),
                        bias_mean=float(b[observed].mean()) if observed.any() else 0.0,
-                       noise_var=noise_var, train_rmse=rmse, epochs=epochs, rows=int(observed.sum()))
+                       noise_var=noise_var, train_rmse=rmse, epochs=epochs, rows=int(observed.sum()),
+                       bias_prior=bias_prior, joint_mean=joint_mean, joint_cov=joint_cov)

@@ -21,6 +21,11 @@ This replaces the papers' vague "second SVD on R" confidence (Paragon §9.1): th
 an entry is the model probability that the true value lies within the normalisation's tolerance
 (±10 % for performance, ±10 points for scores): ``erf(tol / (std·√2))``.
 
+With ``FactorModel.bias_prior`` (matrices whose rows share one unit: interference scores) the
+prior is the joint Gaussian of ``[b_u, q_u]`` over the well-determined training rows instead:
+``Λ₀ = Cov([b, q])⁻¹``, ``z₀ = mean([b, q])`` — one measured sensitive source then moves the row's
+other estimates only as far as the population says sources go together.
+
 A row with no observation gets the population mean (b = mean row bias, q = m) and confidence 0.
 """
 
@@ -53,6 +58,9 @@ def _prior_terms(model: FactorModel) -> tuple[FloatArray, FloatArray]:
     d = k + 1
     lam = np.zeros((d, d))
     lz = np.zeros(d)
+    if model.bias_prior and model.joint_cov is not None and model.joint_mean is not None:
+        jprec: FloatArray = np.asarray(np.linalg.inv(model.joint_cov), dtype=np.float64)
+        return model.noise_var * jprec, np.asarray(model.noise_var * (jprec @ model.joint_mean), dtype=np.float64)
     if k > 0:
         prec = np.linalg.inv(model.prior_cov)
         lam[1:, 1:] = model.noise_var * prec

@@ -1,11 +1,16 @@
 """Which matrix cells a workload's profiling samples fill (Quasar §3.2, Paragon §2.4).
 
-Matrices are named by classification and *group*. **[IMPL CHOICE] groups:** scale-up and
-scale-out are kept per workload kind (`batch`, `analytics`, `service`) because their columns —
-the knobs — differ by kind (framework parameters for analytics, no scale-out for single-node
-jobs); heterogeneity (columns = platforms) and interference (columns = sources) have the same
-columns for every kind and share one matrix, group ``all``, which gives them more rows. Row units
-differ across kinds (QPS, IPS, 1/time) but the log normalisation turns a unit into a row bias.
+Matrices are named by classification and *group*. **[IMPL CHOICE] groups = workload kinds**
+(`batch`, `analytics`, `service`) for all four classifications. Scale-up and scale-out differ by
+kind in their columns (framework parameters for analytics, no scale-out for single-node jobs).
+Heterogeneity and interference have the same columns for every kind and were first one shared
+matrix (group ``all``, more rows); measured on the twin (`bench/classification.py --source twin`,
+2 entries per row) the shared matrices were worse: a service's "performance" (the highest QPS
+within its latency bound) is not proportional to its platform's speed, so service rows in the
+shared heterogeneity matrix made it noisy for everyone (batch heterogeneity 10.0 % -> 6.1 % avg
+error per kind); families of one kind share interference roles (I/O jobs: storage and network), so
+per-kind interference matrices predict better too (batch 15.2 -> 12.5 points). ``GROUP_ALL``
+remains for matrices without kinds (external data).
 
 **[IMPL CHOICE] one interference matrix.** Tolerated and caused scores of one workload come from
 the same ramps, so they are one row of a 20-column matrix: columns ``t:<source>`` (tolerated) and
@@ -37,7 +42,7 @@ CAUSED_PREFIX = "c:"
 Sample = tuple[str, str, str, float, "float | None"]  # run_id, classification, column, value, caused
 CellKey = tuple[Classification, str]  # (classification, group)
 
-_PER_KIND = frozenset({Classification.SCALE_UP, Classification.SCALE_OUT})
+_PER_KIND = frozenset(Classification)  # every classification is kept per kind (see above)
 MULTI_NODE_KINDS = frozenset({"analytics", "service"})  # kinds with a scale-out matrix (Quasar Table 2)
 
 
@@ -75,7 +80,7 @@ def cells(kind: str, runs: Sequence[ProfileRun], samples: Sequence[Sample]) -> d
     ref_values = [s[3] for s in samples if ref is not None and s[0] == ref.run_id]
     if ref is None or not ref_values:
         return out
-    het_cols = {c for c, _ in out.get((Classification.HETEROGENEITY, GROUP_ALL), [])}
+    het_cols = {c for c, _ in out.get((Classification.HETEROGENEITY, group_of(Classification.HETEROGENEITY, kind)), [])}
     if ref.platform not in het_cols and ref.nodes == 1:
         for v in ref_values:
             put(Classification.HETEROGENEITY, ref.platform, v)

@@ -32,6 +32,12 @@ class FitParams:
                  minima ALS falls into with a tiny reg on sparse data)
     max_epochs   ALS sweeps (one sweep = all rows, then all columns)
     tol          stop when the training RMSE improves by less than this fraction in a sweep
+    row_bias_prior  fold-in: a Gaussian prior on a new row's bias too (estimated jointly with the
+                 factors' from the training rows), instead of a flat one. Set by the engine for
+                 matrices whose rows share one unit (interference scores, `Normalisation.SCORE`):
+                 there a flat prior lets one measured sensitive source drag every other estimate of
+                 the row with it (measured on the twin: 16.4 -> see docs/classification.md).
+                 Performance rows keep the flat prior (units per row, scale equivariance).
     """
 
     rank: int | None = None
@@ -42,8 +48,10 @@ class FitParams:
     reg_start: float = 1.0
     max_epochs: int = 40
     tol: float = 1e-5
+    row_bias_prior: bool = False
 
     def tag(self) -> str:
         """A compact, stable description (part of model hashes and versions)."""
         return (f"als:k={self.rank}:reg={self.reg!r}:rb={self.reg_bias!r}:cb={int(self.column_bias)}"
-                f":ii={self.init_iters}:rs={self.reg_start!r}:ep={self.max_epochs}:tol={self.tol!r}")
+                f":ii={self.init_iters}:rs={self.reg_start!r}:ep={self.max_epochs}:tol={self.tol!r}"
+                + (":rbp=1" if self.row_bias_prior else ""))
