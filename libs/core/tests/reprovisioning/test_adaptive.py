@@ -1,0 +1,162 @@
+"""The `Adaptive` reprovisioner's ladder as pure decisions (issue 8): what each rung emits, in
+which order, and that the process manager routes monitoring to it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_contracts.model import InstructionRateTarget, ThroughputLatencyTarget, TwinWorkloadRef, WorkloadKind
+from sextant_core.decide import decide
+from sextant_core.policies import PolicySet
+from sextant_core.process import react
+from sextant_core.profiles import policy_set
+from sextant_core.reprovisioning.adaptive import Adaptive
+from sextant_core.state import fold
+from sextant_core.state.model import ClusterState
+from sextant_core.testing.builders import alloc, record, server
+
+# performance per core count on platform A (c_ref = 1 without profiling runs): S(c) = U(c)/U(1)
+UP = {"c1": 1.0e9, "c2": 1.9e9, "c4": 3.5e9, "c8": 6.0e9}
+
+
+def params() -> PolicySet:
+    base = policy_set("foundation")
+    return PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "reprovisioner": Adaptive()})
+
+
+def running(wid: str, a: Any, *, target: Any = None, kind: WorkloadKind = WorkloadKind.BATCH,
+            best_effort: bool = False, at: float = 2.0) -> list[ev.Event]:
+    target = target or InstructionRateTarget(ips=2.0e9)
+    return [
+        ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="t", kind=kind, target=target,
+                             spec=TwinWorkloadRef(ref=wid), fast_path=True, best_effort=best_effort),
+        ev.WorkloadClassified(at=at, workload_id=wid, decision=record(1), scale_up=UP, heterogeneity={"A": 1.0e9},
+                              tolerated={"memory_bw": 50.0}, caused={"memory_bw": 10.0}),
+        ev.WorkloadAdmitted(at=at, workload_id=wid, decision=record(2), arq_class=0),
+        ev.PlacementDecided(at=at, workload_id=wid, decision=record(3), allocation=a),
+        ev.WorkloadStarted(at=at, workload_id=wid, allocation=a),
+    ]
+
+
+def observe(st: ClusterState, wid: str, ratio: float, value: float = 0.0, at: float = 3000.0,
+            p99: float | None = None) -> tuple[ev.Event, ...]:
+    c = cmd.AssessObservation(workload_id=wid, value=value, ratio_to_target=ratio, p99_latency_ms=p99)
+    return decide(st, c, params=params(), seed=1, at=at).events
+
+
+def test_below_target_scales_up_in_place_first() -> None:
+    # 2 cores predict 1.9e9 / 2e9 = 0.95; 4 free cores on s1 → grow to the useful 8? only 6 are free
+    st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
+    (adj,) = observe(st, "w", ratio=0.94)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_up"
+    assert adj.allocation.assignments[0].cores == 8 and adj.reason.startswith("reactive below_target")
+
+
+def test_far_below_the_estimate_reclassifies_instead() -> None:
+    # estimate 0.95 × 0.85 = 0.81 > 0.5: the classification no longer describes it
+    st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
+    (req,) = observe(st, "w", ratio=0.5)
+    assert isinstance(req, ev.ReclassificationRequested) and "below_target" in req.reason
+    # ... but not again within reclassify_gap_s of its last classification (at 2.0)
+    assert observe(st, "w", ratio=0.5, at=1000.0) == ()
+
+
+def test_no_room_in_place_evicts_best_effort_to_a_server_with_room() -> None:
+    st = fold([server("s1", cores=8), server("s2", cores=8),
+               *running("w", alloc(("s1", 2, 4.0))), *running("be", alloc(("s1", 6, 4.0)), best_effort=True)])
+    moved, adj = observe(st, "w", ratio=0.94)
+    assert isinstance(moved, ev.MigrationDecided) and moved.workload_id == "be"
+    assert moved.allocation.servers == ("s2",)  # moved first: its cores leave s1 before w takes them
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "evict"
+    assert adj.allocation.assignments[0].cores == 8 and adj.trace.notes == ("evict:be",)
+
+
+def test_eviction_kills_best_effort_when_nowhere_else_fits() -> None:
+    st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0))),
+               *running("be", alloc(("s1", 6, 4.0)), best_effort=True)])
+    adj, killed = observe(st, "w", ratio=0.94)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "evict"
+    assert isinstance(killed, ev.WorkloadRevoked) and killed.workload_id == "be"
+    assert react(fold([adj, killed], st), killed)[0] == cmd.StopWorkload(workload_id="be", reason=killed.reason)
+
+
+def test_best_effort_workloads_are_never_adjusted() -> None:
+    st = fold([server("s1", cores=8), *running("be", alloc(("s1", 2, 4.0)), best_effort=True)])
+    assert observe(st, "be", ratio=0.1) == ()
+
+
+def service(nodes: int, cores: int = 4) -> tuple[ClusterState, str]:
+    servers = [server(f"s{i}", cores=8) for i in range(4)]
+    a = alloc(*((f"s{i}", cores, 4.0) for i in range(nodes)))
+    # capacity per node = S(cores) × 1e9 QPS at the bound (classification rows are max QPS)
+    return fold([*servers, *running("svc", a, target=ThroughputLatencyTarget(qps=5.0e8, p99_latency_ms=1.0),
+                                    kind=WorkloadKind.SERVICE)]), "svc"
+
+
+def test_service_under_load_scales_out() -> None:
+    st, wid = service(nodes=1, cores=8)  # 1 node × 6e9 capacity at 8 cores (useful max): no growth in place
+    (adj,) = observe(st, wid, ratio=1.01, value=5.4e9, p99=0.3)  # u = 0.9 > 0.8
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
+    # sized for u ≈ 0.6: need 5.4e9 / 0.6 = 9e9 → 2 nodes (12e9)
+    assert len(adj.allocation.assignments) == 2
+
+
+def test_idle_service_gives_nodes_back() -> None:
+    st, wid = service(nodes=3, cores=8)  # 18e9 capacity
+    (adj,) = observe(st, wid, ratio=1.01, value=3.0e9, p99=0.2)  # u = 0.17 < 0.4
+    # keep ≥ 3e9 / 0.6 = 5e9: one 6e9 node suffices
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_in"
+    assert len(adj.allocation.assignments) == 1
+
+
+def test_service_within_band_is_left_alone() -> None:
+    st, wid = service(nodes=2, cores=8)  # 12e9
+    assert observe(st, wid, ratio=1.01, value=7.0e9, p99=0.3) == ()  # u = 0.58
+
+
+def test_probe_round_samples_a_fifth_and_probe_change_reclassifies() -> None:
+    events = [server("s1", cores=64)]
+    for i in range(20):
+        events += running(f"w{i}", alloc(("s1", 1, 1.0)))
+    st = fold(events)
+    tick = ev.Tick(at=3600.0, seq=60, period_s=60.0)
+    reviews = react(fold([tick], st), tick)
+    assert len(reviews) == 20 and all(r == cmd.ReviewWorkload(workload_id=r.workload_id, reason="probe_round")
+                                      for r in reviews)
+    assert react(st, ev.Tick(at=3660.0, seq=61, period_s=60.0)) == ()  # not a round boundary
+    probes = [e for r in reviews for e in decide(st, r, params=params(), seed=1, at=3600.0).events]
+    assert 1 <= len(probes) <= 8 and all(isinstance(p, ev.ProbeRequested) for p in probes)
+    p = probes[0]
+    assert isinstance(p, ev.ProbeRequested)
+    (probe_cmd,) = react(fold([p], st), p)
+    assert isinstance(probe_cmd, cmd.ProbeInterference) and probe_cmd.HANDLER == "agent"
+    # the agent measures memory_bw tolerated 50 → 30 (−40 %, 20 points): a phase change
+    fact = ev.InterferenceProbed(at=3601.0, workload_id=p.workload_id, probe_id=p.probe_id,
+                                 tolerated={"memory_bw": 30.0}, caused={"memory_bw": 10.0})
+    (assess,) = react(fold([p, fact], st), fact)
+    (req,) = decide(fold([p, fact], st), assess, params=params(), seed=1, at=3601.0).events
+    assert isinstance(req, ev.ReclassificationRequested) and req.reason.startswith("proactive")
+
+
+def test_straggler_probe_then_relaunch_elsewhere() -> None:
+    st = fold([server("s0"), server("s1"), server("s2"),
+               *running("job", alloc(("s0", 4, 4.0), ("s1", 4, 4.0)), kind=WorkloadKind.ANALYTICS)])
+    tasks = cmd.AssessTasks(workload_id="job", servers=("s0",) * 4 + ("s1",) * 4,
+                            rates=(1.0,) * 4 + (0.3,) * 4, progress=(0.4,) * 8)
+    (probe,) = decide(st, tasks, params=params(), seed=1, at=500.0).events
+    assert isinstance(probe, ev.ProbeRequested) and probe.purpose == "straggler" and probe.server_id == "s1"
+    same = cmd.AssessProbe(workload_id="job", probe_id=probe.probe_id, purpose="straggler", server_id="s1",
+                           tolerated={"memory_bw": 48.0}, caused={"memory_bw": 10.0})
+    assert decide(st, same, params=params(), seed=1, at=501.0).events == ()  # ≤ 20 %: not a straggler
+    changed = same.model_copy(update={"tolerated": {"memory_bw": 20.0}})
+    (adj,) = decide(st, changed, params=params(), seed=1, at=501.0).events
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "relaunch"
+    assert adj.allocation.servers == ("s0", "s2")
+
+
+def test_profiles_without_the_ladder_decide_nothing_on_monitoring_inputs() -> None:
+    st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
+    c = cmd.AssessObservation(workload_id="w", value=1.0, ratio_to_target=0.1)
+    assert decide(st, c, params=policy_set("foundation"), seed=1, at=10.0).events == ()
