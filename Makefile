@@ -26,10 +26,14 @@ $(STAMP): constraints.txt requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pypr
 test: install
 	SEXTANT_ENFORCE_INTEGRATION=1 $(BIN)/python -m pytest -p no:cacheprovider -q
 
+# the stack (PostgreSQL + Kafka), then the platform's processes; the API on 127.0.0.1:8080
+# (SEXTANT_API_HOST / SEXTANT_API_PORT change it)
 up: install
 	$(BIN)/sextant-infra up
+	$(BIN)/sextant up
 
 down: install
+	$(BIN)/sextant down
 	$(BIN)/sextant-infra down
 
 demo: install

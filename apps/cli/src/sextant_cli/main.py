@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "sextant_cli.db",
     "sextant_cli.replay",
     "sextant_cli.ops",
+    "sextant_cli.tenants",
     "sextant_cli.demo",
 )
 

@@ -1,13 +1,19 @@
 """Operator verbs of `sextant`:
 
-    submit FILE.json | --kind ... --target ...   submit a workload through the REST API
+    submit FILE.json                             submit a workload through the REST API
     status ID / list / revoke ID                 read and change workloads through the REST API
+    update ID --target JSON                      a new performance target (the workload is re-planned)
+    up / down                                    start / stop the platform's processes over `make up`'s
+                                                 stack (the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT,
+                                                 default 127.0.0.1:8080); `make up` / `make down` run them
     tail [--from POSITION]                        follow the event log (PostgreSQL, position order)
     state --at POSITION                          the cluster as of a log position (a fold)
     explain DECISION_ID                          re-run a decision from the log and show why
 
-The API verbs use `--api` (default `$SEXTANT_API_URL` or http://127.0.0.1:8080); the log verbs read
-PostgreSQL at `--url` (default `$SEXTANT_DATABASE_URL`, or the one `make up` wrote in .run/).
+The API verbs use `--api` (default `$SEXTANT_API_URL` or http://127.0.0.1:8080) and `--token`
+(default `$SEXTANT_TOKEN`: a tenant's token from `sextant tenants create`); errors print the API's
+problem document and exit 1. The log verbs read PostgreSQL at `--url` (default
+`$SEXTANT_DATABASE_URL`, or the one `make up` wrote in .run/).
 """
 
 from __future__ import annotations
@@ -67,13 +73,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = api_parser("status", "show one workload")
     p.add_argument("id")
     p.set_defaults(func=status)
-    p = api_parser("list", "list workloads")
+    p = api_parser("list", "list workloads (every page)")
     p.add_argument("--state")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--kind")
+    p.add_argument("--limit", type=int, default=500, help="page size")
     p.set_defaults(func=listing)
     p = api_parser("revoke", "revoke a workload (frees its resources; the agent stops it)")
     p.add_argument("id")
     p.set_defaults(func=revoke)
+    p = api_parser("update", "give a workload a new performance target (it is re-planned)")
+    p.add_argument("id")
+    p.add_argument("--target", required=True, help='JSON, e.g. \'{"type": "completion_time", "seconds": 600}\'')
+    p.set_defaults(func=update)
+    p = sub.add_parser("up", help="start the platform's processes over the stack of `sextant-infra up`")
+    p.add_argument("--run-dir", default=".run", help="the stack's folder (default .run)")
+    p.set_defaults(func=platform_up)
+    p = sub.add_parser("down", help="stop the processes `sextant up` started")
+    p.add_argument("--run-dir", default=".run", help="the stack's folder (default .run)")
+    p.set_defaults(func=platform_down)
     p = log_parser("tail", "follow the event log")
     p.add_argument("--from", dest="start", type=int, default=0, help="start after this position")
     p.add_argument("--once", action="store_true", help="print what is there and stop")
@@ -108,20 +125,31 @@ def status(args: argparse.Namespace) -> int:
 
 def listing(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"limit": args.limit}
-    if args.state:
-        params["state"] = args.state
+    for name in ("state", "kind"):
+        if getattr(args, name):
+            params[name] = getattr(args, name)
+    items: list[dict[str, Any]] = []
     with _api(args) as c:
-        r = c.get("/v1/workloads", params=params)
-    if not r.is_success:
-        _print_json(r.json())
-        return 1
+        while True:
+            r = c.get("/v1/workloads", params=params)
+            if not r.is_success:
+                _print_json(r.json())
+                return 1
+            page = r.json()
+            items.extend(page["items"])
+            if not page.get("next_cursor"):
+                break
+            params["cursor"] = page["next_cursor"]
     t = Table()
-    for col in ("id", "name", "kind", "state", "QoS", "servers"):
+    for col in ("id", "name", "kind", "state", "QoS", "servers / queue"):
         t.add_column(col)
-    for v in r.json()["items"]:
+    for v in items:
         qos = "" if not v.get("qos") else ("met" if v["qos"]["met"] else "missed")
-        servers = "" if not v.get("allocation") else ",".join(a["server_id"] for a in v["allocation"]["assignments"])
-        t.add_row(v["id"][:12], v["name"], v["kind"], v["state"], qos, servers)
+        where = "" if not v.get("allocation") else ",".join(a["server_id"] for a in v["allocation"]["assignments"])
+        if v.get("queue"):
+            q = v["queue"]
+            where = f"class {q['arq_class']} #{q['position']} ~{q['expected_wait_s'] or 0:.0f}s"
+        t.add_row(v["id"][:12], v["name"], v["kind"], v["state"], qos, where)
     console.print(t)
     return 0
 
@@ -131,6 +159,96 @@ def revoke(args: argparse.Namespace) -> int:
         r = c.delete(f"/v1/workloads/{args.id}")
     _print_json(r.json() if r.content else {"status": r.status_code})
     return 0 if r.is_success else 1
+
+
+def update(args: argparse.Namespace) -> int:
+    with _api(args) as c:
+        r = c.patch(f"/v1/workloads/{args.id}", json={"target": json.loads(args.target)})
+    _print_json(r.json())
+    return 0 if r.is_success else 1
+
+
+PLATFORM_FILE = "platform.json"
+
+
+def platform_up(args: argparse.Namespace) -> int:
+    """Start every platform process detached (they outlive this command), the admission service on
+    $SEXTANT_API_HOST:$SEXTANT_API_PORT (default 127.0.0.1:8080); pids in <run-dir>/platform.json."""
+    import sys
+    import time
+
+    from sextant_infra.processes import free_port, log_tail, pid_alive, spawn
+    from sextant_kit.migrations import migrate
+
+    from .platform import MODULES, SERVICES
+
+    run = Path(args.run_dir).resolve()
+    env_file = run / "stack.env"
+    if not env_file.exists():
+        raise SystemExit(f"no {env_file}: run `sextant-infra up` (or `make up`) first")
+    if _recorded_alive(run):
+        console.print(f"the platform is already up ({run / PLATFORM_FILE})")
+        return 0
+    stack = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
+    migrate(stack["SEXTANT_DATABASE_URL"])
+    host = os.environ.get("SEXTANT_API_HOST", "127.0.0.1")
+    port = int(os.environ.get("SEXTANT_API_PORT", "8080"))
+    procs: dict[str, dict[str, Any]] = {}
+    for name in (*SERVICES, "relay", "agent"):
+        env = {**os.environ, **stack, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_HOST": "127.0.0.1",
+               "SEXTANT_HTTP_PORT": str(free_port()), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        if name == "admission":
+            env.update(SEXTANT_HTTP_HOST=host, SEXTANT_HTTP_PORT=str(port))
+        log = run / "logs" / f"{name}.log"
+        popen = spawn([sys.executable, "-m", MODULES[name]], log_path=log, env=env)
+        procs[name] = {"pid": popen.pid, "module": MODULES[name], "port": int(env["SEXTANT_HTTP_PORT"]),
+                       "log": str(log)}
+    (run / PLATFORM_FILE).write_text(json.dumps(procs, indent=2) + "\n")
+    url = f"http://{host}:{port}"
+    deadline = time.monotonic() + 90
+    with httpx.Client(timeout=2.0) as c:
+        while True:
+            dead = [n for n, p in procs.items() if not pid_alive(p["pid"])]
+            if dead:
+                console.print(f"[red]{dead[0]} exited:[/]\n{log_tail(Path(procs[dead[0]]['log']), 20)}")
+                return 1
+            with contextlib.suppress(httpx.HTTPError):
+                if c.get(f"{url}/readyz").status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                console.print(f"[red]the API is not ready at {url} after 90 s[/] (logs in {run / 'logs'})")
+                return 1
+            time.sleep(0.5)
+    console.print(f"platform up: the API at {url} (openapi: {url}/docs); logs in {run / 'logs'}", highlight=False)
+    return 0
+
+
+def _recorded_alive(run: Path) -> bool:
+    from sextant_infra.processes import pid_alive, pid_cmdline
+
+    path = run / PLATFORM_FILE
+    if not path.exists():
+        return False
+    procs = json.loads(path.read_text())
+    return any(pid_alive(p["pid"]) and p["module"] in pid_cmdline(p["pid"]) for p in procs.values())
+
+
+def platform_down(args: argparse.Namespace) -> int:
+    """Stop what `sextant up` recorded (only pids that still run the recorded module)."""
+    from sextant_infra.processes import pid_alive, pid_cmdline, stop_pid
+
+    path = Path(args.run_dir).resolve() / PLATFORM_FILE
+    if not path.exists():
+        console.print("no platform recorded")
+        return 0
+    stopped = []
+    for name, p in json.loads(path.read_text()).items():
+        if pid_alive(p["pid"]) and p["module"] in pid_cmdline(p["pid"]):
+            stop_pid(p["pid"], grace=15.0)
+            stopped.append(name)
+    path.unlink()
+    console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
+    return 0
 
 
 def tail(args: argparse.Namespace) -> int:
