@@ -408,18 +408,27 @@ def _stats(seconds: list[float]) -> dict[str, float]:
 
 
 def run_defaults(src: Source, n_new: int, seed: int) -> list[dict[str, Any]]:
-    """Average error (new workloads, 2 entries) under alternative engine parameters."""
+    """Average error (new workloads, 2 entries) per kind under alternative engine parameters."""
     base = FitParams()
-    variants = [("default", base), ("reg=0.003", replace(base, reg=0.003)), ("reg=0.02", replace(base, reg=0.02)),
-                ("reg=0.03", replace(base, reg=0.03)), ("reg=0.1", replace(base, reg=0.1)),
-                ("reg=0.3", replace(base, reg=0.3)),
-                ("no column bias", replace(base, column_bias=False)), ("no hard-impute", replace(base, init_iters=0)),
-                ("rank=1", replace(base, rank=1)), ("rank=3", replace(base, rank=3))]
+    variants = [("default", EngineParams()),
+                ("reg=0.001", EngineParams(fit=replace(base, reg=0.001))),
+                ("reg=0.003", EngineParams(fit=replace(base, reg=0.003))),
+                ("reg=0.03", EngineParams(fit=replace(base, reg=0.03))),
+                ("reg=0.1", EngineParams(fit=replace(base, reg=0.1))),
+                ("no column bias", EngineParams(fit=replace(base, column_bias=False))),
+                ("no hard-impute", EngineParams(fit=replace(base, init_iters=0))),
+                ("flat score bias", EngineParams(score_bias_prior=False)),
+                ("cv keep 3", EngineParams(cv_keep=3)),
+                ("rank=1", EngineParams(fit=replace(base, rank=1))),
+                ("rank=2", EngineParams(fit=replace(base, rank=2))),
+                ("rank=3", EngineParams(fit=replace(base, rank=3))),
+                ("rank=5", EngineParams(fit=replace(base, rank=5)))]
     out = []
-    for name, fit in variants:
-        res = run_accuracy(src, 2, n_new, 0, seed, EngineParams(fit=fit))["results"]
-        t = summarise(res, "new")["all"]
-        out.append({"variant": name, **{c: t[c]["avg"] for c in CLASSES if c in t}})
+    for name, engine in variants:
+        res = run_accuracy(src, 2, n_new, 0, seed, engine)["results"]
+        t = summarise(res, "new")
+        out.append({"variant": name, **{f"{kind}/{c}": t[kind][c]["avg"] for kind in t for c in CLASSES
+                                        if c in t[kind]}})
     return out
 
 
@@ -463,8 +472,11 @@ def print_report(r: dict[str, Any]) -> None:
                 for c in CLASSES))
     if "defaults" in r:
         print("\n== Defaults (avg error of new workloads, 2 entries)")
+        keys = [k for k in r["defaults"][0] if k != "variant" and not k.startswith("all/")]
+        print(f"{'variant':16} " + " ".join(f"{k.replace('heterogeneity', 'het').replace('interference', 'intf'):>18}"
+                                           for k in keys))
         for row in r["defaults"]:
-            print(f"{row['variant']:16} " + "  ".join(f"{c}={row.get(c, float('nan')):.2f}" for c in CLASSES))
+            print(f"{row['variant']:16} " + " ".join(f"{row.get(k, float('nan')):18.2f}" for k in keys))
     print(f"\nmachine: {r['machine']}")
     if "speed" not in r:
         return

@@ -52,6 +52,7 @@ class EngineParams:
     retrain_fraction: float = 0.10
     selection_rows: int = 2000
     cv_keep: int = 2
+    score_bias_prior: bool = True  # `FitParams.row_bias_prior` for interference-score matrices
 
     def tag(self) -> str:
         return f"{self.fit.tag()}:sel={self.selection_rows}:keep={self.cv_keep}"
@@ -70,7 +71,7 @@ def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
 def fit_params(matrix: Matrix, params: EngineParams) -> FitParams:
     """The engine's `FitParams` for one matrix: a row-bias prior where rows share one unit
     (`Normalisation.SCORE`, interference scores; see `FitParams.row_bias_prior`)."""
-    return replace(params.fit, row_bias_prior=matrix.normalisation is Normalisation.SCORE)
+    return replace(params.fit, row_bias_prior=params.score_bias_prior and matrix.normalisation is Normalisation.SCORE)
 
 
 def _memo_key(matrix: Matrix, rows: int, rank: int, params: EngineParams) -> tuple[str, str, int, str]:
