@@ -146,6 +146,7 @@ class ProbeInterference(Command):
     sources: tuple[str, ...] = Field(min_length=1, max_length=10)
     purpose: str = "proactive"
     server_id: str | None = None
+    reference_server_id: str | None = None
 
 
 class AssessObservation(Command):
@@ -172,6 +173,9 @@ class AssessProbe(Command):
     tolerated: dict[str, float] = Field(default_factory=dict)
     caused: dict[str, float] = Field(default_factory=dict)
     server_id: str | None = None
+    reference_server_id: str | None = None
+    reference_tolerated: dict[str, float] = Field(default_factory=dict)
+    reference_caused: dict[str, float] = Field(default_factory=dict)
 
 
 class AssessTasks(Command):

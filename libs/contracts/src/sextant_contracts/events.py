@@ -287,7 +287,8 @@ class ProbeRequested(DecisionEvent):
     probe_id: str = Field(min_length=1, max_length=200)
     sources: tuple[str, ...] = Field(min_length=1, max_length=10)
     purpose: str = Field(default="proactive", max_length=32)
-    server_id: str | None = None  # where (None: every server of the allocation)
+    server_id: str | None = None  # where (None: the first server of the allocation)
+    reference_server_id: str | None = None  # a healthy server of the same job probed alongside
     reason: str = ""
 
 
@@ -302,6 +303,9 @@ class InterferenceProbed(WorkloadEvent):
     tolerated: dict[str, float] = Field(default_factory=dict)
     caused: dict[str, float] = Field(default_factory=dict)
     server_id: str | None = None
+    reference_server_id: str | None = None
+    reference_tolerated: dict[str, float] = Field(default_factory=dict)
+    reference_caused: dict[str, float] = Field(default_factory=dict)
 
 
 class TasksObserved(WorkloadEvent):

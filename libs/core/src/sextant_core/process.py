@@ -176,13 +176,16 @@ def _(event: ev.PerformanceObserved, state: ClusterState) -> Commands:
 @_react.register
 def _(event: ev.ProbeRequested, state: ClusterState) -> Commands:
     return (cmd.ProbeInterference(workload_id=event.workload_id, probe_id=event.probe_id, sources=event.sources,
-                                  purpose=event.purpose, server_id=event.server_id),)
+                                  purpose=event.purpose, server_id=event.server_id,
+                                  reference_server_id=event.reference_server_id),)
 
 
 @_react.register
 def _(event: ev.InterferenceProbed, state: ClusterState) -> Commands:
     return (cmd.AssessProbe(workload_id=event.workload_id, probe_id=event.probe_id, purpose=event.purpose,
-                            tolerated=event.tolerated, caused=event.caused, server_id=event.server_id),)
+                            tolerated=event.tolerated, caused=event.caused, server_id=event.server_id,
+                            reference_server_id=event.reference_server_id,
+                            reference_tolerated=event.reference_tolerated, reference_caused=event.reference_caused),)
 
 
 @_react.register

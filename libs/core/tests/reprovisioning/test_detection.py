@@ -109,3 +109,21 @@ def test_stateful_services_move_microshards_of_the_changed_nodes_only() -> None:
     cost = ladder.migration_cost(old, new, service=True, p=P)
     # one of two nodes moves: 6.4 GB = 100 microshards × 5 ms = 0.5 s, half the state
     assert cost.moved_fraction == 0.5 and cost.seconds == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(("slow", "ref", "hit"), [
+    (20.0, 50.0, True),  # 30 points and 60 % below the healthy node
+    (45.0, 50.0, False),  # 5 points: noise
+    (60.0, 40.0, False),  # tolerates *more* than the control: not degraded (one-sided)
+    (30.0, 40.0, True),  # 10 points, 25 %
+], ids=["degraded", "noise", "better", "edge"])
+def test_straggler_change_against_a_healthy_node(slow: float, ref: float, hit: bool) -> None:
+    from sextant_core.reprovisioning.detection import straggler_change
+
+    assert (straggler_change({"llc_bw": slow}, {"llc_bw": ref}, 0.2, 8.0) is not None) is hit
+
+
+def test_reference_server_is_the_median_task() -> None:
+    from sextant_core.reprovisioning.stragglers import reference_server
+
+    assert reference_server(["a", "b", "c"], [1.0, 0.3, 0.9]) == "c"  # median 0.9

@@ -56,7 +56,7 @@ from ..planning.model import PerformanceModel
 from ..policies import Planner
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
-from .detection import deviation, in_sample, probe_change, probe_round, probe_sources
+from .detection import deviation, in_sample, probe_change, probe_round, probe_sources, straggler_change
 from .estimate import estimate, performance_model, predicted
 from .params import AdaptationParams
 
@@ -102,7 +102,10 @@ class Adaptive:
                      ctx: DecisionContext) -> Sequence[ev.Event]:
         p = self.params
         if c.purpose == "straggler":
-            change = probe_change(w.classification, c.tolerated, c.caused, p.straggler_change, p.probe_floor)
+            if c.reference_tolerated:
+                change = straggler_change(c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor)
+            else:
+                change = probe_change(w.classification, c.tolerated, c.caused, p.straggler_change, p.probe_floor)
             if change is None or c.server_id is None:
                 return ()
             return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
@@ -113,11 +116,12 @@ class Adaptive:
 
     def assess_tasks(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
                      ctx: DecisionContext) -> Sequence[ev.Event]:
-        from .stragglers import slow_servers
+        from .stragglers import reference_server, slow_servers
 
         if w.allocation is None:
             return ()
         out: list[ev.Event] = []
+        ref = reference_server(c.servers, c.rates)
         for i, sid in enumerate(slow_servers(c.servers, c.rates, c.progress, self.params.straggler_slowdown)):
             if sid not in w.allocation.servers:
                 continue
@@ -126,6 +130,7 @@ class Adaptive:
             out.append(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, decision=rec,
                                          probe_id=f"straggler-{int(ctx.at)}-{sid}-{i}", sources=srcs,
                                          purpose="straggler", server_id=sid,
+                                         reference_server_id=ref if ref != sid else None,
                                          reason="task >= 1.5x slower than the median"))
         return out
 
@@ -168,7 +173,7 @@ class Adaptive:
         evicted = self._evict(state, w, m, ctx, reason)
         if evicted:
             return evicted
-        if w.kind.value in ("analytics", "service"):
+        if w.kind.value in self.params.scale_out_kinds:
             out = self._scale_out(state, w, m, ctx, reason, need)
             if out:
                 return out

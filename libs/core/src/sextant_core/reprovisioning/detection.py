@@ -119,3 +119,22 @@ def probe_change(c: WorkloadClassified | None, tolerated: Mapping[str, float], c
             if abs(m - r) > floor and pc.relative > change and (best is None or pc.relative > best.relative):
                 best = pc
     return best
+
+
+def straggler_change(tolerated: Mapping[str, float], reference: Mapping[str, float], change: float,
+                     floor: float) -> ProbeChange | None:
+    """Quasar §4.3's in-place check, against a control: the slow node's tolerated scores measured
+    next to those of one of the job's healthy nodes in the same probe. [IMPL CHOICE] the paper
+    compares with the original classification; in the twin the reconstructed rows are off by ~20
+    points (sd) per source, more than the 20 % the rule looks for, so a same-time measurement of
+    the same job is the comparison that isolates the node. One-sided: a node that tolerates
+    *less* (by > `change` relative and > `floor` points) is degraded."""
+    best: ProbeChange | None = None
+    for src in SOURCES:
+        if src not in tolerated or src not in reference:
+            continue
+        m, r = float(tolerated[src]), float(reference[src])
+        pc = ProbeChange(src, "tolerated", r, m)
+        if r - m > floor and pc.relative > change and (best is None or pc.relative > best.relative):
+            best = pc
+    return best

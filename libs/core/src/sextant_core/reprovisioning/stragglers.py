@@ -34,3 +34,13 @@ def slow_servers(servers: Sequence[str], rates: Sequence[float], progress: Seque
         if i < len(servers):
             out.setdefault(servers[i], None)
     return list(out)
+
+
+def reference_server(servers: Sequence[str], rates: Sequence[float]) -> str | None:
+    """A healthy node to probe alongside: the server of the task whose rate is closest to the
+    median (ties by server id); None without tasks."""
+    if not servers or not rates:
+        return None
+    med = float(np.median(rates))
+    i = min(range(min(len(servers), len(rates))), key=lambda j: (abs(rates[j] - med), servers[j]))
+    return servers[i]

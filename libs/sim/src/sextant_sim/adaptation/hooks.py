@@ -62,18 +62,27 @@ class AdaptationHooks:
         if a is None or a.paused:
             return
         node = next((n for n in a.nodes if world.sids[n.server] == c.server_id), a.nodes[0])
-        platform = world.cat.platforms[int(world.platform[node.server])].platform_id
-        slow = a.slow_factor if a.slow_server == node.server else 1.0
+        tol, caused = self._measure(a, node.server, c.sources, c.probe_id)
+        ref = next((n for n in a.nodes if world.sids[n.server] == c.reference_server_id), None)
+        rt, rc = self._measure(a, ref.server, c.sources, f"{c.probe_id}-ref") if ref is not None else ({}, {})
+        e.emit(ev.InterferenceProbed(at=now, workload_id=c.workload_id, probe_id=c.probe_id, purpose=c.purpose,
+                                     tolerated=tol, caused=caused, server_id=world.sids[node.server],
+                                     reference_server_id=None if ref is None else world.sids[ref.server],
+                                     reference_tolerated=rt, reference_caused=rc), cause)
+
+    def _measure(self, a: Active, server: int, sources: tuple[str, ...], probe_id: str) -> tuple[dict[str, float], dict[str, float]]:
+        world = self.agent.world
+        platform = world.cat.platforms[int(world.platform[server])].platform_id
+        slow = a.slow_factor if a.slow_server == server else 1.0
         tol: dict[str, float] = {}
         caused: dict[str, float] = {}
-        for src in c.sources:
-            run = ProfileRun(run_id=f"{c.probe_id}-{src}", classification=Classification.INTERFERENCE,
+        for src in sources:
+            run = ProfileRun(run_id=f"{probe_id}-{src}", classification=Classification.INTERFERENCE,
                              column=src, platform=platform)
-            m = e.setup.profiler.measure(c.workload_id, a.truth, run, a.phase)
+            m = self.agent.e.setup.profiler.measure(a.wid, a.truth, run, a.phase)
             tol[src] = round(m.value / slow, 4)
             caused[src] = round(m.caused if m.caused is not None else 0.0, 4)
-        e.emit(ev.InterferenceProbed(at=now, workload_id=c.workload_id, probe_id=c.probe_id, purpose=c.purpose,
-                                     tolerated=tol, caused=caused, server_id=world.sids[node.server]), cause)
+        return tol, caused
 
     # --- the per-task view of analytics jobs -------------------------------------------------------
 
