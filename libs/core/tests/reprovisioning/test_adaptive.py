@@ -7,7 +7,12 @@ from typing import Any
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
-from sextant_contracts.model import InstructionRateTarget, ThroughputLatencyTarget, TwinWorkloadRef, WorkloadKind
+from sextant_contracts.model import (
+    InstructionRateTarget,
+    ThroughputLatencyTarget,
+    TwinWorkloadRef,
+    WorkloadKind,
+)
 from sextant_core.decide import decide
 from sextant_core.policies import PolicySet
 from sextant_core.process import react
