@@ -65,6 +65,18 @@ def test_least_violation_beyond_the_relaxation_bound() -> None:
     assert res.least_violation
 
 
+def test_a_second_least_violation_reproduces_the_first() -> None:
+    # one row: level 0 (core, c_new 90) violates by 30 > max_relax 10 → least violation, slack 30;
+    # level 1 (llc_cap, c_new 80) violates by 40 → least violation again, which recomputes level 0:
+    # with slack 30 the row survives it (before the fix, slack 10 emptied it and the search indexed
+    # a level that no longer existed — the IndexError of the paragon profile)
+    d1 = margins(1, core=[-30], llc_cap=[-40])
+    res = search(d1, margins(1), np.array(row10(0, core=90, llc_cap=80)), np.array(row10(100)), np.ones(1, bool),
+                 GreedyParams(step=5, max_relax=10), Budget(100_000))
+    assert res.candidates.tolist() == [True] and res.least_violation and res.depth == 20
+    assert res.relaxed == {"d1_core": 30.0, "d1_llc_cap": 40.0}
+
+
 def test_budget_exhaustion_keeps_the_rows_examined_so_far() -> None:
     d1 = margins(4, core=[5, 5, 5, 5], llc_cap=[5, -1, 5, 5])
     # a strict pass over 4 rows at every level: level 1 charges 4, level 2 charges 4 → 8 ≥ 6: stop

@@ -10,7 +10,9 @@ the previous level i−1 and relax it by `step` points (5 % of full scale) until
 again, has survivors, up to `max_relax`; then extend to the level before (i−2, ... 0), each time
 recomputing the levels in between; if every earlier level is at `max_relax`, relax level i itself
 the same way; if that fails too, level i keeps its least-violating rows (those with the largest
-margin) and the search continues ("best candidate found"). Every pass charges the rows it
+margin) and the search continues ("best candidate found"); that level's slack is then the
+violation it accepted (reported in `relaxed`, beyond `max_relax`), so that later backtracking,
+which recomputes the levels before it, reproduces the same survivors. Every pass charges the rows it
 examines to the work budget (DESIGN §5: candidates examined, never a clock).
 
 **Budget exhausted** (Paragon's timeout, "[GAP] the timeout value"): the survivors of the deepest
@@ -115,7 +117,10 @@ class _Search:
             return None
         best = float(self.m[i][cur].max())
         self.least = True
-        out: BoolArray = cur & (self.m[i] >= best)
+        # the level's slack becomes the violation it accepted, so a later `redo` through this
+        # level reproduces exactly these survivors (and never comes back empty)
+        self.slack[i] = max(float(self.slack[i]), -best)
+        out: BoolArray = cur & (self.m[i] >= -self.slack[i])
         return out
 
 
