@@ -1,0 +1,155 @@
+"""Acceptance "Fuzzing", the OpenAPI document and the CLI verbs (issue 7), against the admission
+service running as a process.
+
+- docs/api/openapi.json is what the code generates and what the running service serves
+  (regenerate with `.venv/bin/python -m sextant_admission.openapi`);
+- schemathesis generates requests from that document for every operation — valid ones (positive
+  mode) and schema-violating ones (negative mode) — and sends them to the admission service running
+  as a process over the real PostgreSQL and Kafka, with a tenant token: no response is a server
+  error, every status code and content type is documented, every body matches its schema.
+  Bounded and deterministic: `EXAMPLES` per operation and mode, `derandomize=True` (the examples
+  are a function of the test), no example database;
+- the CLI: `sextant tenants create` prints the token alone on its last line; `submit`, `status`,
+  `list`, `update` and `revoke` go through the API with `--token` or `$SEXTANT_TOKEN`; a revoked
+  token is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from sextant_admission.openapi import DEFAULT_PATH, document, render
+from sextant_cli.platform import Platform
+from sextant_kit.eventstore.postgres import PostgresEventStore
+from sextant_kit.migrations import migrate_async
+from sextant_kit.tenancy import TenantRegistry
+
+EXAMPLES = 30
+SCHEMA = schemathesis.openapi.from_path(DEFAULT_PATH)
+# /readyz answers 503 while a dependency is down — its purpose, not a failure of the API
+OPERATIONS = sorted(op.ok().label for op in SCHEMA.get_all_operations() if op.ok().label != "GET /readyz")
+CHECKS = [schemathesis.checks.not_a_server_error, schemathesis.checks.status_code_conformance,
+          schemathesis.checks.content_type_conformance, schemathesis.checks.response_schema_conformance]
+MODES = {"positive": schemathesis.GenerationMode.POSITIVE, "negative": schemathesis.GenerationMode.NEGATIVE}
+REGENERATE = "run `.venv/bin/python -m sextant_admission.openapi` and commit docs/api/openapi.json"
+
+
+def test_openapi_file_matches_the_code() -> None:
+    assert DEFAULT_PATH.read_text() == render(document()), f"docs/api/openapi.json is stale: {REGENERATE}"
+
+
+@dataclass
+class Served:
+    url: str
+    db: str
+    headers: dict[str, str]
+    counts: dict[str, int]
+
+
+async def _token(url: str) -> str:
+    await migrate_async(url)
+    store = PostgresEventStore.from_url(url)
+    try:
+        return (await TenantRegistry(store.engine).create("fuzz"))[1]
+    finally:
+        await store.close()
+
+
+@pytest.fixture(scope="module")
+def served(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    name = f"t_api_fuzz_{uuid.uuid4().hex[:10]}"
+    pg_node.create_database(name)
+    url = pg_node.url_for(name)
+    platform = Platform(Path(tmp_path_factory.mktemp("api-fuzz")), {})
+    try:
+        token = asyncio.run(_token(url))
+        platform.env = {**stack_env, "SEXTANT_DATABASE_URL": url, "SEXTANT_API_AUTH": "tokens",
+                        "SEXTANT_FRONT_DOOR": "0"}
+        # its own consumer group: it must not share the event topics' partitions with any other admission
+        platform.start("admission", {"SEXTANT_SERVICE_NAME": "admission-fuzz"})
+        platform.wait_ready()
+        yield Served(platform.url("admission"), url, {"Authorization": f"Bearer {token}"}, {})
+    finally:
+        platform.stop()
+        pg_node.drop_database(name)
+
+
+@pytest.mark.integration
+def test_the_service_serves_the_document_in_the_repository(served: Served) -> None:
+    served_doc = httpx.get(f"{served.url}/openapi.json", timeout=10).json()
+    assert served_doc == json.loads(DEFAULT_PATH.read_text()), f"the served document differs: {REGENERATE}"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_generated_requests_get_documented_answers(served: Served, label: str, mode: str) -> None:
+    operation = SCHEMA.find_operation_by_label(label)
+    assert operation is not None
+    strategy = SCHEMA.get_case_strategy(operation, generation_mode=MODES[mode])
+    statuses: list[int] = []
+
+    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, print_blob=True,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=strategy)
+    def run(case: schemathesis.Case) -> None:
+        response = case.call_and_validate(base_url=served.url, headers=served.headers, checks=CHECKS)
+        statuses.append(response.status_code)
+
+    run()
+    served.counts[f"{label} {mode}"] = len(statuses)
+    assert statuses, "no request was generated"
+    assert all(s < 500 for s in statuses)
+
+
+def sextant(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})}, check=False)
+
+
+@pytest.mark.integration
+def test_cli_tenants_and_workload_verbs_go_through_the_api(served: Served, tmp_path: Path) -> None:
+    created = sextant("tenants", "--url", served.db, "create", "cli-team", "--max-workloads", "5")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"sxt_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", token), created.stdout
+    listed = sextant("tenants", "--url", served.db, "list")
+    assert "cli-team" in listed.stdout and "active" in listed.stdout
+
+    body = tmp_path / "w.json"
+    body.write_text(json.dumps({"kind": "batch", "target": {"type": "completion_time", "seconds": 60},
+                                "spec": {"type": "container", "image": "busybox", "command": ["true"]}}))
+    api = ["--api", served.url]
+    sub = sextant("submit", str(body), *api, "--token", token, "--idempotency-key", "cli-1")
+    assert sub.returncode == 0, sub.stdout + sub.stderr
+    wid = json.loads(sub.stdout)["id"]
+    with_env = {"SEXTANT_TOKEN": token}
+    status = sextant("status", wid, *api, env=with_env)
+    assert status.returncode == 0 and json.loads(status.stdout)["tenant"] == "cli-team"
+    assert wid[:12] in sextant("list", *api, env=with_env).stdout
+    new = json.dumps({"type": "completion_time", "seconds": 30})
+    assert sextant("update", wid, "--target", new, *api, env=with_env).returncode == 0
+    assert json.loads(sextant("status", wid, *api, env=with_env).stdout)["target"]["seconds"] == 30
+    assert sextant("revoke", wid, *api, env=with_env).returncode == 0
+    again = sextant("revoke", wid, *api, env=with_env)
+    assert again.returncode == 1 and json.loads(again.stdout)["status"] == 409
+    other = sextant("status", wid, *api, "--token", served.headers["Authorization"].split()[1])
+    assert other.returncode == 1 and json.loads(other.stdout)["status"] == 404  # another tenant's
+
+    assert sextant("tenants", "--url", served.db, "revoke", "cli-team").returncode == 0
+    refused = sextant("status", wid, *api, env=with_env)
+    assert refused.returncode == 1 and json.loads(refused.stdout)["status"] == 401
