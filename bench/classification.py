@@ -432,6 +432,66 @@ def run_defaults(src: Source, n_new: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
+# --- QoS in the twin: the seeded engine against a perfect classification ---------------------------
+
+
+class TruthClassifier:
+    """What the engine would return if it were perfect: noise-free rows of the twin's ground truth,
+    in the engine's units and columns (heterogeneity at the plan's reference cores, scale-up on the
+    high-end platform, scale-out at the reference cores per node, scores on the high-end platform).
+    A yardstick for the benchmark only — it reads the ground truth."""
+
+    def __init__(self, setup: Any) -> None:
+        from sextant_sim import seeding
+
+        self.setup = setup
+        self.high = setup.cat.index(setup.cat.reference().platform_id)
+        self.cores = seeding.scale_up_cores(setup.cat.reference().cores)
+        self.nodes = seeding.SCALE_OUT_NODES
+
+    def classify(self, state: ClusterState, w: Any, ctx: Any) -> Any:
+        from sextant_core.policies import Classified
+
+        t, prof, h = self.setup.truths[w.workload_id], self.setup.profiler, self.high
+        runs = w.profile_runs
+        het_runs = [r for r in runs if r.classification is Classification.HETEROGENEITY]
+        up_runs = [r for r in runs if r.classification is Classification.SCALE_UP]
+        ref = het_runs[0].cores if het_runs else (up_runs[0].cores if up_runs else 1)
+        base = prof.performance(t, h, 1, 1)
+        level = prof.performance(t, h, ref, 1) / base if base > 0 else 1.0
+        het = {p.platform_id: prof.performance(t, i, 1, 1) * level for i, p in enumerate(self.setup.cat.platforms)}
+        if t.service is not None:  # not separable: the platform's own (clipped) cores
+            het = {p.platform_id: prof.performance(t, i, ref, 1) for i, p in enumerate(self.setup.cat.platforms)}
+        tol, cau = prof.interference(t, h)
+        out = {f"n{n}": prof.performance(t, h, ref, n) for n in self.nodes} if t.kind is not WorkloadKind.BATCH else {}
+        pos = lambda d: {k: v for k, v in d.items() if v > 0}  # noqa: E731
+        return Classified(scale_up=pos({f"c{c}": prof.performance(t, h, c, 1) for c in self.cores}),
+                          scale_out=pos(out), heterogeneity=pos(het),
+                          tolerated=dict(zip(SOURCES, map(float, tol), strict=True)),
+                          caused=dict(zip(SOURCES, map(float, cau), strict=True)),
+                          confidence={c: 1.0 for c in CLASSES}, model_versions={"truth": "1"})
+
+
+def run_qos(scenario: str, seed: int) -> dict[str, Any]:
+    """`sextant` on `scenario`: seeded collaborative filtering vs the perfect classification."""
+    from sextant_core.planning.policysets import sextant_policy_set
+    from sextant_sim.engine import Engine
+    from sextant_sim.runner import summary_of
+    from sextant_sim.scenarios import load_scenario
+    from sextant_sim.setup import prepare
+
+    setup = prepare(load_scenario(scenario), seed)
+    out: dict[str, Any] = {"scenario": scenario, "seed": seed}
+    for name, clf in (("collaborative (seeded)", CollaborativeClassifier()), ("truth", TruthClassifier(setup))):
+        clear_memo()
+        t0 = time.perf_counter()
+        eng = Engine(setup, sextant_policy_set(classifier=clf)).run()
+        s = summary_of(eng, time.perf_counter() - t0)
+        out[name] = {k: s.get(k) for k in ("qos_met_fraction", "mean_performance", "wall_seconds")}
+        print(f"qos {scenario} seed {seed} sextant + {name}: {out[name]}", flush=True)
+    return out
+
+
 # --- report ---------------------------------------------------------------------------------------
 
 
@@ -498,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", default="synthetic", choices=["synthetic", "twin"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--parts", default="accuracy,sweep,yardstick,defaults,speed",
-                    help="comma-separated subset of accuracy,sweep,yardstick,defaults,speed")
+                    help="comma-separated subset of accuracy,sweep,yardstick,defaults,speed,qos")
     a = ap.parse_args(argv)
     parts = set(a.parts.split(","))
     src = make_source(a.source, a.seed, a.quick)
@@ -523,6 +583,8 @@ def main(argv: list[str] | None = None) -> int:
         report["reference_300_seeds"] = {c: v for c, v in summarise(ref, "new")["all"].items()}
     if "defaults" in parts:
         report["defaults"] = run_defaults(src, 45 if a.quick else 150, a.seed)
+    if "qos" in parts:
+        report["qos"] = run_qos("paragon-ec2-2500", 6)
     if "speed" in parts:
         speed_src = src if isinstance(src, SyntheticSource) else SyntheticSource(a.seed, nodes=100)
         report["speed"] = run_speed(speed_src, 2000 if a.quick else 10_000, 30 if a.quick else 200, a.seed)

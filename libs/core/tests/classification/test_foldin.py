@@ -62,3 +62,32 @@ def test_confidence_is_the_gaussian_mass_within_tolerance() -> None:
     # erf(1/√2) = 0.6827: the ±1σ mass
     assert confidence(np.array([0.1]), 0.1)[0] == pytest.approx(0.682689, abs=1e-6)
     assert confidence(np.array([np.inf]), 0.1)[0] == 0.0
+
+
+def _scores(seed: int, m: int = 200, n: int = 10) -> np.ndarray:
+    """Scores in 0..1 with one shared level per column and small row effects (no row units)."""
+    r = np.random.default_rng(seed)
+    return np.clip(0.7 + 0.1 * r.normal(size=(1, n)) + 0.03 * r.normal(size=(m, 1))
+                   + 0.05 * r.normal(size=(m, n)), 0.0, 1.0)
+
+
+def test_row_bias_prior_keeps_one_extreme_cell_from_dragging_the_row() -> None:
+    # rows share one unit: row biases are small (sd 0.03). One new row measures one source far
+    # below its column (0.1 vs ~0.7): with a flat bias prior the whole row follows it; with the
+    # joint prior the other columns stay near their population level.
+    y = _scores(5)
+    mask = np.ones_like(y, dtype=bool)
+    flat = train(y, mask, FitParams(rank=1)).model
+    prior = train(y, mask, FitParams(rank=1, row_bias_prior=True)).model
+    assert prior.bias_prior and prior.joint_cov is not None and prior.joint_cov.shape == (2, 2)
+    cols, vals = np.array([3, 6]), np.array([0.1, float(y[:, 6].mean())])
+    other = np.setdiff1d(np.arange(10), cols)
+    level = y.mean(axis=0)[other]
+    drift_flat = np.abs(fold_in(flat, cols, vals).mean[other] - level).mean()
+    drift_prior = np.abs(fold_in(prior, cols, vals).mean[other] - level).mean()
+    # flat: b = the mean residual of the two cells, (−0.6 + 0)/2 ≈ −0.3, and every other column
+    # follows it. Prior: τ² ≈ 0.001 (bias sd 0.03), σ² ≈ 0.0025 (noise sd 0.05), so
+    # b = −0.3 · (2/σ²) / (2/σ² + 1/τ²) ≈ −0.3 · 800 / 1800 ≈ −0.13
+    assert drift_flat > 0.28
+    assert drift_prior < 0.18
+    assert prior.content_hash() != flat.content_hash()  # the prior is part of the model's identity
