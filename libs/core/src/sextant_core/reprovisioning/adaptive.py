@@ -56,7 +56,15 @@ from ..planning.model import PerformanceModel
 from ..policies import Planner
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
-from .detection import deviation, in_sample, probe_change, probe_round, probe_sources, straggler_change
+from .detection import (
+    deviation,
+    headroom_sources,
+    in_sample,
+    probe_change,
+    probe_round,
+    probe_sources,
+    straggler_change,
+)
 from .estimate import estimate, performance_model, predicted
 from .params import AdaptationParams
 
@@ -126,7 +134,7 @@ class Adaptive:
             if sid not in w.allocation.servers:
                 continue
             rec = ctx.record(f"straggler-probe-{sid}", w.workload_id)
-            srcs = probe_sources(w.classification, ctx.rng(), self.params.probe_sources)
+            srcs = headroom_sources(w.classification, self.params.probe_sources)
             out.append(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, decision=rec,
                                          probe_id=f"straggler-{int(ctx.at)}-{sid}-{i}", sources=srcs,
                                          purpose="straggler", server_id=sid,

@@ -138,3 +138,13 @@ def straggler_change(tolerated: Mapping[str, float], reference: Mapping[str, flo
         if r - m > floor and pc.relative > change and (best is None or pc.relative > best.relative):
             best = pc
     return best
+
+
+def headroom_sources(c: WorkloadClassified | None, k: int) -> tuple[str, ...]:
+    """For a straggler check: the `k` sources the workload tolerates best (highest tolerated score;
+    ties by source order). [IMPL CHOICE] a degraded node shows as a *drop* of its tolerated scores,
+    which is only measurable where there is room to drop: a score near 0 cannot fall by the noise
+    floor."""
+    k = max(1, min(k, len(SOURCES)))
+    tol = sorted(((-(c.tolerated.get(s, 100.0) if c is not None else 100.0), i) for i, s in enumerate(SOURCES)))
+    return tuple(SOURCES[i] for i in sorted(i for _, i in tol[:k]))

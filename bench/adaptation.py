@@ -1,0 +1,311 @@
+"""Monitoring and reprovisioning (issue 8) against the papers, in the cluster twin.
+
+Three studies, each a same-run comparison (every profile on the same arrivals: one `Setup` per
+(scenario, seed), `sextant_sim.adaptation.run.run` per profile):
+
+- **phases** (`paragon-local-phases`): reactive and proactive phase detection of
+  `sextant-adaptive` scored against the injected phase changes (`adaptation.scoring`), false
+  positives, and the QoS-met fraction of `sextant-adaptive` and `no-adaptation` next to
+  Paragon's 66 %.
+- **diurnal** (`quasar-memcached-diurnal`): the share of memcached's requests within the latency
+  bound and its server-hours, for `sextant-adaptive`, `no-adaptation` and `autoscaling` at each
+  threshold of the sweep; "best autoscaling" = the threshold with the most requests within the
+  bound (ties: fewer server-hours).
+- **stragglers** (`quasar-hadoop-stragglers`): precision and recall of the relaunches of
+  `sextant-adaptive`, `hadoop-speculative` and `late` against the injected stragglers, the
+  detection lead over Hadoop's rule and LATE, and job completion times (jobs every profile
+  completed).
+
+Each run is cached as JSON under `bench/results/adaptation/` keyed by (scenario variant, profile,
+seed, code version) — the code version hashes libs/contracts, libs/core and libs/sim — so an
+interrupted run resumes and an unchanged run is never repeated.
+
+    .venv/bin/python bench/adaptation.py --json PATH [--quick] [--seeds 1-3] [--studies phases,diurnal,stragglers]
+
+`--quick`: seed 1 only; the diurnal study runs the first 6 hours of the day and sweeps the
+thresholds 0.5/0.7/0.9. [IMPL CHOICE] the diurnal scenario's best-effort fillers are thinned to
+one every 120 s (the scenario's one per 20 s keeps ~90 % of them waiting for the whole day on the
+40-server twin and makes one run take ~30 minutes on the 2-core machine); they exist to interfere
+with memcached, which one every 120 s still does (see docs/adaptation.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "bench" / "results" / "adaptation"
+SOURCES = ("libs/contracts/src", "libs/core/src", "libs/sim/src")
+
+PHASES = "paragon-local-phases"
+DIURNAL = "quasar-memcached-diurnal"
+STRAGGLERS = "quasar-hadoop-stragglers"
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
+QUICK_THRESHOLDS = (0.5, 0.7, 0.9)
+BE_INTERVAL_S = 120.0
+PAPER = {"reactive_detection": "0.94 (Quasar) / 0.96 (Paragon)", "proactive_detection": "0.78 (Quasar) / 0.75 (Paragon)",
+         "false_positive_rate": "0.08 (Quasar) / 0.051 (Paragon)", "qos_met_fraction": "0.66 (Paragon)",
+         "requests_meeting_target": "0.988 (Quasar)", "autoscaling_requests_meeting_target": "0.80",
+         "lead_vs_hadoop": "0.19", "lead_vs_late": "0.08"}
+
+
+def code_version() -> str:
+    h = hashlib.sha256()
+    for base in SOURCES:
+        for p in sorted((ROOT / base).rglob("*")):
+            if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts:
+                h.update(str(p.relative_to(ROOT)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def seeds_of(spec: str) -> list[int]:
+    out: list[int] = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
+# --- scenarios ---------------------------------------------------------------------------------------
+
+
+def scenario(name: str, quick: bool) -> tuple[str, Any]:
+    """(variant key, Scenario)."""
+    from sextant_sim.scenarios import load_scenario
+
+    sc = load_scenario(name)
+    if name != DIURNAL:
+        return name, sc
+    groups = list(sc.groups)
+    be = groups[1]
+    horizon = 6 * 3600.0 if quick else 24 * 3600.0
+    count = int(horizon // BE_INTERVAL_S)
+    groups[1] = be.model_copy(update={"count": count,
+                                      "arrivals": be.arrivals.model_copy(update={"interval_s": BE_INTERVAL_S})})
+    sc = sc.model_copy(update={"groups": tuple(groups), "horizon_s": horizon})
+    return f"{name}@be{BE_INTERVAL_S:g}s-{horizon / 3600:g}h", sc
+
+
+# --- one run, measured ----------------------------------------------------------------------------------
+
+
+def measure(study: str, r: Any) -> dict[str, Any]:
+    from sextant_sim.adaptation import scoring
+    from sextant_sim.adaptation.hooks import PROBE_S
+
+    eng = r.engine
+    s = r.summary
+    out: dict[str, Any] = {"wall_seconds": round(r.wall_seconds, 3), "qos_met_fraction": s["qos_met_fraction"],
+                           "mean_normalized_performance": s["mean_normalized_performance"],
+                           "completed": s["completed"], "failed": s["failed"], "unfinished": s["unfinished"],
+                           "decisions": s["decisions"], "events": s["events"]}
+    if study == "phases":
+        out["detection"] = scoring.score_phases(r.events, r.phase_changes,
+                                                eng.setup.scenario.telemetry.period_s).as_json()
+    elif study == "diurnal":
+        svc = next(sub.workload_id for sub in eng.setup.subs if sub.truth.service is not None)
+        rec = eng.ledger.records[svc]
+        out["service"] = svc
+        out["requests_meeting_target"] = round(rec.met_requests / rec.offered_requests, 6) if rec.offered_requests else 0.0
+        out["server_hours"] = round(scoring.server_hours(r.events, svc, eng.now), 4)
+        out["adjustments"] = sum(1 for e in r.events if getattr(e, "workload_id", None) == svc
+                                 and type(e).__name__ in ("AllocationAdjusted", "MigrationDecided"))
+        out["best_effort_completed"] = sum(1 for x in eng.ledger.records.values() if x.best_effort and x.status == "completed")
+    else:
+        det = scoring.relaunches(r.events)
+        extra = PROBE_S if r.profile.startswith("sextant") else 0.0
+        sc = scoring.score_stragglers(eng.world.stragglers, det, extra_delay_s=extra)
+        out["stragglers"] = {"precision": round(sc.precision, 4), "recall": round(sc.recall, 4),
+                             "detected_pairs": sc.detected_pairs, "true_pairs": sc.true_pairs, "injected": sc.injected,
+                             "mean_delay_s": None if sc.mean_delay_s is None else round(sc.mean_delay_s, 3),
+                             "delays": {f"{w}@{sv}": round(d, 3) for (w, sv), d in sorted(sc.delays.items())}}
+        out["jct"] = {x.workload_id: round(x.ended_at - x.submitted_at, 3) for x in eng.ledger.records.values()
+                      if x.status == "completed" and x.ended_at is not None}
+    return out
+
+
+def run_one(study: str, key: str, sc: Any, profile: str, seed: int, version: str,
+            setups: dict[tuple[str, int], Any]) -> dict[str, Any]:
+    path = CACHE / key / profile / f"seed{seed}-{version}.json"
+    if path.exists():
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
+    from sextant_sim.adaptation.run import run
+    from sextant_sim.setup import prepare
+
+    if (key, seed) not in setups:
+        setups.clear()
+        setups[(key, seed)] = prepare(sc, seed)
+    print(f"  running {key} / {profile} / seed {seed} ...", file=sys.stderr, flush=True)
+    r = run(setups[(key, seed)], profile, seed)
+    data = measure(study, r)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, sort_keys=True) + "\n")
+    return data
+
+
+# --- studies -----------------------------------------------------------------------------------------------
+
+
+def _mean(xs: list[float]) -> float:
+    return round(statistics.fmean(xs), 4) if xs else 0.0
+
+
+def phases(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
+    key, sc = scenario(PHASES, quick)
+    setups: dict[tuple[str, int], Any] = {}
+    runs = {p: [run_one("phases", key, sc, p, s, version, setups) for s in seeds]
+            for p in ("sextant-adaptive", "no-adaptation")}
+    det = [r["detection"] for r in runs["sextant-adaptive"]]
+    keys = ("reactive_detection", "proactive_detection", "proactive_coverage", "false_positive_rate",
+            "reactive_false_positive_rate")
+    out: dict[str, Any] = {k: _mean([d[k] for d in det]) for k in keys}
+    out["qos_met_fraction"] = _mean([r["qos_met_fraction"] for r in runs["sextant-adaptive"]])
+    out["no_adaptation_qos_met_fraction"] = _mean([r["qos_met_fraction"] for r in runs["no-adaptation"]])
+    out["mean_normalized_performance"] = _mean([r["mean_normalized_performance"] for r in runs["sextant-adaptive"]])
+    out["no_adaptation_mean_normalized_performance"] = _mean(
+        [r["mean_normalized_performance"] for r in runs["no-adaptation"]])
+    out["worst_seed"] = {k: min(d[k] for d in det) for k in ("reactive_detection", "proactive_detection")}
+    out["worst_seed"]["false_positive_rate"] = max(d["false_positive_rate"] for d in det)
+    out["per_seed"] = {str(s): {"sextant-adaptive": a, "no-adaptation": b}
+                       for s, a, b in zip(seeds, runs["sextant-adaptive"], runs["no-adaptation"], strict=True)}
+    out["scenario"] = key
+    return out
+
+
+def diurnal(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
+    key, sc = scenario(DIURNAL, quick)
+    setups: dict[tuple[str, int], Any] = {}
+    thresholds = QUICK_THRESHOLDS if quick else THRESHOLDS
+    profiles = ["sextant-adaptive", "no-adaptation", *(f"autoscaling-{t:g}" for t in thresholds)]
+    runs = {p: [run_one("diurnal", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
+    table = {p: {"requests_meeting_target": _mean([r["requests_meeting_target"] for r in rs]),
+                 "server_hours": _mean([r["server_hours"] for r in rs]),
+                 "adjustments": _mean([r["adjustments"] for r in rs]),
+                 "best_effort_completed": _mean([r["best_effort_completed"] for r in rs])} for p, rs in runs.items()}
+    auto = [p for p in profiles if p.startswith("autoscaling")]
+    best = max(auto, key=lambda p: (table[p]["requests_meeting_target"], -table[p]["server_hours"]))
+    return {"requests_meeting_target": table["sextant-adaptive"]["requests_meeting_target"],
+            "server_hours": table["sextant-adaptive"]["server_hours"],
+            "autoscaling_requests_meeting_target": table[best]["requests_meeting_target"],
+            "autoscaling_server_hours": table[best]["server_hours"],
+            "autoscaling_best_threshold": float(best.split("-", 1)[1]),
+            "no_adaptation_requests_meeting_target": table["no-adaptation"]["requests_meeting_target"],
+            "no_adaptation_server_hours": table["no-adaptation"]["server_hours"],
+            "worst_seed_requests_meeting_target": min(r["requests_meeting_target"] for r in runs["sextant-adaptive"]),
+            "profiles": table, "scenario": key}
+
+
+def stragglers(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
+    from sextant_sim.adaptation.scoring import StragglerScore, lead
+
+    key, sc = scenario(STRAGGLERS, quick)
+    setups: dict[tuple[str, int], Any] = {}
+    profiles = ("sextant-adaptive", "hadoop-speculative", "late", "no-adaptation")
+    runs = {p: [run_one("stragglers", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
+
+    def score(r: dict[str, Any]) -> StragglerScore:
+        st = r["stragglers"]
+        delays = {tuple(k.split("@", 1)): v for k, v in st["delays"].items()}
+        return StragglerScore(st["precision"], st["recall"], st["detected_pairs"], st["true_pairs"], st["injected"],
+                              delays)  # type: ignore[arg-type]
+
+    leads: dict[str, list[float]] = {"hadoop-speculative": [], "late": []}
+    jct: dict[str, list[float]] = {p: [] for p in profiles}
+    for i in range(len(seeds)):
+        ours = score(runs["sextant-adaptive"][i])
+        for other in leads:
+            v = lead(ours, score(runs[other][i]))
+            if v is not None:
+                leads[other].append(v)
+        common = set.intersection(*(set(runs[p][i]["jct"]) for p in profiles))
+        for p in profiles:
+            jct[p].extend(runs[p][i]["jct"][w] for w in sorted(common))
+    table = {p: {"precision": _mean([r["stragglers"]["precision"] for r in rs]),
+                 "recall": _mean([r["stragglers"]["recall"] for r in rs]),
+                 "mean_delay_s": _mean([r["stragglers"]["mean_delay_s"] for r in rs
+                                        if r["stragglers"]["mean_delay_s"] is not None]),
+                 "completed": _mean([r["completed"] for r in rs]), "failed": _mean([r["failed"] for r in rs]),
+                 "mean_jct_common_s": round(statistics.fmean(jct[p]), 3) if jct[p] else None}
+             for p, rs in runs.items()}
+    return {"precision": table["sextant-adaptive"]["precision"], "recall": table["sextant-adaptive"]["recall"],
+            "lead_vs_hadoop": _mean(leads["hadoop-speculative"]) if leads["hadoop-speculative"] else None,
+            "lead_vs_late": _mean(leads["late"]) if leads["late"] else None,
+            "job_completion_time_s": table["sextant-adaptive"]["mean_jct_common_s"],
+            "profiles": table, "scenario": key}
+
+
+# --- tables --------------------------------------------------------------------------------------------------
+
+
+def _f(v: Any) -> str:
+    return "—" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+
+def print_tables(out: dict[str, Any]) -> None:
+    if "phases" in out:
+        p = out["phases"]
+        print(f"\nPhases ({p['scenario']}), sextant-adaptive")
+        print(f"{'metric':32} {'measured':>9}  paper")
+        for k in ("reactive_detection", "proactive_detection", "false_positive_rate", "qos_met_fraction"):
+            print(f"{k:32} {_f(p[k]):>9}  {PAPER.get(k, '')}")
+        for k in ("proactive_coverage", "reactive_false_positive_rate", "no_adaptation_qos_met_fraction",
+                  "mean_normalized_performance", "no_adaptation_mean_normalized_performance"):
+            print(f"{k:32} {_f(p[k]):>9}")
+    if "diurnal" in out:
+        d = out["diurnal"]
+        print(f"\nDiurnal memcached ({d['scenario']})")
+        print(f"{'profile':20} {'requests in bound':>18} {'server-hours':>13} {'adjustments':>12}")
+        for name, row in d["profiles"].items():
+            print(f"{name:20} {_f(row['requests_meeting_target']):>18} {_f(row['server_hours']):>13} "
+                  f"{_f(row['adjustments']):>12}")
+        print(f"best autoscaling threshold: {d['autoscaling_best_threshold']}; paper: Quasar 0.988, autoscaling 0.80")
+    if "stragglers" in out:
+        s = out["stragglers"]
+        print(f"\nStragglers ({s['scenario']})")
+        print(f"{'profile':20} {'precision':>9} {'recall':>7} {'delay s':>8} {'completed':>9} {'JCT s (common)':>15}")
+        for name, row in s["profiles"].items():
+            print(f"{name:20} {_f(row['precision']):>9} {_f(row['recall']):>7} {_f(row['mean_delay_s']):>8} "
+                  f"{_f(row['completed']):>9} {_f(row['mean_jct_common_s']):>15}")
+        print(f"lead vs Hadoop {_f(s['lead_vs_hadoop'])} (paper 0.19), vs LATE {_f(s['lead_vs_late'])} (paper 0.08)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seeds", default=None)
+    ap.add_argument("--studies", default="phases,diurnal,stragglers")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    seeds = seeds_of(args.seeds) if args.seeds else ([1] if args.quick else [1, 2, 3])
+    version = code_version()
+    started = time.perf_counter()
+    out: dict[str, Any] = {"code_version": version, "seeds": seeds, "quick": args.quick,
+                           "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                                       "cpus": os.cpu_count(), "note": "2 cores shared with other engineers (loaded)"},
+                           "paper": PAPER}
+    studies = {"phases": phases, "diurnal": diurnal, "stragglers": stragglers}
+    for name in args.studies.split(","):
+        out[name] = studies[name](seeds, args.quick, version)
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")  # partial results survive
+    out["wall_seconds"] = round(time.perf_counter() - started, 1)
+    Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print_tables(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
