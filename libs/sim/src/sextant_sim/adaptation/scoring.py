@@ -82,9 +82,9 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
     flagged_at: set[tuple[str, float]] = set()
     observations: list[tuple[str, float]] = []
     for e in events:
-        wid = getattr(e, "workload_id", None)
-        if wid is None:
+        if not isinstance(e, ev.WorkloadEvent):
             continue
+        wid = e.workload_id
         if isinstance(e, ev.WorkloadCompleted | ev.WorkloadFailed | ev.WorkloadRevoked):
             ended[wid] = e.at
         elif isinstance(e, ev.WorkloadClassified):
