@@ -28,6 +28,7 @@ the workload uses: the world's OOM killer then decides (cluster.py).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from sextant_contracts.ids import seed_from
@@ -47,6 +48,7 @@ def _log_uniform(lo: float, hi: float, u: float) -> float:
     return math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
 
 
+@lru_cache(maxsize=65536)
 def reservation_factor(workload_id: str, kind: WorkloadKind) -> float:
     """The reservation / requirement ratio of a workload (deterministic in its id and kind)."""
     (over_share, over), (under_share, under) = MODELS[kind]
