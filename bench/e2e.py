@@ -9,6 +9,9 @@
    time** (the plan's longest run, `duration_s / speed`: the time the sandboxed runs themselves
    take is the twin's, not the platform's). Both times are stamped by the processes that wrote
    the envelopes (one machine, one clock).
+   For each rate the CPU time the platform's processes used over the window (drive + drain) is
+   reported per workload, in total and by process: it varies far less with the machine's load
+   than latency does, and 2 cores / that figure bounds the sustainable rate.
 2. **Replay speed** on a 100 000-event log (the in-process platform's log, no I/O): events/s
    folded (rebuild) and decisions/s re-derived.
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform as pyplatform
 import statistics
 import sys
@@ -106,7 +110,22 @@ async def drain(url: str, *, quiet_s: float, cap_s: float) -> None:
         await engine.dispose()
 
 
-def latency_bench(rates: list[float], seconds: float, profile: str) -> list[dict[str, Any]]:
+def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    """User + system CPU seconds each process has used so far (Linux /proc): the platform's cost
+    per workload is this difference over a rate's window — a figure the machine's load distorts
+    far less than latencies do."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[name] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime (fields 14, 15)
+    return out
+
+
+def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool = True) -> list[dict[str, Any]]:
     from sextant_cli.demo import submissions
     from sextant_cli.platform import Platform
     from sextant_cli.replay import read_log
@@ -136,20 +155,28 @@ def latency_bench(rates: list[float], seconds: float, profile: str) -> list[dict
             # once a lower rate saturated the pipeline (p99 over 30 s), a higher one is driven for
             # 5 s only: its backlog would otherwise take many minutes to drain (the row says so)
             window = 5.0 if saturated and rate > 25.0 else seconds
+            pids = {n: p.popen.pid for n, p in plat.procs.items()}
+            cpu0 = cpu_seconds(pids)
             accepted = asyncio.run(drive(plat.url("admission"), bodies, rate, window, tag))
             names = {f"{tag}-{i}" for i in range(int(rate * window))}
             # let the pipeline drain before measuring (a backlog left behind would be charged to the
             # next rate): until no stage of the pipeline made progress for 15 s, at most 5 minutes
             asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], quiet_s=15.0, cap_s=300.0))
+            cpu1 = cpu_seconds(pids)
+            cpu = {n: round(cpu1[n] - cpu0[n], 2) for n in cpu1 if n in cpu0}
             log = asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"]))
             lat, missing = latencies(log, names)
             row = {"rate_per_s": rate, "seconds": window, "submitted": accepted, "placed": len(lat), "not_placed": missing,
                    "p50_ms": round(pct(lat, 50), 1), "p99_ms": round(pct(lat, 99), 1),
-                   "mean_ms": round(statistics.fmean(lat), 1) if lat else None}
+                   "mean_ms": round(statistics.fmean(lat), 1) if lat else None,
+                   "cpu_ms_per_workload": round(1000 * sum(cpu.values()) / max(accepted, 1), 1),
+                   "cpu_s_by_process": cpu}
             rows.append(row)
             print(f"  rate {rate:>5.0f}/s: {row}", flush=True)
             good = bool(lat) and row["p99_ms"] <= 250 and missing == 0
             saturated = saturated or (rate >= 25.0 and not (row["p99_ms"] <= 30_000))
+            if not probe:
+                continue
             if rate == 25.0 and not good and not probed_down:
                 probed_down = True
                 pending = [10.0, 5.0, 2.0, 1.0, *pending]
@@ -210,6 +237,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--profile", default="foundation")
     ap.add_argument("--skip-latency", action="store_true")
+    ap.add_argument("--rates", help="comma-separated rates to run as given (no probing), e.g. 2,5")
     ap.add_argument("--skip-replay", action="store_true",
                     help="keep the replay figures of the existing JSON (when only latency changed)")
     args = ap.parse_args()
@@ -222,17 +250,20 @@ def main() -> int:
         print("replay speed (in-process log):", flush=True)
         rep = replay_bench(20_000 if args.quick else 100_000)
         print(f"  {rep}", flush=True)
-    rows = [] if args.skip_latency else latency_bench(rates, seconds, args.profile)
+    if args.rates:
+        rates = [float(r) for r in args.rates.split(",")]
+    rows = [] if args.skip_latency else latency_bench(rates, seconds, args.profile, probe=not args.rates)
     ok = [r["rate_per_s"] for r in rows if r["p99_ms"] <= 250 and r["not_placed"] == 0]
     result = {"machine": {"cpu": pyplatform.processor() or pyplatform.machine(), "python": sys.version.split()[0]},
               "profile": args.profile, "seconds_per_rate": seconds, "latency": rows,
               "highest_rate_p99_le_250ms": max(ok) if ok else None, "replay": rep}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2))
-    print("\n| rate/s | window s | decided | p50 ms | p99 ms |\n|---|---|---|---|---|")
+    print("\n| rate/s | window s | decided | p50 ms | p99 ms | platform CPU ms per workload |\n"
+          "|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['rate_per_s']:.0f} | {r.get('seconds', seconds):.0f} | {r['placed']}/{r['submitted']} "
-              f"| {r['p50_ms']} | {r['p99_ms']} |")
+              f"| {r['p50_ms']} | {r['p99_ms']} | {r.get('cpu_ms_per_workload')} |")
     print(f"\nreplay: {rep['events_per_s_rebuilt']} events/s rebuilt, "
           f"{rep['decisions_per_s_rederived']} decisions/s re-derived ({rep['events']} events)")
     return 0
