@@ -60,6 +60,7 @@ from .detection import (
     deviation,
     headroom_sources,
     in_sample,
+    measured_scores,
     probe_change,
     probe_round,
     probe_sources,
@@ -117,7 +118,8 @@ class Adaptive:
             if change is None or c.server_id is None:
                 return ()
             return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
-        change = probe_change(w.classification, c.tolerated, c.caused, p.probe_change, p.probe_floor)
+        change = probe_change(w.classification, c.tolerated, c.caused, p.probe_change, p.probe_floor,
+                              measured_scores(w.samples))
         if change is None or not self._reclassify_due(w, ctx):
             return ()
         return (self._reclassify(w, ctx, f"proactive probe {c.probe_id}: {change.describe()}"),)
@@ -148,7 +150,7 @@ class Adaptive:
         k = probe_round(ctx.at, self.params)
         if w.classification is None or not in_sample(w.workload_id, k, self.params):
             return ()
-        srcs = probe_sources(w.classification, ctx.rng(), self.params.probe_sources)
+        srcs = probe_sources(w.classification, ctx.rng(), self.params.probe_sources, measured_scores(w.samples))
         return (ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id,
                                   decision=ctx.record("probe", w.workload_id), probe_id=f"probe-{k}",
                                   sources=srcs, purpose="proactive", reason=f"proactive sample, round {k}"),)
@@ -236,12 +238,16 @@ class Adaptive:
         per = alloc.assignments[0]
         cores = max(a.cores for a in alloc.assignments)
         added = 0
-        while predicted(state, w, alloc, m) < want and len(alloc.assignments) < self.params.max_nodes:
+        now = cur
+        while now < want and len(alloc.assignments) < self.params.max_nodes:
             node = ladder.extra_node(state, w, m, cores, per.memory_gb, exclude=alloc.servers)
             if node is None:
                 break
-            alloc = Allocation(assignments=(*alloc.assignments, node), config=dict(alloc.config))
-            added += 1
+            bigger = Allocation(assignments=(*alloc.assignments, node), config=dict(alloc.config))
+            after = predicted(state, w, bigger, m)
+            if after <= now * 1.01:  # a node that adds nothing (a weak one binds the even split)
+                break
+            alloc, now, added = bigger, after, added + 1
         if added == 0 or predicted(state, w, alloc, m) <= cur * 1.01:
             return ()
         return (self._adjust(w, ctx, "scale_out", alloc, f"{reason}; +{added} node(s)"),)
@@ -304,11 +310,18 @@ class Adaptive:
             return ()
         u = c.value / cap
         bound = w.target.p99_latency_ms
-        hot = c.p99_latency_ms is not None and c.p99_latency_ms > 0.8 * bound
+        hot = c.p99_latency_ms is not None and c.p99_latency_ms > p.hot_latency * bound
+        cool = c.p99_latency_ms is None or c.p99_latency_ms < p.cool_latency * bound
+        why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
+        if (c.ratio_to_target < 1.0 or hot) and u < p.target_utilisation:
+            # the latency is off although the model sees spare capacity: interference first
+            evicted = self._evict(state, w, m, ctx, f"{why}; interference suspected")
+            if evicted:
+                return evicted
         if c.ratio_to_target < 1.0 or u > p.scale_up_utilisation or hot:
-            need = max(u / p.target_utilisation, 1.0 / max(c.ratio_to_target, 1e-3), 1.0)
-            return self._more(state, w, ctx, f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}", need)
-        if u < p.scale_down_utilisation and c.ratio_to_target >= 1.0:
+            need = max(u / p.target_utilisation, 1.0 / max(c.ratio_to_target, 1e-3), 1.05)
+            return self._more(state, w, ctx, why, need)
+        if u < p.scale_down_utilisation and c.ratio_to_target >= 1.0 and cool:
             return self._reclaim(state, w, m, c.value, ctx, f"idle: utilisation {u:.2f}")
         return ()
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,16 +73,29 @@ def in_sample(workload_id: str, round_: int, p: AdaptationParams) -> bool:
     return (stable_hash(workload_id) + round_) % period == 0
 
 
-def probe_sources(c: WorkloadClassified | None, rng: np.random.Generator, k: int) -> tuple[str, ...]:
-    """`k` distinct sources: the most sensitive one (lowest tolerated; ties by source order), then
-    random others."""
+def measured_scores(samples: Sequence[tuple[str, str, str, float, float | None]]) -> dict[str, tuple[float, float | None]]:
+    """The interference sources measured by the workload's own profiling runs (Paragon §2.3's
+    ramps): source -> (tolerated, caused), the latest measurement of each."""
+    out: dict[str, tuple[float, float | None]] = {}
+    for _run, cls, col, value, caused in samples:
+        if cls == "interference" and col in SOURCES:
+            out[col] = (float(value), None if caused is None else float(caused))
+    return out
+
+
+def probe_sources(c: WorkloadClassified | None, rng: np.random.Generator, k: int,
+                  measured: Mapping[str, object] | None = None) -> tuple[str, ...]:
+    """`k` distinct sources: those its profiling measured (in source order), then the most
+    sensitive one (lowest tolerated; ties by source order), then random others."""
     k = max(1, min(k, len(SOURCES)))
-    tol = [(c.tolerated.get(s, 100.0) if c is not None else 100.0, i) for i, s in enumerate(SOURCES)]
-    first = min(tol)[1]
-    rest = [i for i in range(len(SOURCES)) if i != first]
-    picks = rng.permutation(len(rest))[: k - 1]
-    chosen = sorted([first, *(rest[int(j)] for j in picks)])
-    return tuple(SOURCES[i] for i in chosen)
+    chosen = [i for i, s in enumerate(SOURCES) if measured and s in measured][:k]
+    if len(chosen) < k:
+        tol = [(c.tolerated.get(s, 100.0) if c is not None else 100.0, i) for i, s in enumerate(SOURCES)
+               if i not in chosen]
+        chosen.append(min(tol)[1])
+    rest = [i for i in range(len(SOURCES)) if i not in chosen]
+    picks = rng.permutation(len(rest))[: max(k - len(chosen), 0)]
+    return tuple(SOURCES[i] for i in sorted([*chosen, *(rest[int(j)] for j in picks)]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,18 +114,28 @@ class ProbeChange:
 
 
 def probe_change(c: WorkloadClassified | None, tolerated: Mapping[str, float], caused: Mapping[str, float],
-                 change: float, floor: float) -> ProbeChange | None:
-    """The largest significant change of a probe against the recorded classification, or None.
+                 change: float, floor: float,
+                 measured: Mapping[str, tuple[float, float | None]] | None = None) -> ProbeChange | None:
+    """The largest significant change of a probe against the recorded classification signals, or
+    None. The recorded value of a source is its own profiling measurement when there is one
+    (`measured`), else the reconstructed entry of the classification.
 
     Significant: relative change > `change` and absolute change > `floor` points (0..100)."""
     if c is None:
         return None
+    rec_t = dict(c.tolerated)
+    rec_c = dict(c.caused)
+    for src, (t, cz) in (measured or {}).items():
+        rec_t[src] = t
+        if cz is not None:
+            rec_c[src] = cz
     best: ProbeChange | None = None
-    for score, measured, recorded in (("tolerated", tolerated, c.tolerated), ("caused", caused, c.caused)):
+    for score, measured_now, recorded in (("tolerated", tolerated, rec_t), ("caused", caused, rec_c)):
+        measured_ = measured_now
         for src in SOURCES:
-            if src not in measured or src not in recorded:
+            if src not in measured_ or src not in recorded:
                 continue
-            m, r = float(measured[src]), float(recorded[src])
+            m, r = float(measured_[src]), float(recorded[src])
             if not (math.isfinite(m) and math.isfinite(r)):
                 continue
             pc = ProbeChange(src, score, r, m)

@@ -22,7 +22,7 @@ from . import baselines
 
 KEPT = (ev.WorkloadStarted, ev.PlacementDecided, ev.AllocationAdjusted, ev.MigrationDecided,
         ev.ReclassificationRequested, ev.ProbeRequested, ev.InterferenceProbed, ev.PerformanceObserved,
-        ev.WorkloadClassified, ev.WorkloadCompleted, ev.WorkloadFailed, ev.WorkloadRevoked, ev.TasksObserved)
+        ev.WorkloadClassified, ev.WorkloadCompleted, ev.WorkloadFailed, ev.WorkloadRevoked, ev.TasksObserved, ev.ProfileSampleRecorded)
 
 
 class _Recording(Engine):

@@ -15,7 +15,8 @@ Phases (Paragon §3.4 Table IV, Quasar §4.1):
   (before the next change and before any reactive detection of it), the share whose probes
   flagged a significant change — Paragon's denominator ("sampled applications with phases").
   `proactive_coverage` says how many changes were probed at all.
-- **false positives**: proactive — flagged probes of workloads whose phase is the one they were
+- **false positives**: proactive — probes whose verdict is "significant change" (whether or not
+  the policy acted on it) of workloads whose phase is the one they were
   classified in, over all probes of such workloads; reactive — reactive phase/mis-classification
   claims (`ReclassificationRequested`, reason `reactive`) on such workloads, over their
   observations.
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sextant_contracts import events as ev
+from sextant_core.reprovisioning.detection import measured_scores, probe_change
+from sextant_core.reprovisioning.params import AdaptationParams
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +71,13 @@ def _reason(e: ev.Event) -> str:
     return str(getattr(e, "reason", ""))
 
 
-def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float, int]], period_s: float) -> PhaseScore:
-    """Score a run's events (in log order) against its phase changes (workload, time, new phase)."""
+def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float, int]], period_s: float,
+                 params: AdaptationParams | None = None) -> PhaseScore:
+    """Score a run's events (in log order) against its phase changes (workload, time, new phase).
+    A proactive probe counts as flagged by its *verdict* (`detection.probe_change` against the
+    classification in force, the policy's own rule and parameters), whether or not the policy
+    acted on it (a reclassification is not repeated within `reclassify_gap_s`)."""
+    params = params or AdaptationParams()
     window = 2.0 * period_s
     by_w: dict[str, list[float]] = defaultdict(list)
     for wid, at, _ph in changes:
@@ -81,6 +89,8 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
     probes: list[tuple[str, float, bool]] = []  # (workload, time, flagged)
     flagged_at: set[tuple[str, float]] = set()
     observations: list[tuple[str, float]] = []
+    latest: dict[str, ev.WorkloadClassified] = {}
+    samples: dict[str, list[tuple[str, str, str, float, float | None]]] = defaultdict(list)
     for e in events:
         if not isinstance(e, ev.WorkloadEvent):
             continue
@@ -89,6 +99,9 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
             ended[wid] = e.at
         elif isinstance(e, ev.WorkloadClassified):
             classified[wid].append(e.at)
+            latest[wid] = e
+        elif isinstance(e, ev.ProfileSampleRecorded):
+            samples[wid].append((e.run_id, e.classification.value, e.column, e.value, e.caused))
         elif isinstance(e, ev.PerformanceObserved):
             observations.append((wid, e.at))
         elif isinstance(e, ev.ReclassificationRequested | ev.AllocationAdjusted | ev.MigrationDecided):
@@ -100,8 +113,9 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
             elif r.startswith("proactive") and isinstance(e, ev.ReclassificationRequested):
                 flagged_at.add((wid, e.at))
         elif isinstance(e, ev.InterferenceProbed) and e.purpose == "proactive":
-            probes.append((wid, e.at, False))
-    probes = [(w, t, (w, t) in flagged_at) for w, t, _ in probes]
+            verdict = probe_change(latest.get(wid), e.tolerated, e.caused, params.probe_change, params.probe_floor,
+                                   measured_scores(samples[wid]))
+            probes.append((wid, e.at, verdict is not None or (wid, e.at) in flagged_at))
 
     def phase_index(wid: str, t: float) -> int:  # number of changes at or before t
         return bisect.bisect_right(by_w.get(wid, []), t)
