@@ -28,6 +28,7 @@ that higher = more pressure, Paragon spec §9 item 3).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -170,7 +171,8 @@ class Logistic(_Base):
         return own.copy()
 
 
-MODELS: dict[str, type[_Base]] = {m.name: m for m in (Graded, Threshold, Logistic)}
+MODELS: dict[str, Callable[[GroundTruth], InterferenceModel]] = {
+    m.name: m for m in (Graded, Threshold, Logistic)}
 
 
 def model(name: str, gt: GroundTruth) -> InterferenceModel:

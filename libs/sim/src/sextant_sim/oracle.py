@@ -108,6 +108,16 @@ class _Table:
     world version or resident list changes — the oracle's columnar view of the truth."""
 
     FIELDS = ("rate", "factor", "done", "last", "work", "ideal", "since")
+    caused: np.ndarray
+    tolerated: np.ndarray
+    protect: np.ndarray
+    rate: np.ndarray
+    factor: np.ndarray
+    done: np.ndarray
+    last: np.ndarray
+    work: np.ndarray
+    ideal: np.ndarray
+    since: np.ndarray
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -246,11 +256,11 @@ class OraclePlanner:
             c = c / v.setup.scale[plat[busy]][:, None, :]
             occ = np.minimum(1.0, (np.array([cands[i].used_cores for i in busy]) + cores[busy])
                              / np.array([cands[i].capacity.cores for i in busy]))
-            f = v.setup.model.factors(c, tol, occ)
-            f_new[busy] = f[:, width]
+            fac = v.setup.model.factors(c, tol, occ)
+            f_new[busy] = fac[:, width]
             rate = tab.rate[rows, :width]
             req = tab.required(rows, width, now)
-            after = rate * f[:, :width] / np.maximum(tab.factor[rows, :width], 1e-9)
+            after = rate * fac[:, :width] / np.maximum(tab.factor[rows, :width], 1e-9)
             broken[busy] = ((rate >= req) & (after < req)).sum(axis=1)
         return _Batch(cands, f_new, het * up * f_new / required, broken, het, idx)
 

@@ -25,7 +25,7 @@ memory GiB, `llc_mb` MiB, bandwidths GB/s.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sextant_contracts.model import ServerCapacity
 
@@ -137,12 +137,7 @@ def _scaled(source: Catalogue, name: str, servers: int) -> Catalogue:
     order = sorted(range(len(raw)), key=lambda i: (-(raw[i] - counts[i]), i))
     for i in order[: servers - sum(counts)]:
         counts[i] += 1
-    return Catalogue(name, tuple(Platform(**{**_fields(p), "count": c})
-                                 for p, c in zip(source.platforms, counts, strict=True)))
-
-
-def _fields(p: Platform) -> dict[str, object]:
-    return {f: getattr(p, f) for f in Platform.__dataclass_fields__}
+    return Catalogue(name, tuple(replace(p, count=c) for p, c in zip(source.platforms, counts, strict=True)))
 
 
 QUASAR_EC2 = _scaled(PARAGON_EC2, "quasar-ec2", 200)
