@@ -7,13 +7,12 @@ unchanged. Plus: rate limits and quotas (429), a revoked token (401), an ended w
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from sextant_admission.testing import InProcessApi, api_under_test
+from sextant_admission.testing import InProcessApi, api_under_test, own_database
 from sextant_kit.problems import MEDIA_TYPE, TYPE_BASE
 
 pytestmark = pytest.mark.integration
@@ -106,17 +105,13 @@ class World:
 
 @pytest.fixture(scope="module")
 async def world(pg_node: Any) -> AsyncIterator[World]:
-    name = f"t_api_errors_{uuid.uuid4().hex[:10]}"
-    pg_node.create_database(name)
-    try:
-        async with api_under_test(pg_node.url_for(name), api_auth="tokens") as api:
+    with own_database(pg_node, "api_errors") as url:
+        async with api_under_test(url, api_auth="tokens") as api:
             alpha = await api.tenant("alpha")
             beta = await api.tenant("beta")
             r = await api.client.post(WL, json=VALID, headers={**alpha, "Idempotency-Key": REPLAYED_KEY})
             assert r.status_code == 202, r.text
             yield World(api, alpha, beta)
-    finally:
-        pg_node.drop_database(name)
 
 
 def assert_problem(r: Any, status: int, slug: str, instance: str) -> dict[str, Any]:

@@ -16,13 +16,11 @@ service running as a process.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +31,8 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from sextant_admission.openapi import DEFAULT_PATH, document, render
+from sextant_admission.testing import create_tenants, own_database
 from sextant_cli.platform import Platform
-from sextant_kit.eventstore.postgres import PostgresEventStore
-from sextant_kit.migrations import migrate_async
-from sextant_kit.tenancy import TenantRegistry
 
 EXAMPLES = 30
 SCHEMA = schemathesis.openapi.from_path(DEFAULT_PATH)
@@ -60,32 +56,19 @@ class Served:
     counts: dict[str, int]
 
 
-async def _token(url: str) -> str:
-    await migrate_async(url)
-    store = PostgresEventStore.from_url(url)
-    try:
-        return (await TenantRegistry(store.engine).create("fuzz"))[1]
-    finally:
-        await store.close()
-
-
 @pytest.fixture(scope="module")
 def served(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    name = f"t_api_fuzz_{uuid.uuid4().hex[:10]}"
-    pg_node.create_database(name)
-    url = pg_node.url_for(name)
-    platform = Platform(Path(tmp_path_factory.mktemp("api-fuzz")), {})
-    try:
-        token = asyncio.run(_token(url))
-        platform.env = {**stack_env, "SEXTANT_DATABASE_URL": url, "SEXTANT_API_AUTH": "tokens",
-                        "SEXTANT_FRONT_DOOR": "0"}
-        # its own consumer group: it must not share the event topics' partitions with any other admission
-        platform.start("admission", {"SEXTANT_SERVICE_NAME": "admission-fuzz"})
-        platform.wait_ready()
-        yield Served(platform.url("admission"), url, {"Authorization": f"Bearer {token}"}, {})
-    finally:
-        platform.stop()
-        pg_node.drop_database(name)
+    with own_database(pg_node, "api_fuzz") as url:
+        token = create_tenants(url, fuzz={})["fuzz"]
+        env = {**stack_env, "SEXTANT_DATABASE_URL": url, "SEXTANT_API_AUTH": "tokens", "SEXTANT_FRONT_DOOR": "0"}
+        platform = Platform(Path(tmp_path_factory.mktemp("api-fuzz")), env)
+        try:
+            # its own consumer group: it must not share the event topics' partitions with another admission
+            platform.start("admission", {"SEXTANT_SERVICE_NAME": "admission-fuzz"})
+            platform.wait_ready()
+            yield Served(platform.url("admission"), url, {"Authorization": f"Bearer {token}"}, {})
+        finally:
+            platform.stop()
 
 
 @pytest.mark.integration

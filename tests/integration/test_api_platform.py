@@ -8,8 +8,8 @@ session's real PostgreSQL (a database of this module's own) and Kafka, with tena
   target is re-planned (a new placement decision caused by the update); a revoke frees the
   workload's resources in the cluster state and the agent handles it (StopWorkload);
 - Kafka: 50 valid and 10 malformed submissions on `sextant.submissions`: 50 workloads placed, 10
-  dead-lettered with their reasons (and a rejection notice each on `sextant.decisions`), and the
-  consumer still accepts submissions afterwards.
+  dead-lettered with their reasons (and a rejection notice each on `sextant.decisions`), a resent
+  message is the same workload, and the consumer still accepts submissions afterwards.
 
 Waits poll the log or the API until a condition holds or a generous deadline passes: the
 deadline only turns a hang into a failure, it is not what the tests measure.
@@ -31,6 +31,7 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import TopicPartition
+from sextant_admission.testing import create_tenants, own_database
 from sextant_cli.demo import submissions
 from sextant_cli.platform import SERVICES, Platform
 from sextant_contracts.envelope import Envelope
@@ -38,8 +39,6 @@ from sextant_contracts.ids import derive_id
 from sextant_contracts.topics import DEAD_LETTERS, DECISIONS, SUBMISSIONS
 from sextant_core.state import fold
 from sextant_kit.eventstore.postgres import PostgresEventStore
-from sextant_kit.migrations import migrate_async
-from sextant_kit.tenancy import TenantRegistry
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -79,35 +78,22 @@ async def _read_log(url: str) -> list[Envelope]:
         await store.close()
 
 
-async def _tenants(url: str) -> dict[str, str]:
-    await migrate_async(url)
-    store = PostgresEventStore.from_url(url)
-    try:
-        reg = TenantRegistry(store.engine)
-        return {name: (await reg.create(name))[1] for name in ("alpha", "beta")}
-    finally:
-        await store.close()
-
-
 @pytest.fixture(scope="module")
 def stack(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    name = f"t_api_platform_{uuid.uuid4().hex[:10]}"
-    pg_node.create_database(name)
-    url = pg_node.url_for(name)
-    platform = Platform(Path(tmp_path_factory.mktemp("api-platform")), {})
-    try:
-        tokens = asyncio.run(_tenants(url))
-        platform.env = {**stack_env, "SEXTANT_DATABASE_URL": url, "SEXTANT_AGENT_SCENARIO": "platform-demo",
-                        "SEXTANT_AGENT_SEED": "7", "SEXTANT_AGENT_SPEED": "10", "SEXTANT_TICK_PERIOD_S": "2.0",
-                        "SEXTANT_API_AUTH": "tokens"}
-        platform.start_all(PROCESSES)
-        platform.wait_ready()
-        bodies = [{k: v for k, v in b.items() if k != "tenant"} for _, b in submissions("platform-demo", 7, 62)]
-        yield Stack(url, platform.url("admission"), stack_env["SEXTANT_KAFKA_BOOTSTRAP"], tokens, bodies, platform,
-                    uuid.uuid4().hex[:8])
-    finally:
-        platform.stop()
-        pg_node.drop_database(name)
+    with own_database(pg_node, "api_platform") as url:
+        tokens = create_tenants(url, alpha={}, beta={}, full={"max_active_workloads": 0})  # full: no room
+        env = {**stack_env, "SEXTANT_DATABASE_URL": url, "SEXTANT_AGENT_SCENARIO": "platform-demo",
+               "SEXTANT_AGENT_SEED": "7", "SEXTANT_AGENT_SPEED": "10", "SEXTANT_TICK_PERIOD_S": "2.0",
+               "SEXTANT_API_AUTH": "tokens"}
+        platform = Platform(Path(tmp_path_factory.mktemp("api-platform")), env)
+        try:
+            platform.start_all(PROCESSES)
+            platform.wait_ready()
+            bodies = [{k: v for k, v in b.items() if k != "tenant"} for _, b in submissions("platform-demo", 7, 62)]
+            yield Stack(url, platform.url("admission"), stack_env["SEXTANT_KAFKA_BOOTSTRAP"], tokens, bodies,
+                        platform, uuid.uuid4().hex[:8])
+        finally:
+            platform.stop()
 
 
 def wait_for(what: str, check: Callable[[], Any], deadline_s: float = DEADLINE_S) -> Any:
@@ -225,10 +211,10 @@ def ce(ce_id: str, ce_type: str = "SubmitWorkload") -> list[tuple[str, bytes]]:
             ("ce_subject", f"job-{ce_id}".encode())]
 
 
-def malformed(stack: Stack, tag: str, reused_id: str) -> list[tuple[str, bytes, list[tuple[str, bytes]], str]]:
-    """(ce_id, value, headers, expected dlq_reason) of ten bad submissions."""
+def malformed(stack: Stack, tag: str) -> list[tuple[str, bytes, list[tuple[str, bytes]], str]]:
+    """(ce_id, value, headers, expected dlq_reason) of ten submissions that cannot be accepted."""
     auth = [("authorization", f"Bearer {stack.tokens['alpha']}".encode())]
-    good = stack.bodies[10]
+    good = stack.bodies[SERVICE_B]
 
     def js(body: Any) -> bytes:
         return json.dumps(body).encode()
@@ -247,7 +233,8 @@ def malformed(stack: Stack, tag: str, reused_id: str) -> list[tuple[str, bytes, 
         (f"{tag}-unknown-field", js({**good, "cores": 3}), ce(f"{tag}-unknown-field") + auth, "invalid"),
         (f"{tag}-other-tenant", js({**good, "tenant": "beta"}), ce(f"{tag}-other-tenant") + auth,
          "forbidden-tenant"),
-        (reused_id, js({**good, "priority": 9}), ce(reused_id) + auth, "idempotency-key-reused"),
+        (f"{tag}-no-room", js(good), ce(f"{tag}-no-room") + [("authorization", f"Bearer {stack.tokens['full']}".encode())],
+         "quota-exceeded"),
     ]
 
 
@@ -290,13 +277,14 @@ def test_kafka_front_door_places_the_valid_and_dead_letters_the_malformed(stack:
     tag = f"kafka-{stack.run_tag}"
     auth = [("authorization", f"Bearer {stack.tokens['alpha']}".encode())]
     valid = [(f"{tag}-ok-{i}", json.dumps(stack.bodies[i]).encode()) for i in KAFKA[:50]]
-    bad = malformed(stack, tag, reused_id=valid[0][0])
+    bad = malformed(stack, tag)
     records: list[tuple[bytes, bytes, list[tuple[str, bytes]]]] = []
     for i, (cid, value) in enumerate(valid):  # one bad message after every fifth valid one
         records.append((cid.encode(), value, ce(cid) + auth))
         if i % 5 == 0:
             bid, bvalue, bheaders, _ = bad[i // 5]
             records.append((bid.encode(), bvalue, bheaders))
+    records.append((valid[1][0].encode(), valid[1][1], ce(valid[1][0]) + auth))  # resent: the same workload
     asyncio.run(produce(stack.bootstrap, records))
 
     wids = {derive_id("workload", "alpha", cid) for cid, _ in valid}

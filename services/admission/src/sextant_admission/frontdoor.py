@@ -5,12 +5,15 @@ mode: headers `ce_specversion=1.0`, `ce_type=SubmitWorkload`, `ce_id` (the submi
 it plays the role of the REST Idempotency-Key), `ce_source`, `ce_time`, `ce_subject` (any, e.g.
 the integration's job id), and `authorization: Bearer <tenant token>`; the value is the JSON body
 of `POST /v1/workloads`. The workload id is derived from (tenant, ce_id), exactly as the REST API
-derives it from (tenant, Idempotency-Key), so a resent message names the same workload.
+derives it from (tenant, Idempotency-Key), so a resent message names the same workload. A message
+whose `ce_id` this consumer already accepted is a duplicate (CloudEvents: source + id identify an
+event) and is skipped like a redelivery, whatever its body.
 
 The consumer (`admission-submissions`) is the kit's `ConsumerLoop`: the accepted submission's
 `WorkloadSubmitted` is appended with the tracking row in one transaction (a redelivery is skipped).
 A message that cannot be accepted — undecodable, another `ce_type`, missing/unknown/revoked token,
-invalid body, another tenant named, a `ce_id` reused with another body, over quota — is
+invalid body, another tenant named, a `ce_id` the REST API already used (as an Idempotency-Key)
+with another body, over quota — is
 dead-lettered to `sextant.dlq` with `dlq_reason` (one of `REASONS`) and `dlq_error` (the detail),
 a `SubmissionRejected` notice is published on `sextant.decisions`, and the loop goes on.
 

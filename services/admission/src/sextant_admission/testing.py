@@ -1,15 +1,21 @@
-"""Test helpers: the admission API in-process over a real PostgreSQL database.
+"""Test helpers: the admission API in-process over a real PostgreSQL database, a database of a
+test module's own, tenants.
 
 `api_under_test(url, **settings)` migrates the database, builds the same routers the process
 serves (same `create_app`, same `ApiContext`) and yields an `InProcessApi` with an httpx client on
 the ASGI app, the event store, the tenant registry and the decider. No Kafka is needed: the API
 writes only to PostgreSQL (the relay publishes).
+
+`own_database(pg_node, prefix)` creates a database on the session's server and drops it after;
+`create_tenants(url, name={limits}, ...)` migrates it and returns each new tenant's token.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,3 +72,29 @@ async def api_under_test(url: str, **overrides: Any) -> AsyncIterator[InProcessA
             yield InProcessApi(client, store, registry, decider, clock)
     finally:
         await store.close()
+
+
+@contextmanager
+def own_database(pg_node: Any, prefix: str) -> Iterator[str]:
+    """The URL of a new database on `pg_node` (a `sextant_infra.postgres.PostgresNode`), dropped after."""
+    name = f"t_{prefix}_{uuid.uuid4().hex[:10]}"
+    pg_node.create_database(name)
+    try:
+        yield pg_node.url_for(name)
+    finally:
+        pg_node.drop_database(name)
+
+
+def create_tenants(url: str, **limits: dict[str, Any]) -> dict[str, str]:
+    """Migrate `url` and create a tenant per keyword (its limits as the value); {name: token}."""
+
+    async def go() -> dict[str, str]:
+        await migrate_async(url)
+        store = PostgresEventStore.from_url(url)
+        try:
+            reg = TenantRegistry(store.engine)
+            return {name: (await reg.create(name, **lim))[1] for name, lim in limits.items()}
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
