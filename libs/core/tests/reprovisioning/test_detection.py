@@ -58,8 +58,19 @@ def classified(tolerated: dict[str, float], caused: dict[str, float]) -> ev.Work
 ], ids=["big", "under-20pct", "under-floor", "small-score"])
 def test_probe_significance(recorded: float, measured: float, hit: bool) -> None:
     c = classified({"memory_bw": recorded}, {"memory_bw": 5.0})
-    change = probe_change(c, {"memory_bw": measured}, {"memory_bw": 5.0}, P.probe_change, P.probe_floor)
+    change = probe_change(c, {"memory_bw": measured}, {"memory_bw": 5.0}, 0.2, 8.0)  # the rule at 20 % / 8 points
     assert (change is not None) is hit
+
+
+def test_probe_compares_with_the_profiled_measurement_and_only_the_chosen_scores() -> None:
+    # the reconstructed row says 60, the profiling run measured 35: a probe of 33 is no change
+    c = classified({"memory_bw": 60.0}, {"memory_bw": 5.0})
+    measured = {"memory_bw": (35.0, 5.0)}
+    assert probe_change(c, {"memory_bw": 33.0}, {}, 0.2, 8.0) is not None  # against the row: −45 %
+    assert probe_change(c, {"memory_bw": 33.0}, {}, 0.2, 8.0, measured) is None  # against the measurement: −6 %
+    # caused 5 → 30 is a change only when caused scores are compared
+    assert probe_change(c, {}, {"memory_bw": 30.0}, 0.2, 8.0, measured) is not None
+    assert probe_change(c, {}, {"memory_bw": 30.0}, 0.2, 8.0, measured, ("tolerated",)) is None
 
 
 def test_probe_reports_the_largest_change_and_ignores_unprobed_sources() -> None:

@@ -119,7 +119,7 @@ class Adaptive:
                 return ()
             return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
         change = probe_change(w.classification, c.tolerated, c.caused, p.probe_change, p.probe_floor,
-                              measured_scores(w.samples))
+                              measured_scores(w.samples), p.probe_scores)
         if change is None or not self._reclassify_due(w, ctx):
             return ()
         return (self._reclassify(w, ctx, f"proactive probe {c.probe_id}: {change.describe()}"),)

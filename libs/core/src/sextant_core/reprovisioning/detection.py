@@ -115,7 +115,8 @@ class ProbeChange:
 
 def probe_change(c: WorkloadClassified | None, tolerated: Mapping[str, float], caused: Mapping[str, float],
                  change: float, floor: float,
-                 measured: Mapping[str, tuple[float, float | None]] | None = None) -> ProbeChange | None:
+                 measured: Mapping[str, tuple[float, float | None]] | None = None,
+                 scores: tuple[str, ...] = ("tolerated", "caused")) -> ProbeChange | None:
     """The largest significant change of a probe against the recorded classification signals, or
     None. The recorded value of a source is its own profiling measurement when there is one
     (`measured`), else the reconstructed entry of the classification.
@@ -131,6 +132,8 @@ def probe_change(c: WorkloadClassified | None, tolerated: Mapping[str, float], c
             rec_c[src] = cz
     best: ProbeChange | None = None
     for score, measured_now, recorded in (("tolerated", tolerated, rec_t), ("caused", caused, rec_c)):
+        if score not in scores:
+            continue
         measured_ = measured_now
         for src in SOURCES:
             if src not in measured_ or src not in recorded:

@@ -114,7 +114,7 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
                 flagged_at.add((wid, e.at))
         elif isinstance(e, ev.InterferenceProbed) and e.purpose == "proactive":
             verdict = probe_change(latest.get(wid), e.tolerated, e.caused, params.probe_change, params.probe_floor,
-                                   measured_scores(samples[wid]))
+                                   measured_scores(samples[wid]), params.probe_scores)
             probes.append((wid, e.at, verdict is not None or (wid, e.at) in flagged_at))
 
     def phase_index(wid: str, t: float) -> int:  # number of changes at or before t
