@@ -181,7 +181,11 @@ def seeding_events(setup: Setup, families: tuple[str, ...] | None = None, per_ki
 
 
 def learns_from_knowledge(params: PolicySet) -> bool:
-    return isinstance(params.classifier, CollaborativeClassifier)
+    """The classifier learns from the knowledge base: the `CollaborativeClassifier`, or any
+    classifier with its retraining hook (`retrains`, called by ``decide._classify``), e.g. a
+    wrapper around it."""
+    c = params.classifier
+    return isinstance(c, CollaborativeClassifier) or callable(getattr(c, "retrains", None))
 
 
 def events_for(setup: Setup, params: PolicySet) -> tuple[KnowledgeSeeded, ...]:
