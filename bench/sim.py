@@ -2,6 +2,7 @@
 every baseline profile, one run each on the same prepared scenario.
 
     .venv/bin/python bench/sim.py --json bench/results/sim.json [--seed 6] [--quick] [--profiles a,b]
+                                  [--compare-json PATH]   (the same runs as a `sim compare --json`)
 
 Prints a table: per profile the wall time of the run (scenario preparation — drawing 2 500 ground
 truths — is timed once, apart, since `compare` shares it), simulated events, events per second of
@@ -22,7 +23,8 @@ from pathlib import Path
 
 from sextant_sim.baselines import BASELINES
 from sextant_sim.groundtruth import TWIN_VERSION
-from sextant_sim.runner import run_profile
+from sextant_sim.report import compare_json
+from sextant_sim.runner import run_profile, write_json
 from sextant_sim.scenarios import load_scenario
 from sextant_sim.setup import prepare
 
@@ -35,6 +37,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=6)
     ap.add_argument("--quick", action="store_true", help="paragon-local-medium instead of paragon-ec2-2500")
     ap.add_argument("--profiles", default=",".join(BASELINES))
+    ap.add_argument("--compare-json", help="also write the `sim compare --json` document of these runs here")
     args = ap.parse_args()
     name = "paragon-local-medium" if args.quick else "paragon-ec2-2500"
     profiles = [p for p in args.profiles.split(",") if p]
@@ -43,6 +46,7 @@ def main() -> int:
     setup = prepare(load_scenario(name), args.seed)
     prepare_s = time.perf_counter() - t0
     rows = []
+    summaries = {}
     print(f"{name}, seed {args.seed}: {len(setup.subs)} workloads on {len(setup.servers)} servers; "
           f"prepare {prepare_s:.2f} s", flush=True)
     print(f"{'profile':28s} {'wall s':>8s} {'events':>8s} {'events/s':>9s} {'decisions':>9s} "
@@ -50,6 +54,7 @@ def main() -> int:
     for p in profiles:
         res = run_profile(setup, p, args.seed)
         s = res.summary
+        summaries[p] = s
         row = {"profile": p, "wall_seconds": round(res.wall_seconds, 3), "events": s["events"],
                "events_per_second": round(s["events"] / res.wall_seconds, 1), "decisions": s["decisions"],
                "simulated_seconds": s["simulated_seconds"], "qos_met_fraction": s["qos_met_fraction"],
@@ -69,6 +74,9 @@ def main() -> int:
                        "loadavg_before": [round(x, 2) for x in load_before],
                        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
                        "note": "shared machine: 2 cores used by several engineers at once"}}
+    if args.compare_json:
+        Path(args.compare_json).parent.mkdir(parents=True, exist_ok=True)
+        write_json(compare_json(name, args.seed, summaries), args.compare_json)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
