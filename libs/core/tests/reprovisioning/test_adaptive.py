@@ -173,3 +173,10 @@ def test_profiles_without_the_ladder_decide_nothing_on_monitoring_inputs() -> No
     st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
     c = cmd.AssessObservation(workload_id="w", value=1.0, ratio_to_target=0.1)
     assert decide(st, c, params=policy_set("foundation"), seed=1, at=10.0).events == ()
+
+
+def test_services_are_not_in_the_proactive_sample() -> None:
+    st, wid = service(nodes=1)
+    decisions = [decide(st, cmd.ReviewWorkload(workload_id=wid, reason="probe_round"), params=params(), seed=1,
+                        at=600.0 * k).events for k in range(1, 6)]  # five rounds: every workload's turn comes
+    assert decisions == [()] * 5
