@@ -145,20 +145,22 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     return run
 
 
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="bundled scenario name or path to a scenario YAML")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+
+
 def _add(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run one profile on a scenario")
-    p.add_argument("scenario", help="bundled scenario name or path to a scenario YAML")
+    _common(p)
     p.add_argument("--profile", required=True, help="profile name (see `sextant sim list`)")
-    p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", help="directory for events.jsonl, summary.json and plots")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     p.set_defaults(func=_guard(cmd_run))
     c = sub.add_parser("compare", help="several profiles on the same arrivals, one table")
-    c.add_argument("scenario", help="bundled scenario name or path to a scenario YAML")
+    _common(c)
     c.add_argument("--profiles", required=True, help="comma-separated profile names")
-    c.add_argument("--seed", type=int, default=1)
     c.add_argument("--json", help="write the comparison as JSON to this path")
-    c.add_argument("--quiet", action="store_true", help="no progress bars, no table")
     c.set_defaults(func=_guard(cmd_compare))
     ls = sub.add_parser("list", help="bundled scenarios and profiles")
     ls.set_defaults(func=cmd_list)
