@@ -193,6 +193,12 @@ async def _guard_body(request: Request, max_bytes: int) -> Response | None:
     if raw and not _is_json(ctype):
         return response(415, None, f"content type {ctype or '(none)'!r} is not supported; send application/json",
                         path)
+    if raw:
+        try:
+            json.loads(raw)
+        except ValueError as exc:  # also a body that is not UTF-8 (FastAPI would answer a bare 400)
+            return response(422, "malformed-json", "the body is not valid JSON", path,
+                            errors=[{"path": "$", "in": "body", "detail": str(exc)[:200], "code": "json_invalid"}])
     return None
 
 
