@@ -185,7 +185,7 @@ class Adaptive:
         up = ladder.scale_in_place(state, w, m)
         if up is not None:
             return (self._adjust(w, ctx, "scale_up", up, reason, ("in_place",)),)
-        evicted = self._evict(state, w, m, ctx, reason)
+        evicted = self._evict(state, w, m, ctx, reason, need_cores=True)
         if evicted:
             return evicted
         if w.kind.value in self.params.scale_out_kinds:
@@ -195,11 +195,22 @@ class Adaptive:
         return self._migrate(state, w, m, ctx, reason)
 
     def _evict(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
-               reason: str) -> Sequence[ev.Event]:
+               reason: str, need_cores: bool = False) -> Sequence[ev.Event]:
+        """Evict the best-effort co-runners on `w`'s servers and give `w` their cores. With
+        `need_cores` (capacity is short, not interference), only if their cores let it grow."""
         assert w.allocation is not None
         victims = ladder.best_effort_on(state, w)
         if not victims:
             return ()
+        if need_cores:
+            mine = set(w.allocation.servers)
+            gain: dict[str, int] = {}
+            for v in victims:
+                for a in v.allocation.assignments if v.allocation is not None else ():
+                    if a.server_id in mine:
+                        gain[a.server_id] = gain.get(a.server_id, 0) + a.cores
+            if ladder.scale_in_place(state, w, m, extra_free=gain) is None:
+                return ()
         freed: dict[str, int] = {}
         moves: list[ev.Event] = []
         kills: list[ev.Event] = []
@@ -318,13 +329,14 @@ class Adaptive:
         hot = c.p99_latency_ms is not None and c.p99_latency_ms > p.hot_latency * bound
         cool = c.p99_latency_ms is None or c.p99_latency_ms < p.cool_latency * bound
         why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
-        if (c.ratio_to_target < 1.0 or hot) and u < p.target_utilisation:
+        if (c.ratio_to_target < 1.0 or hot) and u < p.target_utilisation and c.ratio_to_target >= 0.5:
             # the latency is off although the model sees spare capacity: interference first
+            # (below half the target the served load says nothing about the offered one: capacity)
             evicted = self._evict(state, w, m, ctx, f"{why}; interference suspected")
             if evicted:
                 return evicted
         if c.ratio_to_target < 1.0 or u > p.scale_up_utilisation or hot:
-            need = max(u / p.target_utilisation, 1.0 / max(c.ratio_to_target, 1e-3), 1.05)
+            need = max(u / p.target_utilisation, min(1.0 / max(c.ratio_to_target, 1e-3), 2.0), 1.05)
             return self._more(state, w, ctx, why, need)
         if u < p.scale_down_utilisation and c.ratio_to_target >= 1.0 and cool:
             return self._reclaim(state, w, m, c.value, ctx, f"idle: utilisation {u:.2f}")
