@@ -8,7 +8,12 @@ resumes where it stopped and an unchanged profile is never re-run. The code vers
 sources of libs/contracts, libs/core and libs/sim (policies and twin alike).
 
     .venv/bin/python bench/quality.py --json PATH [--quick] [--seeds 6-10] [--scenarios a,b]
-                                      [--profiles p,q] [--no-robustness]
+                                      [--profiles p,q] [--no-robustness] [--classifier estimates]
+
+`--classifier estimates`: the issue-5 profiles (`sextant`, `paragon`, `reservation-paragon`)
+classify with the twin's estimate port (ground truth + Table III noise,
+`sextant_sim.estimates.EstimateClassifier`, what the baselines use) instead of the collaborative
+filtering engine — the planning side isolated from classification. Cached apart (`~est`).
 
 `--quick`: the first seed only, no robustness table. Claims (issue 5) hold when the *worst* of
 the reported seeds meets them; parameters were chosen on seeds 1–5 (docs/quality.md).
@@ -94,6 +99,37 @@ def variant(name: str, model: str | None, noise: float | None) -> str:
     return name if model is None else f"{name}@{model}x{noise:g}"
 
 
+ISSUE5 = ("sextant", "paragon", "reservation-paragon")
+
+
+def run_estimated(setup: Any, profile: str, seed: int) -> Any:
+    """`run_profile`, with an issue-5 profile's classifier swapped for the twin's estimate port."""
+    from sextant_core.planning import policysets
+    from sextant_sim.engine import Engine
+    from sextant_sim.estimates import EstimateClassifier, EstimateSource
+    from sextant_sim.oracle import OracleView
+    from sextant_sim.runner import RunResult, summary_of
+
+    started = time.perf_counter()
+    view = OracleView(setup)
+    holder: list[Any] = []
+
+    def phase_of(wid: str) -> int:
+        a = holder[0].world.active.get(wid) if holder else None
+        return a.phase if a is not None else 0
+
+    source = EstimateSource(setup.truths, setup.profiler, setup.cat, setup.gt, setup.seed,
+                            setup.scenario.noise_scale, phase_of)
+    build = {"sextant": policysets.sextant_policy_set, "paragon": policysets.paragon_policy_set,
+             "reservation-paragon": policysets.reservation_paragon_policy_set}[profile]
+    engine = Engine(setup, build(classifier=EstimateClassifier(source)))
+    holder.append(engine)
+    view.bind(engine.world, engine.ledger)
+    engine.run()
+    wall = time.perf_counter() - started
+    return RunResult(profile=profile, summary=summary_of(engine, wall), engine=engine, wall_seconds=wall)
+
+
 def alloc_vs_required(engine: Any) -> float:
     """∫ allocated cores / ∫ required cores (each workload's needed cores over its run time)."""
     usage = engine.world.usage
@@ -106,9 +142,10 @@ def alloc_vs_required(engine: Any) -> float:
 
 
 def run_one(scenario: str, model: str | None, noise: float | None, profile: str, seed: int,
-            version: str, setups: dict[tuple[str, int], Any]) -> dict[str, Any]:
+            version: str, setups: dict[tuple[str, int], Any], estimates: bool = False) -> dict[str, Any]:
     key = variant(scenario, model, noise)
-    path = CACHE / key / profile / f"seed{seed}-{version}.json"
+    est = estimates and profile in ISSUE5
+    path = CACHE / key / (profile + ("~est" if est else "")) / f"seed{seed}-{version}.json"
     if path.exists():
         data: dict[str, Any] = json.loads(path.read_text())
         return data
@@ -123,11 +160,11 @@ def run_one(scenario: str, model: str | None, noise: float | None, profile: str,
             sc = sc.model_copy(update={"interference_model": model, "noise_scale": noise})
         setups[(key, seed)] = prepare(sc, seed)
     t0 = time.perf_counter()
-    res = run_profile(setups[(key, seed)], profile, seed)
+    res = run_estimated(setups[(key, seed)], profile, seed) if est else run_profile(setups[(key, seed)], profile, seed)
     s = dict(res.summary)
     s["alloc_vs_required"] = alloc_vs_required(res.engine)
     out = {k: s.get(k) for k in KEYS}
-    out.update(scenario=key, profile=profile, seed=seed, code_version=version,
+    out.update(scenario=key, profile=profile, seed=seed, code_version=version, classifier="estimates" if est else "profile",
                wall_seconds=round(time.perf_counter() - t0, 2), policy_version=s.get("policy_version"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, sort_keys=True) + "\n")
@@ -191,6 +228,8 @@ def main() -> int:
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--profiles", default="")
     ap.add_argument("--no-robustness", action="store_true")
+    ap.add_argument("--classifier", choices=("profile", "estimates"), default="profile",
+                    help="estimates: the issue-5 profiles classify with the twin's estimate port")
     args = ap.parse_args()
     from sextant_sim.scenarios import load_scenario
 
@@ -217,7 +256,7 @@ def main() -> int:
         key = variant(sc, model, noise)
         for seed in seeds:
             for p in profiles:
-                r = run_one(sc, model, noise, p, seed, version, setups)
+                r = run_one(sc, model, noise, p, seed, version, setups, args.classifier == "estimates")
                 results.setdefault(key, {}).setdefault(p, []).append(r)
                 print(f"{key:<34} seed {seed:<3} {p:<26} QoS {_fmt(r['qos_met_fraction'])}  "
                       f"vs-target {_fmt(r['mean_performance_vs_target'])}  util {_fmt(r['cpu_utilization'])}  "
@@ -230,6 +269,7 @@ def main() -> int:
     if args.json_path:
         Path(args.json_path).write_text(json.dumps({
             "benchmark": "quality", "code_version": version, "seeds": seeds, "quick": args.quick,
+            "classifier": args.classifier,
             "machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count()},
             "results": results, "targets": verdict, "paper": PAPER}, indent=2, sort_keys=True) + "\n")
     return 0
