@@ -180,3 +180,12 @@ def test_services_are_not_in_the_proactive_sample() -> None:
     decisions = [decide(st, cmd.ReviewWorkload(workload_id=wid, reason="probe_round"), params=params(), seed=1,
                         at=600.0 * k).events for k in range(1, 6)]  # five rounds: every workload's turn comes
     assert decisions == [()] * 5
+
+
+def test_service_scale_out_takes_best_effort_cores_and_kills_them_once() -> None:
+    st, wid = service(nodes=1, cores=8)  # s0 full; s1..s3 are taken by one best-effort job
+    st = fold(running("be", alloc(("s1", 8, 4.0), ("s2", 8, 4.0), ("s3", 8, 4.0)), best_effort=True), st)
+    adj, *kills = observe(st, wid, ratio=1.01, value=5.7e9, p99=0.3)  # u = 0.95: needs 8.1e9 → one more node
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
+    assert adj.allocation.servers == ("s0", "s1") and adj.trace.notes == ("evict:be",)
+    assert [k.workload_id for k in kills] == ["be"] and isinstance(kills[0], ev.WorkloadRevoked)

@@ -255,8 +255,9 @@ class Adaptive:
         cores = max(a.cores for a in alloc.assignments)
         added = 0
         now = cur
+        over = not w.best_effort  # a guaranteed workload may take best-effort cores (Quasar §6)
         while now < want and len(alloc.assignments) < self.params.max_nodes:
-            node = ladder.extra_node(state, w, m, cores, per.memory_gb, exclude=alloc.servers)
+            node = ladder.extra_node(state, w, m, cores, per.memory_gb, exclude=alloc.servers, over_best_effort=over)
             if node is None:
                 break
             bigger = Allocation(assignments=(*alloc.assignments, node), config=dict(alloc.config))
@@ -266,7 +267,21 @@ class Adaptive:
             alloc, now, added = bigger, after, added + 1
         if added == 0 or predicted(state, w, alloc, m) <= cur * 1.01:
             return ()
-        return (self._adjust(w, ctx, "scale_out", alloc, f"{reason}; +{added} node(s)"),)
+        # best-effort residents of the new servers that lack room are evicted (killed: no search
+        # for another home inside one decision), after the decision that needs their cores
+        victims: dict[str, None] = {}
+        for a in alloc.assignments[len(w.allocation.assignments):]:
+            s = state.servers[a.server_id]
+            if s.free_cores >= a.cores and s.free_memory_gb >= a.memory_gb:
+                continue
+            for rid in s.residents:
+                r = state.workloads.get(rid)
+                if r is not None and r.best_effort and rid != w.workload_id:
+                    victims.setdefault(rid, None)
+        kills = [ev.WorkloadRevoked(at=ctx.at, workload_id=rid, reason=f"evicted (best effort) for {w.workload_id}")
+                 for rid in victims]
+        notes = tuple(f"evict:{rid}" for rid in victims)
+        return (self._adjust(w, ctx, "scale_out", alloc, f"{reason}; +{added} node(s)", notes), *kills)
 
     def _migrate(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
                  reason: str) -> Sequence[ev.Event]:

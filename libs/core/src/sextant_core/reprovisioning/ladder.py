@@ -84,18 +84,24 @@ def compatible(s: ServerState, w: WorkloadState) -> bool:
 
 
 def extra_node(state: ClusterState, w: WorkloadState, model: PerformanceModel, cores: int, memory_gb: float,
-               exclude: tuple[str, ...] = ()) -> Assignment | None:
-    """The best server for one more node of `cores` cores (see the module docstring)."""
-    best: tuple[int, float, str] | None = None
+               exclude: tuple[str, ...] = (), over_best_effort: bool = False) -> Assignment | None:
+    """The best server for one more node of `cores` cores (see the module docstring). With
+    `over_best_effort`, cores and memory held by best-effort residents count as free (they are
+    evicted to make room), and servers that need no eviction rank first among equals."""
+    best: tuple[int, float, int, str] | None = None
     for sid, s in sorted(state.servers.items()):
-        if sid in exclude or not s.schedulable or s.free_cores < cores or s.free_memory_gb < memory_gb:
+        extra_c = s.best_effort_cores if over_best_effort else 0
+        extra_m = s.best_effort_memory_gb if over_best_effort else 0.0
+        if sid in exclude or not s.schedulable or s.free_cores + extra_c < cores \
+                or s.free_memory_gb + extra_m < memory_gb:
             continue
-        key = (0 if compatible(s, w) else 1, -model.node(s.platform, cores), sid)
+        evicts = 0 if s.free_cores >= cores and s.free_memory_gb >= memory_gb else 1
+        key = (0 if compatible(s, w) else 1, -model.node(s.platform, cores), evicts, sid)
         if best is None or key < best:
             best = key
     if best is None:
         return None
-    return Assignment(server_id=best[2], cores=cores, memory_gb=memory_gb)
+    return Assignment(server_id=best[3], cores=cores, memory_gb=memory_gb)
 
 
 def drop_node(state: ClusterState, alloc: Allocation, model: PerformanceModel) -> Allocation | None:
