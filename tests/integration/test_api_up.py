@@ -1,0 +1,57 @@
+"""`make up` / `make down` (issue 7): after `sextant-infra up`, `sextant up` starts the platform's
+processes detached with the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT (127.0.0.1:8080 unless
+set; here a free port, the machine is shared), and `sextant down` stops exactly them.
+
+The stack is the session's real PostgreSQL (a database of this test's own) and Kafka, written to
+`stack.env` the way `sextant-infra up` writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sextant_admission.testing import own_database
+from sextant_cli.platform import SERVICES
+from sextant_infra.processes import free_port, pid_alive
+
+pytestmark = pytest.mark.integration
+
+
+def sextant(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True,
+                          timeout=240, env={**os.environ, **env}, check=False)
+
+
+def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: dict[str, str],
+                                                     tmp_path: Path) -> None:
+    with own_database(pg_node, "api_up") as url:
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "stack.env").write_text(f"SEXTANT_DATABASE_URL={url}\n"
+                                       f"SEXTANT_KAFKA_BOOTSTRAP={stack_env['SEXTANT_KAFKA_BOOTSTRAP']}\n")
+        port = free_port()
+        env = {"SEXTANT_API_PORT": str(port)}
+        up = sextant("up", "--run-dir", str(run), env=env)
+        recorded: dict[str, Any] = {}
+        try:
+            assert up.returncode == 0, up.stdout + up.stderr
+            recorded = json.loads((run / "platform.json").read_text())
+            assert set(recorded) == {*SERVICES, "relay", "agent"}
+            assert recorded["admission"]["port"] == port
+            api = f"http://127.0.0.1:{port}"
+            assert httpx.get(f"{api}/readyz", timeout=10).status_code == 200
+            assert httpx.get(f"{api}/openapi.json", timeout=10).json()["info"]["title"] == "sextant-admission"
+            again = sextant("up", "--run-dir", str(run), env=env)
+            assert again.returncode == 0 and "already up" in again.stdout
+        finally:
+            down = sextant("down", "--run-dir", str(run), env=env)
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert not [n for n, p in recorded.items() if pid_alive(p["pid"])], "a process outlived `sextant down`"
+        assert not (run / "platform.json").exists()
