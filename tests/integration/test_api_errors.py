@@ -198,3 +198,20 @@ async def test_revoking_an_ended_workload_is_a_conflict(world: World) -> None:
     assert_problem(await api.client.patch(f"{WL}/{wid}", json=patch, headers=world.alpha), 409, "workload-ended",
                    f"{WL}/{wid}")
     assert await api.log_size() == before
+
+
+async def test_an_unavailable_database_is_a_503_problem(world: World) -> None:
+    from sextant_infra.processes import free_port
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    registry = world.api.registry
+    real = registry.engine
+    registry.engine = create_async_engine(f"postgresql+asyncpg://sextant@127.0.0.1:{free_port()}/gone")
+    try:
+        r = await world.api.client.get(WL, headers=world.alpha)
+    finally:
+        await registry.engine.dispose()
+        registry.engine = real
+    assert_problem(r, 503, "unavailable", WL)
+    assert r.headers["retry-after"] == "1"
+    assert (await world.api.client.get(WL, headers=world.alpha)).status_code == 200

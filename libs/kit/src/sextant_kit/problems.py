@@ -16,11 +16,14 @@ Every error response of a Sextant API is `application/problem+json`:
   that is not JSON before the body is parsed. `problem_responses(...)` documents them in OpenAPI.
 - `not_found_route(router)` adds a catch-all so an unknown path under the router's prefix is a
   problem document too.
+- any other exception is a problem too: 503 (`Retry-After: 1`) when a dependency is unavailable
+  (`errors.is_transient`), 500 otherwise (logged with its traceback).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +33,10 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .errors import is_transient
+
+log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
 TYPE_BASE = "https://sextant.dev/problems/"
@@ -169,6 +176,13 @@ def problem_route(max_body_bytes: int = 64 * 1024) -> type[APIRoute]:
                 except StarletteHTTPException as exc:
                     detail = exc.detail if isinstance(exc.detail, str) else TITLES.get(exc.status_code, "Error")
                     return response(exc.status_code, None, detail, path, headers=exc.headers)
+                except Exception as exc:  # a dependency is down (503, retry) or a bug (500): still a problem
+                    if is_transient(exc):
+                        log.warning("%s %s: dependency unavailable: %r", request.method, path, exc)
+                        return response(503, None, "a dependency (database or broker) is unavailable; retry",
+                                        path, headers={"Retry-After": "1"})
+                    log.exception("%s %s failed", request.method, path)
+                    return response(500, None, "the server failed to handle the request", path)
 
             return handler
 
