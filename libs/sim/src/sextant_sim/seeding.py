@@ -48,6 +48,7 @@ from sextant_contracts.model import Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.classification.seeding import SeedProfile, seed_events
 from sextant_core.policies import PolicySet
+from sextant_core.profiling.plan import _default_columns  # the plan's column set, by design
 
 from .arrivals import rng_for
 from .groundtruth import SOURCES, TWIN_VERSION
@@ -71,13 +72,9 @@ class SeedWorkload:
 
 
 def scale_up_cores(high_cores: int) -> list[int]:
-    """1, 2, 4, … below `high_cores`, then `high_cores` (`DefaultProfilingPlan`'s default columns)."""
-    out, c = [], 1
-    while c < high_cores:
-        out.append(c)
-        c *= 2
-    out.append(high_cores)
-    return out
+    """1, 2, 4, … below `high_cores`, then `high_cores`: the profiling plan's default scale-up
+    columns (`DefaultProfilingPlan`), so that seeds and new workloads share one column set."""
+    return [int(c[1:]) for c in _default_columns(high_cores)]
 
 
 def scenario_families(setup: Setup) -> tuple[str, ...]:
