@@ -215,3 +215,17 @@ async def test_an_unavailable_database_is_a_503_problem(world: World) -> None:
     assert_problem(r, 503, "unavailable", WL)
     assert r.headers["retry-after"] == "1"
     assert (await world.api.client.get(WL, headers=world.alpha)).status_code == 200
+
+
+async def test_auto_mode_is_open_until_the_first_tenant_then_needs_tokens(pg_node: Any) -> None:
+    with own_database(pg_node, "api_auto") as url:
+        async with api_under_test(url, rate_burst=1, rate_per_s=0.001) as api:  # api_auth=auto (default)
+            # open: no token, the body names the tenant, and no throttling (a burst of 1 would refuse #2)
+            codes = [(await api.client.post(WL, json=body(tenant="team-x"))).status_code for _ in range(3)]
+            assert codes == [202, 202, 202]
+            page = (await api.client.get(WL)).json()
+            assert {v["tenant"] for v in page["items"]} == {"team-x"}
+            own = await api.tenant("team-y")
+            assert_problem(await api.client.get(WL), 401, "unauthenticated", WL)
+            mine = await api.client.get(WL, headers=own)
+            assert mine.status_code == 200 and mine.json()["items"] == []  # team-x's are not team-y's

@@ -8,7 +8,7 @@
   body's `tenant`, "default" when left out). A token that is presented is still checked.
 
 `Gatekeeper.throttle(principal)` takes one request from the tenant's token bucket or raises
-`Throttled` with the seconds to wait (429 + Retry-After).
+`Throttled` with the seconds to wait (429 + Retry-After); open mode is not throttled.
 """
 
 from __future__ import annotations
@@ -78,9 +78,12 @@ class Gatekeeper:
     def limits_of(self, tenant: Tenant) -> Principal:
         return self._of(tenant)
 
-    def throttle(self, principal: Principal, acting_for: str | None = None) -> None:
-        key = principal.tenant or f"open:{acting_for or OPEN_TENANT}"
-        wait = self.limiter.take(key, principal.rate_per_s, principal.burst)
+    def throttle(self, principal: Principal) -> None:
+        """Rates are per tenant: open mode (no tenant authenticated, a single-user machine — the
+        demo, the benchmarks) is not throttled."""
+        if principal.tenant is None:
+            return
+        wait = self.limiter.take(principal.tenant, principal.rate_per_s, principal.burst)
         if wait > 0:
             raise Throttled(wait)
 
