@@ -1,16 +1,35 @@
 """The public API's request and response bodies (docs/api/openapi.json is generated from them).
 
 The request bodies reuse the contracts' value types (`PerformanceTarget`, `WorkloadSpec`), so a
-request that validates here is a valid `SubmitWorkload` / `UpdateTarget` command.
+request that validates here is a valid `SubmitWorkload` / `UpdateTarget` command. Their documented
+schema (`Target`, `Spec`) says what validation enforces: the `type` tag of a union member is
+required (pydantic's own schema gives it a default, so a generated client — or schemathesis —
+would send members without it and get 422s the document did not announce).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema
 from sextant_contracts.model import PerformanceTarget, WorkloadKind, WorkloadSpec
 from sextant_kit.tenancy import NAME_PATTERN
+
+
+def _tag_required(union: Any) -> dict[str, Any]:
+    """The JSON schema of a discriminated union of flat models, members inlined, `type` required."""
+    schema = TypeAdapter(union).json_schema()
+    defs = schema.get("$defs", {})
+    members = []
+    for ref in schema["oneOf"]:
+        member = dict(defs[ref["$ref"].rsplit("/", 1)[-1]])
+        member["required"] = sorted({*member.get("required", []), "type"})
+        members.append(member)
+    return {"oneOf": members}
+
+
+Target = Annotated[PerformanceTarget, WithJsonSchema(_tag_required(PerformanceTarget))]
+Spec = Annotated[WorkloadSpec, WithJsonSchema(_tag_required(WorkloadSpec))]
 
 
 class WorkloadRequest(BaseModel):
@@ -24,8 +43,8 @@ class WorkloadRequest(BaseModel):
     tenant: str | None = Field(default=None, pattern=NAME_PATTERN)
     name: str = Field(default="", max_length=200)
     kind: WorkloadKind
-    target: PerformanceTarget
-    spec: WorkloadSpec
+    target: Target
+    spec: Spec
     priority: int = Field(default=0, ge=0, le=9)
     best_effort: bool = False
     requested_cores: int | None = Field(default=None, gt=0, le=100_000)
@@ -36,7 +55,7 @@ class TargetPatch(BaseModel):
     """`PATCH /v1/workloads/{id}`: a new performance target; the workload is re-planned."""
 
     model_config = ConfigDict(extra="forbid")
-    target: PerformanceTarget
+    target: Target
 
 
 class Accepted(BaseModel):
