@@ -33,7 +33,6 @@ with memcached, which one every 120 s still does (see docs/adaptation.md).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -43,9 +42,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from quality import code_version, seeds_of  # the same code version and seed syntax as issue 5's bench
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / "results" / "adaptation"
-SOURCES = ("libs/contracts/src", "libs/core/src", "libs/sim/src")
 
 PHASES = "paragon-local-phases"
 DIURNAL = "quasar-memcached-diurnal"
@@ -57,24 +57,6 @@ PAPER = {"reactive_detection": "0.94 (Quasar) / 0.96 (Paragon)", "proactive_dete
          "false_positive_rate": "0.08 (Quasar) / 0.051 (Paragon)", "qos_met_fraction": "0.66 (Paragon)",
          "requests_meeting_target": "0.988 (Quasar)", "autoscaling_requests_meeting_target": "0.80",
          "lead_vs_hadoop": "0.19", "lead_vs_late": "0.08"}
-
-
-def code_version() -> str:
-    h = hashlib.sha256()
-    for base in SOURCES:
-        for p in sorted((ROOT / base).rglob("*")):
-            if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts:
-                h.update(str(p.relative_to(ROOT)).encode())
-                h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def seeds_of(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
 
 
 # --- scenarios ---------------------------------------------------------------------------------------
