@@ -104,29 +104,30 @@ def test_service_under_load_scales_out() -> None:
     st, wid = service(nodes=1, cores=8)  # 1 node × 6e9 capacity at 8 cores (useful max): no growth in place
     (adj,) = observe(st, wid, ratio=1.01, value=6.6e9, p99=0.3)  # u = 1.1 > 1.05
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
-    # sized for u ≈ 0.92: need 6.6e9 / 0.92 = 7.2e9 → 2 nodes (12e9)
+    # sized for u ≈ 0.85: need 6.6e9 / 0.85 = 7.8e9 → 2 nodes (12e9)
     assert len(adj.allocation.assignments) == 2
 
 
 def test_idle_service_gives_nodes_back() -> None:
     st, wid = service(nodes=3, cores=8)  # 18e9 capacity
-    (adj,) = observe(st, wid, ratio=1.01, value=3.0e9, p99=0.2)  # u = 0.17 < 0.85, p99 cool (< 0.85 ms)
-    # keep ≥ 3e9 / 0.92 = 3.3e9: one 6e9 node suffices
+    (adj,) = observe(st, wid, ratio=1.01, value=3.0e9, p99=0.2)  # u = 0.17 < 0.7, p99 cool (< 0.7 ms)
+    # keep ≥ 3e9 / 0.85 = 3.5e9: one 6e9 node suffices
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_in"
     assert len(adj.allocation.assignments) == 1
 
 
 def test_service_within_band_is_left_alone() -> None:
     st, wid = service(nodes=2, cores=8)  # 12e9
-    assert observe(st, wid, ratio=1.01, value=11.0e9, p99=0.3) == ()  # u = 0.92: between 0.85 and 1.05
+    assert observe(st, wid, ratio=1.01, value=11.0e9, p99=0.3) == ()  # u = 0.92: between 0.7 and 1.05
 
 
 def test_reclaim_shrinks_cores_when_no_whole_node_can_go() -> None:
     st, wid = service(nodes=2, cores=8)  # 12e9
-    (adj,) = observe(st, wid, ratio=1.01, value=9.0e9, p99=0.3)  # u = 0.75 < 0.85
-    # one node (6e9) < 9e9 / 0.92 = 9.8e9 keeps both; 7 cores: 2 × 5.375e9 = 10.75e9 ≥ 9.8e9, 6: 9.5e9 < 9.8e9
+    (adj,) = observe(st, wid, ratio=1.01, value=8.0e9, p99=0.3)  # u = 0.67 < 0.7
+    # one node (6e9) < 8e9 / 0.85 = 9.4e9 keeps both; cores (U interpolated between c4 and c8):
+    # 6 → 2 × 4.75e9 = 9.5e9 ≥ 9.4e9, 5 → 2 × 4.125e9 = 8.25e9 < 9.4e9
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_down"
-    assert [a.cores for a in adj.allocation.assignments] == [7, 7]
+    assert [a.cores for a in adj.allocation.assignments] == [6, 6]
 
 
 def test_latency_off_with_spare_capacity_evicts_best_effort_first() -> None:
@@ -193,7 +194,7 @@ def test_services_are_not_in_the_proactive_sample() -> None:
 def test_service_scale_out_takes_best_effort_cores_and_kills_them_once() -> None:
     st, wid = service(nodes=1, cores=8)  # s0 full; s1..s3 are taken by one best-effort job
     st = fold(running("be", alloc(("s1", 8, 4.0), ("s2", 8, 4.0), ("s3", 8, 4.0)), best_effort=True), st)
-    adj, *kills = observe(st, wid, ratio=1.01, value=6.6e9, p99=0.3)  # u = 1.1: needs 7.2e9 → one more node
+    adj, *kills = observe(st, wid, ratio=1.01, value=6.6e9, p99=0.3)  # u = 1.1: needs 7.8e9 → one more node
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
     assert adj.allocation.servers == ("s0", "s1") and adj.trace.notes == ("evict:be",)
     assert [k.workload_id for k in kills] == ["be"] and isinstance(kills[0], ev.WorkloadRevoked)
