@@ -7,6 +7,7 @@ service running as a process.
   mode) and schema-violating ones (negative mode) — and sends them to the admission service running
   as a process over the real PostgreSQL and Kafka, with a tenant token: no response is a server
   error, every status code and content type is documented, every body matches its schema.
+  The {workload_id} operations are also fuzzed about a live workload ("existing").
   Bounded and deterministic: `EXAMPLES` per operation and mode, `derandomize=True` (the examples
   are a function of the test), no example database;
 - the CLI: `sextant tenants create` prints the token alone on its last line; `submit`, `status`,
@@ -21,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +54,11 @@ def _has_inputs(label: str) -> bool:
     return bool(params or spec.get("requestBody"))
 
 
-CASES = [(label, mode) for label in OPERATIONS for mode in MODES if mode == "positive" or _has_inputs(label)]
+# "existing": positive examples about a live workload of the tenant (the fixture submits it), so the
+# 200/202/409 answers of the {workload_id} operations are fuzzed too, not only their 404s
+CASES = [(label, mode) for label in OPERATIONS for mode in MODES if mode == "positive" or _has_inputs(label)] + \
+    [(label, "existing") for label in sorted(OPERATIONS, key=lambda x: x.startswith("DELETE"))  # revoke last
+     if "{workload_id}" in label]
 REGENERATE = "run `.venv/bin/python -m sextant_admission.openapi` and commit docs/api/openapi.json"
 
 
@@ -66,6 +72,7 @@ class Served:
     db: str
     headers: dict[str, str]
     counts: dict[str, int]
+    workload_id: str
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +84,12 @@ def served(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.Tem
         try:
             platform.start("admission")
             platform.wait_ready()
-            yield Served(platform.url("admission"), url, {"Authorization": f"Bearer {token}"}, {})
+            headers = {"Authorization": f"Bearer {token}"}
+            live = httpx.post(f"{platform.url('admission')}/v1/workloads", headers=headers, timeout=30, json={
+                "kind": "service", "target": {"type": "throughput_latency", "qps": 100, "p99_latency_ms": 10},
+                "spec": {"type": "container", "image": "nginx"}})
+            assert live.status_code == 202, live.text
+            yield Served(platform.url("admission"), url, headers, {}, live.json()["id"])
         finally:
             platform.stop()
 
@@ -93,7 +105,10 @@ def test_the_service_serves_the_document_in_the_repository(served: Served) -> No
 def test_generated_requests_get_documented_answers(served: Served, label: str, mode: str) -> None:
     operation = SCHEMA.find_operation_by_label(label)
     assert operation is not None
-    strategy = SCHEMA.get_case_strategy(operation, generation_mode=MODES[mode])
+    if mode == "existing":
+        strategy = SCHEMA.get_case_strategy(operation, path_parameters={"workload_id": served.workload_id})
+    else:
+        strategy = SCHEMA.get_case_strategy(operation, generation_mode=MODES[mode])
     statuses: list[int] = []
 
     @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, print_blob=True,
@@ -105,6 +120,7 @@ def test_generated_requests_get_documented_answers(served: Served, label: str, m
 
     run()
     served.counts[f"{label} {mode}"] = len(statuses)
+    print(f"\n{label} {mode}: {len(statuses)} examples, statuses {dict(sorted(Counter(statuses).items()))}")
     assert statuses, "no request was generated"
     assert all(s < 500 for s in statuses)
 
