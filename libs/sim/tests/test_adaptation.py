@@ -1,0 +1,82 @@
+"""Issue 8 in the twin: the baselines' rules and the scoring of detections against truths."""
+
+from __future__ import annotations
+
+import pytest
+from sextant_contracts import events as ev
+from sextant_contracts.model import Allocation, Assignment, DecisionTrace
+from sextant_core.testing.builders import record
+from sextant_sim.adaptation import scoring
+from sextant_sim.adaptation.baselines import hadoop_slow, late_slow
+
+
+@pytest.mark.parametrize(("progress", "slow"), [
+    ([0.5, 0.5, 0.5, 0.25], []),  # average 0.4375: 0.25 ≥ 0.2375, not 0.2 behind
+    ([0.6, 0.6, 0.6, 0.2], [3]),  # average 0.5: 0.2 < 0.3
+    ([0.6, 0.6, 0.6, 0.35], []),  # average 0.5375: 0.35 ≥ 0.3375
+    ([1.0, 1.0, 1.0, 0.5], [3]),  # finished tasks raise the average (0.875): 0.5 < 0.675
+], ids=["quarter", "behind", "not-enough", "finished"])
+def test_hadoop_rule_is_progress_behind_the_average_by_0_2(progress: list[float], slow: list[int]) -> None:
+    assert hadoop_slow([1.0] * len(progress), progress) == slow
+
+
+def test_late_picks_the_slowest_rates_longest_time_left_first_up_to_the_cap() -> None:
+    rates = [1.0] * 16 + [0.2, 0.1, 0.3, 0.95]
+    progress = [0.5] * 16 + [0.4, 0.3, 0.2, 0.5]
+    # 25th percentile of 20 rates ≈ 0.99 → candidates 0.2, 0.1, 0.3, 0.95; cap 10 % of 20 = 2
+    # time left: 0.1 → 7.0, 0.2 → 3.0, 0.3 → 2.67, 0.95 → 0.53
+    assert late_slow(rates, progress) == [17, 16]
+
+
+def test_straggler_score_counts_detections_after_the_injection_only() -> None:
+    injected = [("j1", "s1", 100.0, 3.0), ("j2", "s2", 200.0, 2.0)]
+    detections = [("j1", "s1", 90.0), ("j1", "s1", 160.0), ("j3", "s9", 50.0)]
+    sc = scoring.score_stragglers(injected, detections, extra_delay_s=10.0)
+    # pairs detected: (j1,s1) true (first after the injection at 160), (j3,s9) false
+    assert (sc.precision, sc.recall, sc.true_pairs, sc.injected) == (0.5, 0.5, 1, 2)
+    assert sc.delays == {("j1", "s1"): 70.0}  # 160 − 100 + 10 (the probe)
+    other = scoring.score_stragglers(injected, [("j1", "s1", 200.0), ("j2", "s2", 300.0)])
+    assert other.mean_delay_s == 100.0
+    assert scoring.lead(sc, other) == pytest.approx(1 - 70.0 / 100.0)
+    assert scoring.lead(sc, scoring.score_stragglers(injected, [])) is None
+
+
+def adjusted(wid: str, at: float, servers: tuple[str, ...], action: str = "scale_out", reason: str = "") -> ev.AllocationAdjusted:
+    a = Allocation(assignments=tuple(Assignment(server_id=s, cores=1, memory_gb=1.0) for s in servers))
+    return ev.AllocationAdjusted(at=at, workload_id=wid, decision=record(), action=action, allocation=a,
+                                 reason=reason, trace=DecisionTrace(notes=tuple(f"straggler:{s}" for s in servers)))
+
+
+def test_server_hours_integrates_the_allocation_in_force() -> None:
+    a2 = Allocation(assignments=(Assignment(server_id="a", cores=1, memory_gb=1.0),
+                                 Assignment(server_id="b", cores=1, memory_gb=1.0)))
+    events = [ev.WorkloadStarted(at=0.0, workload_id="m", allocation=a2),
+              adjusted("m", 3600.0, ("a", "b", "c", "d")), adjusted("x", 3600.0, ("z",)),
+              ev.WorkloadCompleted(at=5400.0, workload_id="m")]
+    # 2 servers for 1 h + 4 servers for 0.5 h = 4 server-hours (the other workload does not count)
+    assert scoring.server_hours(events, "m", end=9999.0) == pytest.approx(4.0)
+    assert scoring.relaunches([adjusted("j", 5.0, ("s1",), action="relaunch")]) == [("j", "s1", 5.0)]
+
+
+def test_phase_scoring_window_and_false_positives() -> None:
+    cls = ev.WorkloadClassified(at=0.0, workload_id="w", decision=record(), tolerated={"llc_bw": 50.0})
+    sample = ev.ProfileSampleRecorded(at=0.0, workload_id="w", run_id="r", classification="interference",
+                                      column="llc_bw", value=50.0, caused=5.0)
+
+    def react(at: float) -> ev.ReclassificationRequested:
+        return ev.ReclassificationRequested(at=at, workload_id="w", decision=record(), reason="reactive below")
+
+    def probe(at: float, tol: float) -> ev.InterferenceProbed:
+        return ev.InterferenceProbed(at=at, workload_id="w", probe_id=f"p{at}", tolerated={"llc_bw": tol})
+
+    obs = [ev.PerformanceObserved(at=t, workload_id="w", value=1.0, ratio_to_target=1.0) for t in (100.0, 400.0)]
+    events = [cls, sample, *obs, probe(200.0, 49.0), probe(1500.0, 20.0), react(1300.0),
+              ev.WorkloadCompleted(at=5000.0, workload_id="w")]
+    # changes at 1000 (caught reactively at 1300, within 2 × 300 s) and 3000 (missed); the probe at
+    # 1500 comes after the reactive detection, so it is not counted as proactive
+    sc = scoring.score_phases(events, [("w", 1000.0, 1), ("w", 3000.0, 2)], period_s=300.0).as_json()
+    assert sc["reactive_detection"] == 0.5 and sc["observable_changes"] == 2
+    assert sc["probed_changes"] == 0
+    # the probe at 200 (unchanged, 50 → 49) is a true negative; observations before 1000 are unchanged
+    assert sc["false_positive_rate"] == 0.0 and sc["probes_of_unchanged"] == 1
+    assert sc["observations_of_unchanged"] == 2 and sc["reactive_false_positives"] == 0
