@@ -80,3 +80,46 @@ def test_phase_scoring_window_and_false_positives() -> None:
     # the probe at 200 (unchanged, 50 → 49) is a true negative; observations before 1000 are unchanged
     assert sc["false_positive_rate"] == 0.0 and sc["probes_of_unchanged"] == 1
     assert sc["observations_of_unchanged"] == 2 and sc["reactive_false_positives"] == 0
+
+
+def _service_state(nodes: int) -> tuple[object, str]:
+    from sextant_contracts.model import ThroughputLatencyTarget, TwinWorkloadRef, WorkloadKind
+    from sextant_core.state import fold
+    from sextant_core.testing.builders import alloc, server
+
+    a = alloc(*((f"s{i}", 4, 2.0) for i in range(nodes)))
+    events = [server(f"s{i}", cores=8) for i in range(10)] + [
+        ev.WorkloadSubmitted(at=1.0, workload_id="svc", tenant="t", kind=WorkloadKind.SERVICE,
+                             target=ThroughputLatencyTarget(qps=1000.0, p99_latency_ms=1.0),
+                             spec=TwinWorkloadRef(ref="svc"), fast_path=True),
+        ev.WorkloadClassified(at=1.0, workload_id="svc", decision=record(1)),
+        ev.WorkloadAdmitted(at=1.0, workload_id="svc", decision=record(2), arq_class=0),
+        ev.PlacementDecided(at=1.0, workload_id="svc", decision=record(3), allocation=a),
+        ev.WorkloadStarted(at=1.0, workload_id="svc", allocation=a)]
+    return fold(events), "svc"
+
+
+@pytest.mark.parametrize(("nodes", "util", "expect"), [
+    (1, 0.75, ("scale_out", 2)),  # 0.75 > 0.7: one more server
+    (8, 0.95, None),  # at the 8-server ceiling
+    (3, 0.30, ("scale_in", 2)),  # 0.30 × 3/2 = 0.45 < 0.8 × 0.7 = 0.56
+    (3, 0.40, None),  # 0.40 × 3/2 = 0.60 ≥ 0.56: stays
+    (1, 0.10, None),  # never below one server
+], ids=["grow", "ceiling", "shrink", "hold", "floor"])
+def test_autoscaling_rule(nodes: int, util: float, expect: tuple[str, int] | None) -> None:
+    from sextant_contracts import commands as cmd
+    from sextant_core.decide import decide
+    from sextant_sim.adaptation.baselines import policy_set
+
+    st, wid = _service_state(nodes)
+    params = policy_set("autoscaling-0.7", lambda w: util)
+    c = cmd.AssessObservation(workload_id=wid, value=500.0, ratio_to_target=1.0)
+    out = decide(st, c, params=params, seed=1, at=100.0).events  # type: ignore[arg-type]
+    if expect is None:
+        assert out == ()
+    else:
+        (adj,) = out
+        assert isinstance(adj, ev.AllocationAdjusted)
+        assert (adj.action, len(adj.allocation.assignments)) == expect
+        if adj.action == "scale_out":  # the least-loaded server (most free cores, then id): s1
+            assert adj.allocation.servers[-1] == f"s{nodes}"
