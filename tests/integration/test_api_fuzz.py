@@ -138,6 +138,13 @@ def test_cli_tenants_and_workload_verbs_go_through_the_api(served: Served, tmp_p
     assert re.fullmatch(r"sxt_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", token), created.stdout
     listed = sextant("tenants", "--url", served.db, "list")
     assert "cli-team" in listed.stdout and "active" in listed.stdout
+    taken = sextant("tenants", "--url", served.db, "create", "cli-team")
+    assert taken.returncode == 1 and "exists" in taken.stdout
+    second = sextant("tenants", "--url", served.db, "token", "cli-team").stdout.strip().splitlines()[-1]
+    token_id = second.split("_")[1]
+    assert httpx.get(f"{served.url}/v1/workloads", headers={"Authorization": f"Bearer {second}"}).status_code == 200
+    assert sextant("tenants", "--url", served.db, "revoke", "cli-team", "--token", token_id).returncode == 0
+    assert httpx.get(f"{served.url}/v1/workloads", headers={"Authorization": f"Bearer {second}"}).status_code == 401
 
     body = tmp_path / "w.json"
     body.write_text(json.dumps({"kind": "batch", "target": {"type": "completion_time", "seconds": 60},

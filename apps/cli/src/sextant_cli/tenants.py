@@ -69,44 +69,40 @@ def _run(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
     return asyncio.run(go())
 
 
-def _fail(exc: Exception) -> int:
-    console.print(f"[red]error:[/] {exc}", highlight=False)
-    return 1
-
-
-def create(args: argparse.Namespace) -> int:
+def _checked(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T | None:
+    """`_run`, printing a registry refusal (unknown tenant, name taken, ...) instead of raising."""
     from sextant_kit.tenancy import TenancyError
 
     try:
-        tenant, tok = _run(args, lambda reg: reg.create(args.name, max_active_workloads=args.max_workloads,
-                                                          max_cores=args.max_cores, rate_per_s=args.rate,
-                                                          burst=args.burst))
+        return _run(args, work)
     except TenancyError as exc:
-        return _fail(exc)
-    console.print(f"tenant {tenant.name} created; its API token (shown once):", highlight=False)
-    print(tok)
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        return None
+
+
+def create(args: argparse.Namespace) -> int:
+    made = _checked(args, lambda reg: reg.create(args.name, max_active_workloads=args.max_workloads,
+                                                 max_cores=args.max_cores, rate_per_s=args.rate, burst=args.burst))
+    if made is None:
+        return 1
+    console.print(f"tenant {made[0].name} created; its API token (shown once):", highlight=False)
+    print(made[1])
     return 0
 
 
 def token(args: argparse.Namespace) -> int:
-    from sextant_kit.tenancy import TenancyError
-
-    try:
-        tok = _run(args, lambda reg: reg.issue(args.name))
-    except TenancyError as exc:
-        return _fail(exc)
+    tok = _checked(args, lambda reg: reg.issue(args.name))
+    if tok is None:
+        return 1
     console.print(f"new token for tenant {args.name} (shown once):", highlight=False)
     print(tok)
     return 0
 
 
 def revoke(args: argparse.Namespace) -> int:
-    from sextant_kit.tenancy import TenancyError
-
-    try:
-        n = _run(args, lambda reg: reg.revoke(args.name, token_id=args.token_id))
-    except TenancyError as exc:
-        return _fail(exc)
+    n = _checked(args, lambda reg: reg.revoke(args.name, token_id=args.token_id))
+    if n is None:
+        return 1
     what = f"token {args.token_id}" if args.token_id else f"tenant {args.name} and {n} token(s)"
     console.print(f"revoked {what}", highlight=False)
     return 0
