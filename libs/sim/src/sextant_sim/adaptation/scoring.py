@@ -15,6 +15,8 @@ Phases (Paragon §3.4 Table IV, Quasar §4.1):
   (before the next change and before any reactive detection of it), the share whose probes
   flagged a significant change — Paragon's denominator ("sampled applications with phases").
   `proactive_coverage` says how many changes were probed at all.
+- **visible changes** (a diagnostic): observable changes across which the observed ratio to
+  target moved by more than 5 % — what any performance-based detector could see at all.
 - **false positives**: proactive — probes whose verdict is "significant change" (whether or not
   the policy acted on it) of workloads whose phase is the one they were
   classified in, over all probes of such workloads; reactive — reactive phase/mis-classification
@@ -47,6 +49,8 @@ class PhaseScore:
     observations_unchanged: int
     reactive_false: int
     mean_reactive_delay_s: float | None
+    visible: int = 0  # observable changes that moved the observed performance by > VISIBLE
+    visible_detected: int = 0
 
     def as_json(self) -> dict[str, Any]:
         def frac(a: int, b: int) -> float:
@@ -64,7 +68,9 @@ class PhaseScore:
                 "observations_of_unchanged": self.observations_unchanged,
                 "reactive_false_positives": self.reactive_false,
                 "mean_reactive_delay_s": None if self.mean_reactive_delay_s is None
-                else round(self.mean_reactive_delay_s, 3)}
+                else round(self.mean_reactive_delay_s, 3),
+                "visible_changes": self.visible, "visible_share": frac(self.visible, self.observable),
+                "reactive_detection_of_visible": frac(self.visible_detected, self.visible)}
 
 
 def _reason(e: ev.Event) -> str:
@@ -90,6 +96,7 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
     flagged_at: set[tuple[str, float]] = set()
     observations: list[tuple[str, float]] = []
     latest: dict[str, ev.WorkloadClassified] = {}
+    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
     samples: dict[str, list[tuple[str, str, str, float, float | None]]] = defaultdict(list)
     for e in events:
         if not isinstance(e, ev.WorkloadEvent):
@@ -104,6 +111,7 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
             samples[wid].append((e.run_id, e.classification.value, e.column, e.value, e.caused))
         elif isinstance(e, ev.PerformanceObserved):
             observations.append((wid, e.at))
+            series[wid].append((e.at, e.ratio_to_target))
         elif isinstance(e, ev.ReclassificationRequested | ev.AllocationAdjusted | ev.MigrationDecided):
             r = _reason(e)
             if r.startswith("reactive"):
@@ -126,7 +134,7 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
         since = cls[i] if i >= 0 else float("-inf")
         return phase_index(wid, t) == phase_index(wid, since)
 
-    observable = detected = probed = pro = 0
+    observable = detected = probed = pro = visible = visible_detected = 0
     delays: list[float] = []
     for wid, times in by_w.items():
         for j, t in enumerate(times):
@@ -138,6 +146,9 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
                 if hit is not None:
                     detected += 1
                     delays.append(hit - t)
+                if _moved(series.get(wid, []), t, period_s):
+                    visible += 1
+                    visible_detected += int(hit is not None)
             horizon = min(nxt, end, hit if hit is not None else float("inf"))
             mine = [f for w, pt, f in probes if w == wid and t <= pt < horizon]
             if mine:
@@ -150,7 +161,22 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
                       proactive_detected=pro, probes_unchanged=len(unchanged_probes),
                       proactive_false=sum(unchanged_probes), observations_unchanged=len(unchanged_obs),
                       reactive_false=len(false_claims),
-                      mean_reactive_delay_s=sum(delays) / len(delays) if delays else None)
+                      mean_reactive_delay_s=sum(delays) / len(delays) if delays else None,
+                      visible=visible, visible_detected=visible_detected)
+
+
+VISIBLE = 0.05  # a change of the observed ratio to target that performance monitoring can see
+
+
+def _moved(series: Sequence[tuple[float, float]], t: float, period_s: float) -> bool:
+    """Did the observed performance move by more than VISIBLE across a change at `t`: the last
+    observation before it against the first whose window starts after it (a diagnostic of what
+    any performance-based detector could see; telemetry noise is 1 %)."""
+    before = [r for at, r in series if at <= t]
+    after = [r for at, r in series if at >= t + period_s]
+    if not before or not after or before[-1] <= 0:
+        return False
+    return abs(after[0] / before[-1] - 1.0) > VISIBLE
 
 
 # --- stragglers (Quasar §4.3) ------------------------------------------------------------------------
