@@ -23,6 +23,11 @@ class Executor(Protocol):
         """The servers this executor brings (registered once, at the agent's first start)."""
         ...
 
+    def knowledge(self, profile: str) -> Sequence[ev.KnowledgeSeeded]:
+        """The results of an offline profiling campaign the classifier of `profile` starts from
+        (appended once, at the agent's first start); empty when there is none or it learns nothing."""
+        ...
+
     def observe(self, event: ev.Event, state: ClusterState) -> None:
         """A log event the executor may need to know (submissions, revokes, deferrals)."""
         ...

@@ -10,8 +10,9 @@ Two tasks share one executor (a single asyncio loop, so they never interleave in
 - **clock**: every `agent_step_s` lets the executor's time advance; the facts of each happening
   are appended tracked under the happening's key; raw samples go to `sextant.telemetry.samples`.
 
-At start it registers the executor's servers (once: optimistic concurrency on each server stream)
-and resumes what the log says should be running.
+At start it registers the executor's servers (once: optimistic concurrency on each server stream),
+appends the executor's offline profiling campaign when the profile's classifier learns from one
+(once per model stream), and resumes what the log says should be running.
 """
 
 from __future__ import annotations
@@ -95,6 +96,24 @@ async def register_servers(store: EventStore, executor: Executor) -> int:
     return n
 
 
+async def seed_knowledge(store: EventStore, executor: Executor, profile: str) -> int:
+    """Append the executor's offline campaign once: each model stream gets its seeds in one append
+    at version 0, so a restarted agent (or a second one) adds nothing."""
+    by_stream: dict[str, list[ev.KnowledgeSeeded]] = {}
+    for e in executor.knowledge(profile):
+        by_stream.setdefault(e.stream, []).append(e)
+    n = 0
+    for stream, seeds in sorted(by_stream.items()):
+        envs = [Envelope.wrap(e, id=derive_id("seed", stream, e.row_id), source="agent", stream_version=i + 1,
+                              time=time.time()) for i, e in enumerate(seeds)]
+        try:
+            await store.append(stream, 0, envs)
+            n += len(envs)
+        except ConcurrencyError:
+            pass  # seeded by an earlier start
+    return n
+
+
 def main() -> None:
     settings = Settings()  # type: ignore[call-arg]
     wall0 = time.time()
@@ -106,6 +125,7 @@ def main() -> None:
 
         async def start() -> None:
             await register_servers(rt.store, executor)
+            await seed_knowledge(rt.store, executor, settings.policy_profile)
             await core.catch_up()
             facts = executor.resume(core.decider.state, time.time())
             if facts:

@@ -74,6 +74,15 @@ class TwinExecutor:
     def virtual(self, wall: float) -> float:
         return max((wall - self.wall0) * self.speed, self.now)
 
+    def knowledge(self, profile: str) -> list[ev.KnowledgeSeeded]:
+        """The twin's offline seeding campaign (`sextant_sim.seeding`: its own workloads, measured
+        through the profiler) for a profile whose classifier learns from the knowledge base — the
+        same events a `sextant sim run` of that profile starts from."""
+        from sextant_core.profiles import policy_set
+        from sextant_sim import seeding
+
+        return list(seeding.events_for(self.setup, policy_set(profile)))
+
     def servers(self) -> list[ev.ServerRegistered]:
         return [ev.ServerRegistered(at=self.wall0, server_id=sid, platform=p.platform_id, capacity=p.capacity)
                 for sid, p in self.setup.servers]
