@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Response
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sextant_contracts.commands import SubmitWorkload
 from sextant_contracts.model import WorkloadKind
 from sextant_core.domain.lifecycle import WorkloadPhase
@@ -55,6 +56,8 @@ class ApiContext:
     max_body_bytes: int = 64 * 1024
 
 
+BEARER = HTTPBearer(auto_error=False, scheme_name="tenantToken",
+                    description="a tenant's API token, `sxt_...` (see `sextant tenants create`)")
 _ID = Path(min_length=1, max_length=128, description="the workload id")
 AUTH = (401, 429)
 BODY = (413, 415, 422)
@@ -63,11 +66,10 @@ BODY = (413, 415, 422)
 def routers(ctx: ApiContext) -> list[APIRouter]:
     r = APIRouter(prefix="/v1", tags=["workloads"], route_class=problem_route(ctx.max_body_bytes))
 
-    async def caller(authorization: Annotated[str | None, Header(
-            description="`Bearer <token>` (a tenant's API token; see `sextant tenants create`)")] = None
-                     ) -> Principal:
-        try:
-            principal = await ctx.gate.principal(authorization)
+    async def caller(request: Request,
+                     _: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None) -> Principal:
+        try:  # the raw header: a scheme other than Bearer is refused, not ignored
+            principal = await ctx.gate.principal(request.headers.get("authorization"))
         except Unauthenticated as exc:
             raise Problem(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
         try:
