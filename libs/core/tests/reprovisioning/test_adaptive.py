@@ -65,7 +65,7 @@ def test_far_below_the_estimate_reclassifies_instead() -> None:
     (req,) = observe(st, "w", ratio=0.5)
     assert isinstance(req, ev.ReclassificationRequested) and "below_target" in req.reason
     # ... but not again within reclassify_gap_s of its last classification (at 2.0)
-    assert observe(st, "w", ratio=0.5, at=1000.0) == ()
+    assert observe(st, "w", ratio=0.5, at=500.0) == ()
 
 
 def test_no_room_in_place_evicts_best_effort_to_a_server_with_room() -> None:
