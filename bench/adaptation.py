@@ -243,8 +243,10 @@ def print_tables(out: dict[str, Any]) -> None:
         for k in ("reactive_detection", "proactive_detection", "false_positive_rate", "qos_met_fraction"):
             print(f"{k:32} {_f(p[k]):>9}  {PAPER.get(k, '')}")
         for k in ("proactive_coverage", "reactive_false_positive_rate", "no_adaptation_qos_met_fraction",
-                  "mean_normalized_performance", "no_adaptation_mean_normalized_performance"):
-            print(f"{k:32} {_f(p[k]):>9}")
+                  "mean_normalized_performance", "no_adaptation_mean_normalized_performance", "visible_share",
+                  "reactive_detection_of_visible"):
+            if k in p:
+                print(f"{k:32} {_f(p[k]):>9}")
     if "diurnal" in out:
         d = out["diurnal"]
         print(f"\nDiurnal memcached ({d['scenario']})")
@@ -263,6 +265,26 @@ def print_tables(out: dict[str, Any]) -> None:
         print(f"lead vs Hadoop {_f(s['lead_vs_hadoop'])} (paper 0.19), vs LATE {_f(s['lead_vs_late'])} (paper 0.08)")
 
 
+def merge(paths: list[str], out_path: str) -> int:
+    """One JSON from several outputs: each study keeps the code version and seeds it ran with."""
+    out: dict[str, Any] = {"paper": PAPER, "merged_from": paths}
+    for path in paths:
+        part = json.loads(Path(path).read_text())
+        out.setdefault("machine", part.get("machine"))
+        for name in ("phases", "diurnal", "stragglers"):
+            if name in part:
+                out[name] = {**part[name], "code_version": part["code_version"], "seeds": part["seeds"]}
+    if "phases" in out and "per_seed" in out["phases"]:
+        det = [v["sextant-adaptive"]["detection"] for v in out["phases"]["per_seed"].values()]
+        for k in ("visible_share", "reactive_detection_of_visible"):
+            if all(k in d for d in det):
+                out["phases"][k] = _mean([d[k] for d in det])
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+    Path(out_path).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print_tables(out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", required=True)
@@ -270,7 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default=None)
     ap.add_argument("--diurnal-seeds", default="1", help="the diurnal study is ~25 min a seed on 2 loaded cores")
     ap.add_argument("--studies", default="phases,diurnal,stragglers")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="combine the studies of earlier outputs (e.g. studies run in parallel processes) into --json")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, args.json)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     seeds = seeds_of(args.seeds) if args.seeds else ([1] if args.quick else [1, 2, 3])
