@@ -11,7 +11,9 @@ How it decides (per workload, in arrival order like every planner):
 2. Candidates: up servers with room for its true need (threads per node, true footprint).
 3. All candidates with residents are evaluated at once with the scenario's true interference model
    (a padded (servers × residents × sources) batch): the newcomer's achieved / required rate, and
-   how many residents that meet their own requirement now would stop meeting it ("broken").
+   how many residents that meet their own requirement now would stop meeting it ("broken"):
+   single-node residents their required rate, service nodes the capacity their share of the peak
+   load needs for the p99 bound (analytics residents are not protected).
 4. Single-node: among feasible servers (newcomer meets its requirement, nothing broken) the best
    platform wins (1 % buckets), then the tightest fit (most cores in use), then the server id.
    If none is feasible, the least-harmful server: fewest broken, then the newcomer's best ratio.
@@ -35,7 +37,7 @@ from sextant_core.policies import PlacementOutcome
 from sextant_core.state.model import ClusterState, ServerState, WorkloadState
 
 from .arrivals import QOS_FRACTION
-from .cluster import World
+from .cluster import Active, World
 from .ledger import Ledger
 from .metrics import clock_start
 from .setup import Setup
@@ -107,10 +109,12 @@ class _Table:
     """Every server's residents as padded arrays (servers × slots), refreshed per server when its
     world version or resident list changes — the oracle's columnar view of the truth."""
 
-    FIELDS = ("rate", "factor", "done", "last", "work", "ideal", "since")
+    FIELDS = ("rate", "factor", "done", "last", "work", "ideal", "since", "svc_req")
     caused: np.ndarray
     tolerated: np.ndarray
     protect: np.ndarray
+    service: np.ndarray
+    svc_req: np.ndarray
     rate: np.ndarray
     factor: np.ndarray
     done: np.ndarray
@@ -131,6 +135,7 @@ class _Table:
         tolerated = np.full((self.n, slots, N_SRC), 100.0)
         cols = {f: np.ones((self.n, slots)) for f in self.FIELDS}
         protect = np.zeros((self.n, slots), dtype=bool)
+        service = np.zeros((self.n, slots), dtype=bool)
         if old is not None:
             k = self.slots
             caused[:, :k] = self.caused
@@ -138,7 +143,8 @@ class _Table:
             for f in self.FIELDS:
                 cols[f][:, :k] = getattr(self, f)
             protect[:, :k] = self.protect
-        self.caused, self.tolerated, self.protect = caused, tolerated, protect
+            service[:, :k] = self.service
+        self.caused, self.tolerated, self.protect, self.service = caused, tolerated, protect, service
         for f in self.FIELDS:
             setattr(self, f, cols[f])
         self.slots = slots
@@ -155,11 +161,14 @@ class _Table:
         self.caused[i] = 0.0
         self.tolerated[i] = 100.0
         self.protect[i] = False
+        self.service[i] = False
         for f in self.FIELDS:
             getattr(self, f)[i] = 1.0
         for j, rid in enumerate(s.residents):
             self.caused[i, j], self.tolerated[i, j], _ = v.pressure(rid)
             a = world.active.get(rid)
+            if a is not None and a.truth.service is not None and not a.paused:
+                self._protect_service(i, j, a, world)
             if a is None or a.truth.shape != "single" or a.paused:
                 continue
             self.rate[i, j] = a.rate
@@ -168,14 +177,32 @@ class _Table:
             self.work[i, j], self.ideal[i, j], self.since[i, j] = a.truth.work, a.truth.ideal_s, v.since(rid)
             self.protect[i, j] = True
 
+    def _protect_service(self, i: int, j: int, a: Active, world: World) -> None:
+        """A service node: `rate` = its capacity now (requests/s), `svc_req` = the capacity its
+        share of the *peak* load needs to keep p99 within the bound (99 % of requests)."""
+        sv = a.truth.service
+        assert sv is not None
+        node = next((x for x in a.nodes if x.server == i), None)
+        if node is None:
+            return
+        speed = float(a.truth.speed[world.platform[i]])
+        self.rate[i, j] = sv.qps_per_core * speed * a.truth.scale_up(node.cores) * node.factor
+        self.factor[i, j] = node.factor
+        self.svc_req[i, j] = sv.peak_qps / len(a.nodes) + \
+            1000.0 * math.log(100.0) / max(sv.latency_bound_ms - sv.base_latency_ms, 1e-9)
+        self.service[i, j] = True
+        self.protect[i, j] = True
+
     def required(self, rows: np.ndarray, width: int, now: float) -> np.ndarray:
-        """`OracleView.required_rate` of the residents of `rows` at `now` (∞ where not protected)."""
+        """`OracleView.required_rate` of the residents of `rows` at `now` (∞ where not protected);
+        for a service node the capacity its peak share needs (same units as its `rate`)."""
         sl = (rows, slice(0, width))
         done = self.done[sl] + self.rate[sl] * np.maximum(now - self.last[sl], 0.0)
         left = self.since[sl] + self.ideal[sl] / QOS_FRACTION - now
         remaining = np.maximum(self.work[sl] - done, 0.0) / self.work[sl] * self.ideal[sl]
         with np.errstate(divide="ignore", invalid="ignore"):
             req = np.where(left > 0, MARGIN * remaining / left, np.inf)
+        req = np.where(self.service[sl], self.svc_req[sl], req)
         return np.where(self.protect[sl], req, np.inf)
 
 
