@@ -26,6 +26,30 @@ def test_values_from_residents() -> None:
     assert (res[1] == 100.0).all()                  # empty server
 
 
+def test_per_core_sources_feel_the_heaviest_co_runner() -> None:
+    # core is a per-core source: A t = 50, c = 20; B t = 90, c = 25 → residual = min(κ·t) = 50
+    # (additive reading: min(70, 115) − 45 = 25); the pressure on a newcomer = max(20, 25) = 25,
+    # while the shared llc_cap adds up: 10 + 5 = 15
+    st_ = (World().server("s1")
+           .workload("A", on=(("s1", 1, 1.0),), tolerated=vec(100, core=50), caused=vec(0, core=20, llc_cap=10))
+           .workload("B", on=(("s1", 1, 1.0),), tolerated=vec(100, core=90), caused=vec(0, core=25, llc_cap=5))
+           .state())
+    table = build_table(st_)
+    k, llc = SOURCES.index("core"), SOURCES.index("llc_cap")
+    assert ResidualIndex().residual(st_, table)[0, k] == 50.0
+    assert ResidualIndex(per_core=False).residual(st_, table)[0, k] == 25.0
+    # κ = 0.5 keeps residents at half their tolerance: min(25, 45) = 25
+    assert ResidualIndex(kappa=0.5).residual(st_, table)[0, k] == 25.0
+    p = ResidualIndex().pressure(st_, table)
+    assert p[0, k] == 25.0 and p[0, llc] == 15.0
+    assert ResidualIndex(per_core=False).pressure(st_, table)[0, k] == 45.0
+    # without B (being re-placed): residual core = 50, pressure core = 20
+    from sextant_core.placement import without_workload
+
+    t2 = without_workload(table, st_, st_.workloads["B"])
+    assert ResidualIndex().pressure(st_, t2, exclude="B")[0, k] == 20.0
+
+
 def test_excluding_a_resident_being_replaced() -> None:
     st_ = (World().server("s1")
            .workload("A", on=(("s1", 1, 1.0),), tolerated=vec(100, llc_cap=50), caused=vec(0, llc_cap=20))
@@ -59,6 +83,13 @@ def test_incremental_equals_rebuild(steps: list[tuple[int, int, int, bool]]) -> 
         if finish:
             st_ = evolve(st_, ev.WorkloadCompleted(at=3.0, workload_id=f"w{n}"))
         got = np.array(index.minimum(st_))
-        want = ResidualIndex().minimum(st_)
+        fresh = ResidualIndex()
+        want = fresh.minimum(st_)
         np.testing.assert_array_equal(got, want)
+        table = build_table(st_)
+        rows = np.arange(len(table))
+        new_c = np.full(10, 20.0)
+        p = fresh.pressure(st_, table)
+        np.testing.assert_array_equal(index.resident_factor(st_, table, p, new_c, rows, 3.0, 0.8),
+                                      fresh.resident_factor(st_, table, p, new_c, rows, 3.0, 0.8))
     assert index.rebuilds == 1 and index.syncs >= 1

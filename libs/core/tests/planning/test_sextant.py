@@ -69,6 +69,26 @@ def test_exact_d1_protects_residents() -> None:
     assert d.events[0].trace.filtered["paragon-d1-residual"] == {"d1r_core": 1}  # type: ignore[attr-defined]
 
 
+def test_residents_floor_passes_over_a_server_whose_resident_would_slow() -> None:
+    # a1 (best fit: packing) hosts r, tolerating 40 on llc_cap and causing 0. The newcomer causes 30
+    # there: r would feel 0 − 0 + 30 = 30 → x = 0.75, f = 1 − 0.05·0.75³ = 0.979 (passes D1: 40 ≥ 30).
+    # Floor 0.97: 0.979 ≥ 0.97 → a1 (packing). Floor 0.98: a1 is passed over → a2, and the trace counts it.
+    st = (World().server("a1").server("a2")
+          .workload("r", on=(("a1", 4, 1.0),), tolerated=vec(100, llc_cap=40))
+          .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, llc_cap=30)).state())
+    assert chosen(place(st, planner(resident_floor=0.97, quality_weight=0.0))) == (("a1", 1, 1.0),)
+    d = place(st, planner(resident_floor=0.98, quality_weight=0.0))
+    assert chosen(d) == (("a2", 1, 1.0),)
+    assert d.events[0].trace.filtered["sextant-residents"] == {"resident_below_floor": 1}  # type: ignore[attr-defined]
+    # per-core source (core): the resident feels the heaviest co-runner, max(0, 30) = 30 → same arithmetic
+    st2 = (World().server("a1").server("a2")
+           .workload("r", on=(("a1", 4, 1.0),), tolerated=vec(100, core=40))
+           .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=30)).state())
+    assert chosen(place(st2, planner(resident_floor=0.98, quality_weight=0.0))) == (("a2", 1, 1.0),)
+    # floor 0 switches the check off
+    assert chosen(place(st, planner(resident_floor=0.0, quality_weight=0.0))) == (("a1", 1, 1.0),)
+
+
 def test_scale_out_when_no_single_server_meets_the_target() -> None:
     # analytics, completion T = 54 s, elapsed 5 − 1 = 4 → R = 1/50 = 0.02; U(c) = c·1e-3 (c ≤ 8), E = 1;
     # one node gives at most 0.008 → 3 nodes (0.024), trimmed to κ = 7 per node (0.021 ≥ 0.02)
@@ -99,9 +119,13 @@ def test_d1_is_relaxed_step_by_step_when_it_blocks_every_server() -> None:
     st = (World().server("a1")
           .workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100, core=30))
           .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=38)).state())
-    d = place(st, planner(d1_step=5.0, d1_max=20.0))
+    d = place(st, planner(d1_step=5.0, d1_max=20.0, resident_floor=0.0))
     t = d.events[0].trace  # type: ignore[attr-defined]
     assert chosen(d) == (("a1", 1, 1.0),) and t.backtracks == 2 and "d1_relaxed" in t.notes
+    # with the residents' floor (not relaxed): r would feel 38 → f = 1 − 0.05·(38/30)³ = 0.898 < 0.97
+    d = place(st, planner(d1_step=5.0, d1_max=20.0, resident_floor=0.97))
+    assert isinstance(d.events[0], ev.PlacementDeferred)
+    assert "sextant-residents/resident_below_floor" in d.events[0].reasons
 
 
 def test_deferred_when_nothing_has_room() -> None:
@@ -127,13 +151,22 @@ def test_best_effort_takes_leftovers_without_hurting_anyone() -> None:
 
 
 def test_relative_rows_read_the_target_as_95_percent_of_the_best() -> None:
-    # rows are relative speeds (≤ 1) while the target says 9.5e8: R = 0.95 · best = 0.95 · 1.0 ·U(c_sat)
+    # rows are relative speeds (≤ 1) while the target says 9.5e8: R = 0.95 · best at the requested
+    # cores. S(c) = U(c)/U(c_ref = 1): S(1) = 1, S(2) = 2. Requested 2: R = 0.95 · 1.0 · 2 = 1.9 →
+    # A: S(2) · 1.0 = 2 ≥ 1.9 → 2 cores; B: 0.9 · 2 = 1.8 < 1.9 never
     st = (World().server("a1", platform="A").server("b1", platform="B")
-          .workload("new", target=ips(9.5e8), heterogeneity={"A": 1.0, "B": 0.9}, scale_up={"c1": 0.5, "c2": 1.0})
+          .workload("new", target=ips(9.5e8), heterogeneity={"A": 1.0, "B": 0.9}, scale_up={"c1": 0.5, "c2": 1.0},
+                    cores=2)
           .state())
     d = place(st, planner())
-    assert chosen(d) == (("a1", 2, 1.0),)  # B: 0.9 < 0.95
+    assert chosen(d) == (("a1", 2, 1.0),)
     assert "relative_units" in d.events[0].trace.notes  # type: ignore[attr-defined]
+    # no request: the reference configuration (1 core): R = 0.95 · 1.0 · S(1) = 0.95 → A with 1 core
+    # (not the top of the curve, S(2) = 2, which would ask for 1.9)
+    st1 = (World().server("a1", platform="A").server("b1", platform="B")
+           .workload("new", target=ips(9.5e8), heterogeneity={"A": 1.0, "B": 0.9}, scale_up={"c1": 0.5, "c2": 1.0})
+           .state())
+    assert chosen(place(st1, planner())) == (("a1", 1, 1.0),)
 
 
 def test_a_retried_deferral_looks_only_at_what_changed() -> None:

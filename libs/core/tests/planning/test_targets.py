@@ -45,3 +45,14 @@ def test_unreachable_target_stays_unreachable() -> None:
 def test_negative_margin_is_rejected() -> None:
     with pytest.raises(ValueError):
         requirement(InstructionRateTarget(ips=1.0), now=0, submitted_at=0, best_single=1.0, margin=-0.1)
+
+
+def test_relative_requirement_is_read_at_the_requested_cores() -> None:
+    # relative rows (best_single 1.04 at the top of a noisy flat curve, 1.0 at the requested cores):
+    # R = 0.95 · 1.0 = 0.95 (not 0.95 · 1.04 = 0.988); best_single still decides that units differ
+    r = requirement(InstructionRateTarget(ips=1e9), now=0.0, submitted_at=0.0, best_single=1.04,
+                    best_requested=1.0)
+    assert r.relative and r.value == pytest.approx(0.95)
+    same_units = requirement(InstructionRateTarget(ips=2.0), now=0.0, submitted_at=0.0, best_single=1.04,
+                             best_requested=1.0)
+    assert not same_units.relative and same_units.value == 2.0

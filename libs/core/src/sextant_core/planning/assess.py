@@ -7,7 +7,7 @@ For workload w at time `at` (all arithmetic in `placement/plugins/quasar_sizing.
 
 1. the candidate table of the state (w's own allocation taken out when it is re-placed);
 2. its performance model (`model.py`) and requirement R (`targets.py`, margin applied);
-3. per server: interference factor f(s), base(s) = H(platform) · f(s), the sized cores and the
+3. per server: interference factor f(s) (from the residents' pressure, `ResidualIndex.pressure`), base(s) = H(platform) · f(s), the sized cores and the
    predicted ratio for one node (`size_rows`), the residual tolerance for the exact D1 check;
 4. the table with these extra columns, ready for the Sextant profile's filters and scores.
 
@@ -31,18 +31,21 @@ from .model import PerformanceModel, model_for
 from .residual import ResidualIndex
 from .targets import Requirement, requirement
 
+PRESSURE = "pressure"  # (n, S): what the residents put on a newcomer (`ResidualIndex.pressure`)
+
 
 @dataclass(frozen=True, slots=True)
 class SizingParams:
     """Tunables of the joint sizing (chosen on seeds 1–5, docs/quality.md)."""
 
-    margin: float = 0.03  # R · (1 + margin)
+    margin: float = 0.0  # R · (1 + margin) (0.03 measured 0.499 vs 0.517 at 0, docs/quality.md)
     alpha: float = 3.0  # interference slowdown exponent
     slowdown_cap: float = 0.8
     memory_headroom: float = 1.0
     min_node_memory_gb: float = 0.5
     resident_headroom: float = 1.0  # κ of the residual index: residents kept at ≤ κ · tolerance
     plateau: float = 0.04  # scale-up gains below this are noise (`model.flatten_plateau`)
+    per_core: bool = True  # per-core sources felt as the heaviest co-runner (`residual.py`)
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
@@ -69,7 +72,7 @@ class Assessor:
     def __init__(self, params: SizingParams | None = None, index: TableIndex | None = None) -> None:
         self.params = params or SizingParams()
         self.index = index if index is not None else TableIndex()
-        self.residuals = ResidualIndex(kappa=self.params.resident_headroom)
+        self.residuals = ResidualIndex(kappa=self.params.resident_headroom, per_core=self.params.per_core)
 
     def table(self, state: ClusterState, w: WorkloadState) -> CandidateTable:
         table = self.index.table(state)
@@ -80,15 +83,18 @@ class Assessor:
         table = self.table(state, w)
         max_cores = int(table.cap_cores.max()) if len(table) else 1
         model = model_for(state, w, max(max_cores, 1), p.plateau)
+        own = w.requested_cores or model.reference_cores
         req = requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
-                          margin=p.margin)
+                          margin=p.margin, best_requested=model.best_at(own))
         mem = (w.requested_memory_gb or 1.0) * p.memory_headroom
         request = request_for(w, 1, mem, seed=seed)
-        factor = interference_factor(table.caused_sum, request.tolerated, p.alpha, p.slowdown_cap)
+        exclude = w.workload_id if w.allocation else None
+        pressure = self.residuals.pressure(state, table, exclude=exclude)
+        factor = interference_factor(pressure, request.tolerated, p.alpha, p.slowdown_cap)
         base = model.factors(table.platforms)[table.platform_code] * factor
         sized, ratio = size_rows(base, req.value, model.curve, table.free_cores)
-        residual = self.residuals.residual(state, table, exclude=w.workload_id if w.allocation else None)
-        cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio}
+        residual = self.residuals.residual(state, table, exclude=exclude)
+        cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio, PRESSURE: pressure}
         per_core = mem / max(w.requested_cores or 1, 1)
         return Assessment(table=table.with_extra(cols), request=request, model=model, required=req,
                           base=base, memory_per_core=per_core)

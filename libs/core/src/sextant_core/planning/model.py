@@ -96,6 +96,10 @@ class PerformanceModel:
         e = self.scale_out(n)
         return e * n * min(node_perfs) if self.service else e * math.fsum(node_perfs)
 
+    def best_at(self, cores: int) -> float:
+        """The best platform's prediction at `cores` (S(cores) × the best level)."""
+        return self.up(cores) * max([*self.platform_factor.values(), self.default_factor])
+
     @property
     def best_single(self) -> float:
         """The best single-node prediction: the full curve on the best predicted platform."""

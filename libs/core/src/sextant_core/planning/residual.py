@@ -1,7 +1,17 @@
 """Per-server residual tolerance for the exact D1 check (`placement/plugins/paragon_residual.py`).
 
     m(s, k)        = min over residents r of (κ · t_r(k) + c_r(k))   (100 on an empty server)
-    residual(s, k) = m(s, k) − c_server(s, k)
+    residual(s, k) = m(s, k) − c_server(s, k)                        shared sources
+    residual(s, k) = min over residents r of κ · t_r(k)               per-core sources
+
+[IMPL CHOICE] (Paragon spec §9 item 4: how pressures of several co-runners combine.) The
+*shared* sources (memory and LLC capacity and bandwidth, network, storage) add up, as the server
+aggregate c_server = Σ c does. The *per-core* sources (L1-i, L1-d, TLB, core: `PER_CORE`) are
+private to a core and contend only through the one co-runner sharing it (hyper-threads), so a
+resident feels the heaviest co-runner, not the sum: resident r tolerates a newcomer on such a
+source iff c_new(k) ≤ κ · t_r(k), and the pressure on a newcomer there is the residents' maximum
+(`pressure`: `c_server` with the per-core columns replaced by max_r c_r). `per_core=False` gives
+the all-additive reading (every source summed).
 
 κ = 1 is the exact form of Paragon's D1 (a resident may be pushed up to its tolerance, the point
 where it slows by 5 %). [IMPL CHOICE] κ < 1 (`SizingParams.resident_headroom`) keeps every
@@ -25,31 +35,41 @@ from collections.abc import Iterable
 
 import numpy as np
 from sextant_contracts.events import WorkloadClassified
+from sextant_contracts.model import INTERFERENCE_SOURCES
 
 from ..placement.table import CandidateTable
 from ..state.model import N_SOURCES, ClusterState, ServerJournal, interference_vectors
-from .arrays import FloatArray
+from .arrays import FloatArray, IntArray
 
 EMPTY_M = 100.0
+PER_CORE_SOURCES = ("l1i", "l1d", "tlb", "core")
+PER_CORE = np.array([s.value in PER_CORE_SOURCES for s in INTERFERENCE_SOURCES])
 
 
 class ResidualIndex:
-    def __init__(self, *, kappa: float = 1.0, min_walk: int = 256) -> None:
+    def __init__(self, *, kappa: float = 1.0, min_walk: int = 256, per_core: bool = True) -> None:
         if not 0 < kappa <= 1:
             raise ValueError("kappa must be in (0, 1]")
         self._kappa = kappa
+        self._per_core = PER_CORE if per_core else np.zeros(N_SOURCES, dtype=np.bool_)
         self._min_walk = min_walk
         self._ids: tuple[str, ...] = ()
         self._row: dict[str, int] = {}
         self._m: FloatArray = np.zeros((0, N_SOURCES))
         self._servers: object = None
         self._node: ServerJournal | None = None
-        self._memo: dict[str, tuple[WorkloadClassified | None, tuple[float, ...]]] = {}
+        self._memo: dict[str, tuple[WorkloadClassified | None, FloatArray]] = {}
+        self._cmax: FloatArray = np.zeros((0, N_SOURCES))
+        self._t_pad: FloatArray = np.full((0, 1, N_SOURCES), 100.0)  # residents' t per row (padded)
+        self._c_pad: FloatArray = np.zeros((0, 1, N_SOURCES))
+        self._valid = np.zeros((0, 1), dtype=np.bool_)
+        self._raw: dict[str, tuple[WorkloadClassified | None, FloatArray, FloatArray]] = {}
         self.rebuilds = 0
         self.syncs = 0
         self._checked: tuple[int, int] = (0, -1)
 
-    def _tc(self, state: ClusterState, rid: str) -> tuple[float, ...] | None:
+    def _tc(self, state: ClusterState, rid: str) -> FloatArray | None:
+        """(2, S): the resident's own m-contribution (κt + c, κt on per-core sources) and its c."""
         w = state.workloads.get(rid)
         if w is None:
             return None
@@ -57,31 +77,113 @@ class ResidualIndex:
         if hit is not None and hit[0] is w.classification:
             return hit[1]
         t, c = interference_vectors(w.classification)
-        v = tuple(self._kappa * a + b for a, b in zip(t, c, strict=True))
+        kt = self._kappa * np.array(t)
+        v = np.stack([np.where(self._per_core, kt, kt + np.array(c)), np.array(c)])
         self._memo[rid] = (w.classification, v)
         return v
 
     def row(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
         """m(s, ·) of one server, optionally without one resident."""
+        return self._rows(state, server_id, exclude)[0]
+
+    def _raw_tc(self, state: ClusterState, rid: str) -> tuple[FloatArray, FloatArray] | None:
+        w = state.workloads.get(rid)
+        if w is None:
+            return None
+        hit = self._raw.get(rid)
+        if hit is not None and hit[0] is w.classification:
+            return hit[1], hit[2]
+        t, c = interference_vectors(w.classification)
+        v = (np.array(t), np.array(c))
+        self._raw[rid] = (w.classification, *v)
+        return v
+
+    def _residents(self, state: ClusterState, server_id: str,
+                   exclude: str | None = None) -> tuple[FloatArray, FloatArray]:
+        ts, cs = [], []
+        s = state.servers.get(server_id)
+        for rid in s.residents if s is not None else ():
+            if rid == exclude:
+                continue
+            v = self._raw_tc(state, rid)
+            if v is not None:
+                ts.append(v[0])
+                cs.append(v[1])
+        if not ts:
+            return np.zeros((0, N_SOURCES)), np.zeros((0, N_SOURCES))
+        return np.stack(ts), np.stack(cs)
+
+    def _store(self, i: int, t: FloatArray, c: FloatArray) -> None:
+        """Row i's residents into the padded (n, slots, S) arrays (grown when a row needs more)."""
+        r = len(t)
+        if r > self._t_pad.shape[1]:
+            slots = max(r, 2 * self._t_pad.shape[1])
+            n = self._t_pad.shape[0]
+            tp, cp, vp = np.full((n, slots, N_SOURCES), 100.0), np.zeros((n, slots, N_SOURCES)), np.zeros((n, slots), bool)
+            k = self._t_pad.shape[1]
+            tp[:, :k], cp[:, :k], vp[:, :k] = self._t_pad, self._c_pad, self._valid
+            self._t_pad, self._c_pad, self._valid = tp, cp, vp
+        self._t_pad[i] = 100.0
+        self._c_pad[i] = 0.0
+        self._valid[i] = False
+        if r:
+            self._t_pad[i, :r], self._c_pad[i, :r], self._valid[i, :r] = t, c, True
+
+    def resident_factor(self, state: ClusterState, table: CandidateTable, pressure: FloatArray,
+                        caused_new: FloatArray, rows: IntArray, alpha: float, cap: float,
+                        exclude: str | None = None) -> FloatArray:
+        """Per row of `rows`: the lowest predicted interference factor of a resident once the
+        newcomer (caused `caused_new`) joins — the graded model of `quasar_sizing`
+        (Πₖ (1 − min(cap, 0.05 · (P_r(k) / t_r(k))^α))) on the pressure each resident would feel:
+        P_r = c_server − c_r + c_new on shared sources, max(max_o c_o, c_new) on per-core ones
+        (the heaviest co-runner; r's own c counted, conservatively). 1 on a server with no
+        (classified) resident. One vectorised pass over (rows × resident slots × sources)."""
+        self.minimum(state)
+        t, c, valid = self._t_pad[rows], self._c_pad[rows], self._valid[rows]
+        if exclude is not None:
+            w = state.workloads.get(exclude)
+            touched = set(w.allocation.servers) if w is not None and w.allocation is not None else set()
+            for j, i in enumerate(rows.tolist()):
+                if table.server_ids[i] in touched:
+                    tj, cj = self._residents(state, table.server_ids[i], exclude)
+                    t[j], c[j], valid[j] = 100.0, 0.0, False
+                    t[j, :len(tj)], c[j, :len(cj)], valid[j, :len(tj)] = tj, cj, True
+        p = pressure[rows][:, None, :]
+        felt = np.where(self._per_core, np.maximum(p, caused_new), p - c + caused_new)
+        x = np.maximum(felt, 0.0) / np.maximum(t, 1.0)
+        slow = np.minimum(0.05 * x ** alpha, cap)
+        f = np.where(valid, np.prod(1.0 - slow, axis=-1), 1.0)
+        out: FloatArray = f.min(axis=1) if f.shape[1] else np.ones(len(rows))
+        return out
+
+    def _rows(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
+        """(2, S): m(s, ·) and max_r c_r(s, ·) of one server, optionally without one resident."""
         out = np.full(N_SOURCES, np.inf)
+        cmax = np.zeros(N_SOURCES)
         s = state.servers.get(server_id)
         for rid in s.residents if s is not None else ():
             if rid == exclude:
                 continue
             v = self._tc(state, rid)
             if v is not None:
-                np.minimum(out, v, out=out)
+                np.minimum(out, v[0], out=out)
+                np.maximum(cmax, v[1], out=cmax)
         out[np.isinf(out)] = EMPTY_M  # no (known) resident: the empty server's t + c = 100 + 0
-        return out
+        return np.stack([out, cmax])
 
     def _rebuild(self, state: ClusterState) -> None:
         servers = state.sorted_servers()
         self._ids = tuple(s.server_id for s in servers)
         self._row = {sid: i for i, sid in enumerate(self._ids)}
         self._m = np.full((len(servers), N_SOURCES), EMPTY_M)
+        self._cmax = np.zeros((len(servers), N_SOURCES))
+        self._t_pad = np.full((len(servers), self._t_pad.shape[1], N_SOURCES), 100.0)
+        self._c_pad = np.zeros((len(servers), self._t_pad.shape[1], N_SOURCES))
+        self._valid = np.zeros((len(servers), self._t_pad.shape[1]), dtype=np.bool_)
         for i, s in enumerate(servers):
             if s.residents:
-                self._m[i] = self.row(state, s.server_id)
+                self._m[i], self._cmax[i] = self._rows(state, s.server_id)
+                self._store(i, *self._residents(state, s.server_id))
         self.rebuilds += 1
 
     def _sync(self, state: ClusterState) -> bool:
@@ -106,7 +208,8 @@ class ResidualIndex:
             i = self._row.get(sid)
             if i is None:
                 continue
-            self._m[i] = self.row(state, sid)
+            self._m[i], self._cmax[i] = self._rows(state, sid)
+            self._store(i, *self._residents(state, sid))
 
     def minimum(self, state: ClusterState) -> FloatArray:
         """m(s, k) for every server of `state` (rows in sorted id order); a read-only view."""
@@ -119,6 +222,31 @@ class ResidualIndex:
         view.flags.writeable = False
         return view
 
+    def residual_of(self, m: FloatArray, caused_sum: FloatArray) -> FloatArray:
+        """residual from m and c_server rows (per-core sources: m alone, see the module doc)."""
+        out: FloatArray = np.where(self._per_core, m, m - caused_sum)
+        return out
+
+    def pressure(self, state: ClusterState, table: CandidateTable, exclude: str | None = None) -> FloatArray:
+        """The pressure residents put on a newcomer per row: c_server, with the per-core sources
+        replaced by the residents' maximum (aligned with `table`; `exclude` as in `residual`)."""
+        self.minimum(state)
+        cmax = self._cmax
+        if exclude is not None:
+            cmax = self._excluded(state, exclude)[1]
+        out: FloatArray = np.where(self._per_core, cmax, table.caused_sum)
+        return out
+
+    def _excluded(self, state: ClusterState, exclude: str) -> tuple[FloatArray, FloatArray]:
+        m, cmax = np.array(self._m), np.array(self._cmax)
+        w = state.workloads.get(exclude)
+        if w is not None and w.allocation is not None:
+            for sid in w.allocation.servers:
+                i = self._row.get(sid)
+                if i is not None:
+                    m[i], cmax[i] = self._rows(state, sid, exclude=exclude)
+        return m, cmax
+
     def residual(self, state: ClusterState, table: CandidateTable, exclude: str | None = None) -> FloatArray:
         """residual(s, k) = m(s, k) − c_server(s, k), aligned with `table` (whose aggregates may
         already exclude `exclude`, a workload being re-placed: its rows are recomputed without it)."""
@@ -128,12 +256,5 @@ class ResidualIndex:
                 raise ValueError("residual index and candidate table disagree on the servers")
             self._checked = (id(table.server_ids), self.rebuilds)
         if exclude is not None:
-            w = state.workloads.get(exclude)
-            if w is not None and w.allocation is not None:
-                m = np.array(m)
-                for sid in w.allocation.servers:
-                    i = self._row.get(sid)
-                    if i is not None:
-                        m[i] = self.row(state, sid, exclude=exclude)
-        out: FloatArray = m - table.caused_sum
-        return out
+            m = self._excluded(state, exclude)[0]
+        return self.residual_of(m, table.caused_sum)

@@ -22,6 +22,15 @@ For a workload w (one `Assessment`, `assess.py`):
    profile is re-run once with `with_args("paragon-d1-residual", slack=δ)`. The trace counts the
    steps as backtracking passes. If no step within `d1_max` helps, the workload is deferred with
    the filters' reasons.
+5. **Residents' floor** (Quasar §3.3: co-location must not push others below their QoS; Paragon
+   §2.3 reads t as the 5 % point, not a cliff) — in steps 1, 3 and 4 the rows that pass the
+   filters are examined in ranking order (chunks of 8, 16, 32, ...; budget charged) and the first
+   on which every resident keeps a predicted interference factor ≥ `resident_floor` wins
+   (`ResidualIndex.resident_factor`: the graded slowdown model of `quasar_sizing` with α and the
+   cap of `SizingParams`, summed pressure on shared sources, the heaviest co-runner on per-core
+   ones). Rows passed over are counted in the trace as `sextant-residents/resident_below_floor`.
+   [IMPL CHOICE] the floor is not relaxed by backtracking (a deferral then waits for a server to
+   change), and the scale-out walk does not apply it (multi-node nodes are ranked by D1 only).
 
 **Best-effort workloads** (Quasar §6: no guarantee, "may be migrated or killed at any point")
 take leftovers: their requested cores (capped where the scale-up curve saturates), only on servers
@@ -54,20 +63,24 @@ from ..placement.registry import make_profile
 from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
-from .assess import Assessment, Assessor, SizingParams, node_memory
+from .assess import PRESSURE, Assessment, Assessor, SizingParams, node_memory
 from .scaleout import spread
 
 if TYPE_CHECKING:
     from ..decide import DecisionContext
 
 MULTI_NODE = frozenset({"analytics", "service"})
+RESIDENTS = "sextant-residents"
 
 
 def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float = 1.0, cap: float = 1.1,
-                    name: str = "sextant") -> Profile:
+                    name: str = "sextant", spread: float = 0.0) -> Profile:
+    scorers: list[Any] = [("quasar-quality", quality, {"cap": cap}), ("quasar-packing", packing),
+                          ("least-added-pressure", pressure)]
+    if spread > 0:
+        scorers.append(("least-allocated", spread, {"cores_weight": 1.0, "memory_weight": 0.0}))
     return make_profile(name, filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual", "quasar-target"],
-                        scorers=[("quasar-quality", quality, {"cap": cap}), ("quasar-packing", packing),
-                                 ("least-added-pressure", pressure)], scale_out=False)
+                        scorers=scorers, scale_out=False)
 
 
 def closest_profile(cap: float = 1.0) -> Profile:
@@ -93,6 +106,11 @@ class SextantParams:
     d1_max: float = 20.0
     max_servers: int = 64
     budget: int = DEFAULT_BUDGET
+    # chosen on paragon-ec2-2500 seed 1 (docs/quality.md): the floor at 0.97 and reserved ARQ pools
+    # both pushed workloads off their best platforms (QoS 0.34 and 0.47 vs 0.50 without either)
+    resident_floor: float = 0.0  # no resident predicted below this interference factor (0: off)
+    reserve_pools: bool = False  # ARQ pools kept for waiting classes above are out of bounds
+    spread_weight: float = 0.0  # `least-allocated` on cores: prefer emptier servers
 
 
 class SextantPlanner:
@@ -104,7 +122,8 @@ class SextantPlanner:
         p = self.params
         self.assessor = assessor if assessor is not None else Assessor(p.sizing)
         self.top_k = top_k
-        self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap)
+        self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap,
+                                       spread=p.spread_weight)
         self.closest = closest_profile()
         self.best_effort = best_effort_profile()
         self._bounded: dict[int, tuple[Profile, Profile]] = {}
@@ -129,35 +148,38 @@ class SextantPlanner:
             return self._leftovers(a, w, budget, notes)
         profile, closest, a = self._guarded(state, w, a)
         ev = evaluate(profile, a.table, a.request, budget)
-        if ev.feasible.any():
-            return self._single(a, ev, budget, notes, least_cores=True)
+        row, harmed = self._pick(state, w, a, ev, budget, least_cores=True)
+        if row is not None:
+            return self._single(a, ev, row, budget, notes, harmed=harmed)
         spread_out = self._spread(a, profile, budget) if w.kind.value in MULTI_NODE else None
         if spread_out is not None and spread_out.met:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
         notes.append("as_close_as_possible")
         backtracks = 0
         close = evaluate(closest, a.table, a.request, budget)
-        if not close.feasible.any():
+        row, more = self._pick(state, w, a, close, budget, least_cores=False)
+        harmed += more
+        if row is None:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
                 backtracks = int(round(slack / self.params.d1_step))
                 close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
-        if spread_out is not None and close.feasible.any():
-            row = best_row(close.total, close.feasible)
-            assert row is not None
+                row, more = self._pick(state, w, a, close, budget, least_cores=False)
+                harmed += more
+        if spread_out is not None and row is not None:
             single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
             if spread_out.aggregate > single_perf:
                 return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
-        if close.feasible.any():
-            return self._single(a, close, budget, notes, least_cores=False, backtracks=backtracks)
+        if row is not None:
+            return self._single(a, close, row, budget, notes, backtracks=backtracks, harmed=harmed)
         if spread_out is not None:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
-        return self._defer(ev, budget, notes, backtracks)
+        return self._defer(ev, budget, notes, backtracks, harmed=harmed)
 
     def _below(self, state: ClusterState, w: WorkloadState) -> int:
-        if not state.queued or w.arq_class is None:
+        if not self.params.reserve_pools or not state.queued or w.arq_class is None:
             return CLASSES
         return reserved_from(class_queues(state), w.arq_class)
 
@@ -169,7 +191,7 @@ class SextantPlanner:
         not (its columns, residual and pool are the same, and the closest filters do not depend on
         the requirement), so unless the ARQ pool bound or the workload's classification changed,
         only the changed rows can now pass: if none passes the necessary condition (room for a
-        core and the node's memory, pool, D1 within `d1_max`), the workload is still deferred —
+        core and the node's memory, pool, D1 within `d1_max`, the residents' floor), the workload is still deferred —
         exactly what a full evaluation would conclude, without one. Found by walking the server
         journal back to the deferral's state (bounded); otherwise a full evaluation runs."""
         memo = self._deferred.get(w.workload_id)
@@ -189,14 +211,20 @@ class SextantPlanner:
                 mem = (w.requested_memory_gb or 1.0) * self.params.sizing.memory_headroom
                 if w.kind.value in MULTI_NODE:
                     mem = min(mem, max(mem / max(w.requested_cores or 1, 1), self.params.sizing.min_node_memory_gb))
-                m = self.assessor.residuals.minimum(state)[rows]
-                residual = m - t.caused_sum[rows]
+                index = self.assessor.residuals
+                residual = index.residual_of(index.minimum(state)[rows], t.caused_sum[rows])
                 d1 = (memo[3][None, :] - residual).max(axis=1) <= self.params.d1_max + 1e-9
                 room = t.schedulable[rows] & (t.free_cores[rows] >= 1) & (t.free_memory_gb[rows] + 1e-9 >= mem)
                 below = memo[1]
                 if below < CLASSES:
                     room &= pools(server_quality(t.tolerated_min[rows], t.caused_sum[rows])) < below
-                if (room & d1).any():
+                ok = room & d1
+                if ok.any() and self.params.resident_floor > 0:  # ... and the residents' floor
+                    sp = self.params.sizing
+                    pressure = index.pressure(state, t)
+                    f = index.resident_factor(state, t, pressure, memo[3], rows[ok], sp.alpha, sp.slowdown_cap)
+                    ok[np.flatnonzero(ok)] = f >= self.params.resident_floor
+                if ok.any():
                     return None
         return PlacementOutcome(allocation=None, reasons=("deferred/unchanged",),
                                 trace=DecisionTrace(examined=len(changed), notes=("still_deferred",)),
@@ -220,19 +248,49 @@ class SextantPlanner:
 
     # --- outcomes ------------------------------------------------------------------------------
 
-    def _single(self, a: Assessment, ev: Evaluation, budget: Budget, notes: list[str], *, least_cores: bool,
-                backtracks: int = 0) -> PlacementOutcome:
-        feasible = ev.feasible
+    def _pick(self, state: ClusterState, w: WorkloadState, a: Assessment, ev: Evaluation, budget: Budget, *,
+              least_cores: bool) -> tuple[int | None, int]:
+        """(the row chosen, the rows passed over because a resident would fall below the floor).
+
+        Feasible rows in ranking order — the fewest sized cores first when `least_cores` ("the
+        least amount of resources"), then the total score, then the server id — are examined one at
+        a time (each charged to the budget) until one keeps every resident's predicted
+        interference factor ≥ `resident_floor` (`ResidualIndex.resident_factor`)."""
+        feasible = np.flatnonzero(ev.feasible)
+        if len(feasible) == 0:
+            return None, 0
         sized = a.table.extra[SIZED]
-        if least_cores:
-            feasible = feasible & (sized == int(sized[feasible].min()))
-        row = best_row(ev.total, feasible)
-        assert row is not None
+        keys = (feasible, -ev.total[feasible], sized[feasible]) if least_cores else (feasible, -ev.total[feasible])
+        order = feasible[np.lexsort(keys)]
+        floor = self.params.resident_floor
+        if floor <= 0:
+            return int(order[0]), 0
+        sp = self.params.sizing
+        pressure = a.table.extra[PRESSURE]
+        exclude = w.workload_id if w.allocation is not None else None
+        lo, step = 0, 8
+        while lo < len(order):  # chunks of 8, 16, 32, ... rows: usually the first row passes
+            rows = order[lo:lo + step]
+            budget.charge(len(rows))
+            f = self.assessor.residuals.resident_factor(state, a.table, pressure, a.request.caused, rows,
+                                                        sp.alpha, sp.slowdown_cap, exclude=exclude)
+            ok = np.flatnonzero(f >= floor)
+            if len(ok):
+                return int(rows[ok[0]]), lo + int(ok[0])
+            lo += len(rows)
+            step *= 2
+            if budget.exhausted:
+                break
+        return None, lo
+
+    def _single(self, a: Assessment, ev: Evaluation, row: int, budget: Budget, notes: list[str], *,
+                backtracks: int = 0, harmed: int = 0) -> PlacementOutcome:
+        sized = a.table.extra[SIZED]
         cores = int(sized[row])
         perf = float(a.model.up(cores) * a.base[row])
         alloc = Allocation(assignments=(Assignment(server_id=a.table.server_ids[row], cores=cores,
                                                    memory_gb=a.request.memory_gb),))
-        trace = self._trace(ev, budget, notes, backtracks)
+        trace = self._trace(ev, budget, notes, backtracks, harmed=harmed)
         detail = {**summary(ev), "mode": "single", "chosen": [a.table.server_ids[row]], "cores": [cores],
                   "required": a.required.value, "predicted": perf}
         return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6), trace=trace, detail=detail)
@@ -252,7 +310,7 @@ class SextantPlanner:
 
     def _guarded(self, state: ClusterState, w: WorkloadState, a: Assessment) -> tuple[Profile, Profile, Assessment]:
         """The profiles with the ARQ pool bound of `w` (pools kept for waiting classes above it)."""
-        if not state.queued or w.arq_class is None:
+        if not self.params.reserve_pools or not state.queued or w.arq_class is None:
             return self.profile, self.closest, a
         below = reserved_from(class_queues(state), w.arq_class)
         if below >= CLASSES:
@@ -306,15 +364,19 @@ class SextantPlanner:
         return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6),
                                 trace=self._trace(ev, budget, notes, 0), detail=detail)
 
-    def _defer(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int) -> PlacementOutcome:
-        reasons = deferral_reasons(ev)
+    def _defer(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int,
+               harmed: int = 0) -> PlacementOutcome:
+        reasons = deferral_reasons(ev) + ((f"{RESIDENTS}/resident_below_floor",) if harmed else ())
         return PlacementOutcome(allocation=None, reasons=reasons,
-                                trace=self._trace(ev, budget, [*notes, "deferred"], backtracks),
+                                trace=self._trace(ev, budget, [*notes, "deferred"], backtracks, harmed=harmed),
                                 detail={**summary(ev), "mode": "none"})
 
     def _trace(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int,
-               top: tuple[tuple[str, float], ...] | None = None) -> Any:
+               top: tuple[tuple[str, float], ...] | None = None, harmed: int = 0) -> Any:
         if budget.used > budget.limit:
             notes = [*notes, "budget_exhausted"]
         t = compact_trace(ev, top_k=self.top_k, examined=budget.used, budget=budget, notes=tuple(notes), top=top)
-        return t.model_copy(update={"backtracks": backtracks}) if backtracks else t
+        update: dict[str, Any] = {"backtracks": backtracks} if backtracks else {}
+        if harmed:
+            update["filtered"] = {**t.filtered, RESIDENTS: {"resident_below_floor": harmed}}
+        return t.model_copy(update=update) if update else t

@@ -26,6 +26,11 @@ twin's estimate port, whose rows are speeds relative to the fastest platform) is
 the best single-node prediction and R differ by more than `UNIT_MISMATCH` (10⁴) in either
 direction; R is then read *relative*: `QOS_FRACTION` (95 %) of the best single-node prediction —
 Paragon's QoS definition ("95 % of the performance on its best server configuration", §2.3).
+[IMPL CHOICE] "its best server configuration" is the best predicted platform at the workload's
+*requested* cores (its own threads; the reference cores without a request), not the top of the
+predicted scale-up curve: on a flat curve measured with noise the top is the luckiest draw, and a
+requirement read from it asks for more than the workload's own configuration can give (measured
+on the twin: most workloads became "as close as possible", docs/quality.md).
 `Requirement.relative` says so, and the trace records it.
 """
 
@@ -76,14 +81,16 @@ def raw_requirement(target: Any, *, now: float, submitted_at: float) -> tuple[fl
 
 
 def requirement(target: Any, *, now: float, submitted_at: float, best_single: float,
-                margin: float = 0.0) -> Requirement:
+                margin: float = 0.0, best_requested: float | None = None) -> Requirement:
     """The requirement of `target` at `now`; `best_single` = the best single-node prediction
-    (used only to recognise rows that are not in the target's units, see the module doc)."""
+    (used to recognise rows that are not in the target's units, see the module doc);
+    `best_requested` = the best platform's prediction at the workload's requested cores, the base
+    of a relative requirement when given (else `best_single`)."""
     if margin < 0:
         raise ValueError("margin must be >= 0")
     r, kind = raw_requirement(target, now=now, submitted_at=submitted_at)
     mismatch = math.isfinite(r) and best_single > 0 and not (1 / UNIT_MISMATCH <= r / best_single <= UNIT_MISMATCH)
     relative = kind == "none" or r == 0.0 or mismatch
     if relative:
-        r = QOS_FRACTION * best_single
+        r = QOS_FRACTION * (best_single if best_requested is None else best_requested)
     return Requirement(value=r * (1.0 + margin), kind=kind, relative=relative, base=r)
