@@ -273,7 +273,8 @@ def merge(paths: list[str], out_path: str) -> int:
         out.setdefault("machine", part.get("machine"))
         for name in ("phases", "diurnal", "stragglers"):
             if name in part:
-                out[name] = {**part[name], "code_version": part["code_version"], "seeds": part["seeds"]}
+                out[name] = {**part[name], "code_version": part["code_version"],
+                             "seeds": part[name].get("seeds", part["seeds"])}
     if "phases" in out and "per_seed" in out["phases"]:
         det = [v["sextant-adaptive"]["detection"] for v in out["phases"]["per_seed"].values()]
         for k in ("visible_share", "reactive_detection_of_visible"):
@@ -308,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                            "paper": PAPER}
     studies = {"phases": phases, "diurnal": diurnal, "stragglers": stragglers}
     for name in args.studies.split(","):
-        out[name] = studies[name](seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds,
-                                  args.quick, version)
+        used = seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds
+        out[name] = {**studies[name](used, args.quick, version), "seeds": used}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")  # partial results survive
     out["wall_seconds"] = round(time.perf_counter() - started, 1)
