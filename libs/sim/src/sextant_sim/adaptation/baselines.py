@@ -77,16 +77,21 @@ def least_loaded(state: ClusterState, cores: int, memory_gb: float, exclude: tup
     return None if best is None else Assignment(server_id=best[1], cores=cores, memory_gb=memory_gb)
 
 
-class Autoscaling:
+class _MonitoringOnly:
+    """A baseline reprovisioner reacts to monitoring inputs only: reviews (QoS verdicts, probe
+    rounds) decide nothing."""
+
+    def review(self, state: ClusterState, w: WorkloadState, reason: str, ctx: DecisionContext) -> Sequence[ev.Event]:
+        return ()
+
+
+class Autoscaling(_MonitoringOnly):
     def __init__(self, utilisation: Utilisation, threshold: float = 0.7, min_servers: int = 1,
                  max_servers: int = 8) -> None:
         self.utilisation = utilisation
         self.threshold = threshold
         self.min_servers = min_servers
         self.max_servers = max_servers
-
-    def review(self, state: ClusterState, w: WorkloadState, reason: str, ctx: DecisionContext) -> Sequence[ev.Event]:
-        return ()
 
     def observe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessObservation,
                 ctx: DecisionContext) -> Sequence[ev.Event]:
@@ -137,15 +142,12 @@ def late_slow(rates: Sequence[float], progress: Sequence[float], cap: float = 0.
     return cand[: max(1, math.floor(cap * len(rates)))]
 
 
-class Speculative:
+class Speculative(_MonitoringOnly):
     """Relaunches the servers of slow tasks found by `rule` (Hadoop's or LATE's)."""
 
     def __init__(self, rule: Callable[[Sequence[float], Sequence[float]], list[int]], name: str) -> None:
         self.rule = rule
         self.name = name
-
-    def review(self, state: ClusterState, w: WorkloadState, reason: str, ctx: DecisionContext) -> Sequence[ev.Event]:
-        return ()
 
     def assess_tasks(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
                      ctx: DecisionContext) -> Sequence[ev.Event]:
