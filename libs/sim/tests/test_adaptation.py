@@ -17,15 +17,15 @@ from sextant_sim.adaptation.baselines import hadoop_slow, late_slow
     ([1.0, 1.0, 1.0, 0.5], [3]),  # finished tasks raise the average (0.875): 0.5 < 0.675
 ], ids=["quarter", "behind", "not-enough", "finished"])
 def test_hadoop_rule_is_progress_behind_the_average_by_0_2(progress: list[float], slow: list[int]) -> None:
-    assert hadoop_slow([1.0] * len(progress), progress) == slow
+    assert hadoop_slow([1.0] * len(progress), progress, 100.0) == slow
 
 
 def test_late_picks_the_slowest_rates_longest_time_left_first_up_to_the_cap() -> None:
-    rates = [1.0] * 16 + [0.2, 0.1, 0.3, 0.95]
-    progress = [0.5] * 16 + [0.4, 0.3, 0.2, 0.5]
-    # 25th percentile of 20 rates ≈ 0.99 → candidates 0.2, 0.1, 0.3, 0.95; cap 10 % of 20 = 2
-    # time left: 0.1 → 7.0, 0.2 → 3.0, 0.3 → 2.67, 0.95 → 0.53
-    assert late_slow(rates, progress) == [17, 16]
+    progress = [0.5] * 16 + [0.4, 0.3, 0.2, 0.45]
+    # LATE's rate = progress / 100 s: 25th percentile of 20 rates = 0.005 → candidates the last
+    # four; cap 10 % of 20 = 2; time left (1 − p) / (p / 100): 0.2 → 400, 0.3 → 233, 0.4 → 150
+    assert late_slow([9.9] * 20, progress, elapsed=100.0) == [18, 17]  # instantaneous rates unused
+    assert late_slow([1.0] * 20, progress, elapsed=0.0) == []
 
 
 def test_straggler_score_counts_detections_after_the_injection_only() -> None:

@@ -14,9 +14,11 @@ classification, admission and initial planner; only the adaptation differs):
 - `hadoop-speculative` (Hadoop's rule): a task that has run ≥ 60 s and whose progress is more
   than 0.2 behind the average progress of the job's tasks is relaunched elsewhere.
 - `late` (Zaharia et al., OSDI'08): among tasks that have run ≥ 60 s, those whose progress rate
-  is below the 25th percentile (SlowTaskThreshold) of the job's task rates are candidates, ranked
-  by estimated time left (1 − progress) / rate; at most 10 % of the job's tasks (SpeculativeCap,
-  at least one) are relaunched per observation, longest time left first.
+  (progress score / time the task has run — LATE's definition, not the instantaneous rate) is
+  below the 25th percentile (SlowTaskThreshold) of the job's task rates are candidates, ranked by
+  estimated time left (1 − progress) / rate; at most 10 % of the job's tasks (SpeculativeCap, at
+  least one) are relaunched per observation, longest time left first. [IMPL CHOICE] the twin's
+  "task" is a slot's share of the bulk stage, running since the job started.
 
 Both straggler baselines relaunch on the server the `Adaptive` ladder would pick
 (`ladder.extra_node`), without the in-place probe Quasar adds (Quasar §4.3): the difference
@@ -125,27 +127,32 @@ class Autoscaling(_MonitoringOnly):
 # --- straggler baselines -----------------------------------------------------------------------------
 
 
-def hadoop_slow(rates: Sequence[float], progress: Sequence[float]) -> list[int]:
+def hadoop_slow(rates: Sequence[float], progress: Sequence[float], elapsed: float = 0.0) -> list[int]:
+    """Hadoop: more than 0.2 behind the average progress score (rates unused)."""
     if len(progress) < 2:
         return []
     avg = float(np.mean(progress))
     return [i for i, p in enumerate(progress) if p < 1.0 and p < avg - 0.2]
 
 
-def late_slow(rates: Sequence[float], progress: Sequence[float], cap: float = 0.1) -> list[int]:
-    idx = [i for i in range(len(rates)) if progress[i] < 1.0]
-    if len(idx) < 2:
+def late_slow(rates: Sequence[float], progress: Sequence[float], elapsed: float, cap: float = 0.1) -> list[int]:
+    """LATE: its progress rate is progress score / time the task has run (Zaharia et al. §4: not
+    the instantaneous rate — `rates` is unused), SlowTaskThreshold the 25th percentile, time left
+    (1 − progress) / rate, SpeculativeCap 10 %."""
+    idx = [i for i in range(len(progress)) if progress[i] < 1.0]
+    if len(idx) < 2 or elapsed <= 0:
         return []
-    slow_rate = float(np.percentile([rates[i] for i in idx], 25))
-    cand = [i for i in idx if rates[i] < slow_rate]
-    cand.sort(key=lambda i: (-(1.0 - progress[i]) / max(rates[i], 1e-12), i))
-    return cand[: max(1, math.floor(cap * len(rates)))]
+    rate = {i: progress[i] / elapsed for i in idx}
+    slow_rate = float(np.percentile([rate[i] for i in idx], 25))
+    cand = [i for i in idx if rate[i] < slow_rate]
+    cand.sort(key=lambda i: (-(1.0 - progress[i]) / max(rate[i], 1e-12), i))
+    return cand[: max(1, math.floor(cap * len(progress)))]
 
 
 class Speculative(_MonitoringOnly):
     """Relaunches the servers of slow tasks found by `rule` (Hadoop's or LATE's)."""
 
-    def __init__(self, rule: Callable[[Sequence[float], Sequence[float]], list[int]], name: str) -> None:
+    def __init__(self, rule: Callable[[Sequence[float], Sequence[float], float], list[int]], name: str) -> None:
         self.rule = rule
         self.name = name
 
@@ -154,7 +161,7 @@ class Speculative(_MonitoringOnly):
         if w.allocation is None or w.started_at is None or ctx.at - w.started_at < MIN_RUN_S:
             return ()
         servers: dict[str, None] = {}
-        for i in self.rule(c.rates, c.progress):
+        for i in self.rule(c.rates, c.progress, ctx.at - w.started_at):
             if c.servers[i] in w.allocation.servers:
                 servers.setdefault(c.servers[i], None)
         if not servers:
