@@ -1,0 +1,58 @@
+"""Retrain bookkeeping: when the rank is cross-validated again and when it is kept."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from sextant_contracts.model import Classification
+from sextant_core.classification import engine
+from sextant_core.classification.engine import EngineParams, choose_rank
+from sextant_core.classification.knowledge import Matrix, ModelFact
+from sextant_core.classification.normalise import Normalisation
+
+
+def _matrix(rows: int, model_rows: int | None, rank: int = 3) -> Matrix:
+    m = Matrix(classification=Classification.HETEROGENEITY, group="batch", normalisation=Normalisation.LOG)
+    r = np.random.default_rng(0)
+    for i in range(rows):
+        m = m.with_row(f"w{i}", [(f"p{j}", float(np.exp(r.normal()))) for j in range(6)])
+    if model_rows is None:
+        return m
+    return replace(m, model=ModelFact(rows=model_rows, rank=rank, width=6, content_hash="h", version="v",
+                                      position=0))
+
+
+@pytest.fixture()
+def cv_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+
+    class Sel:
+        rank = 1
+
+    def fake(y, *a, **k):  # type: ignore[no-untyped-def]
+        calls.append(len(y))
+        return Sel()
+
+    monkeypatch.setattr(engine, "select_rank", fake)
+    return calls
+
+
+@pytest.mark.parametrize(("model_rows", "rows", "cv"), [
+    (None, 40, True),   # no model yet: cross-validate
+    (40, 50, False),    # 40 and 50 both have 6 bits (32..63): keep rank 3
+    (40, 63, False),
+    (40, 64, True),     # crossed 64: cross-validate again
+    (100, 130, True),   # 100 (7 bits) -> 130 (8 bits)
+], ids=["first", "same-power", "edge-63", "crosses-64", "crosses-128"])
+def test_rank_is_cross_validated_only_when_rows_cross_a_power_of_two(cv_calls: list[int], model_rows: int | None,
+                                                                     rows: int, cv: bool) -> None:
+    rank = choose_rank(_matrix(rows, model_rows), rows, EngineParams())
+    assert (len(cv_calls) == 1) is cv
+    assert rank == (1 if cv else 3)
+
+
+def test_reselection_can_be_switched_off(cv_calls: list[int]) -> None:
+    assert choose_rank(_matrix(50, 40), 50, EngineParams(reselect_doubling=False)) == 1
+    assert len(cv_calls) == 1
