@@ -13,8 +13,12 @@ A workload's error is the mean over its hidden cells; tables give the average, 9
 maximum over workloads (Quasar Table 2 form) — new workloads apart from replicas of seed workloads.
 Paragon Table I metrics are computed on the heterogeneity rows.
 
-Sources: ``synthetic`` (`sextant_core.classification.synthetic`, always available); ``twin``
-(the cluster twin's catalogue) once `libs/sim` exports one — until then the run says so and stops.
+Sources: ``synthetic`` (`sextant_core.classification.synthetic`) and ``twin`` (the cluster twin:
+the paragon-ec2 catalogue, every workload family, seeds from `sextant_sim.seeding`, measurements
+by the twin's `Profiler`). Parts (``--parts``): accuracy (Table 2 / Table I), sweep (``--sweep``
+entries per row), yardstick (300 seeds per kind), defaults (engine variants), qos (`sextant` on
+paragon-ec2-2500 with the engine, with true interference / performance rows, with the truth),
+speed (10 000 known rows). The JSON is written after every part.
 """
 
 from __future__ import annotations
