@@ -198,3 +198,18 @@ def test_service_scale_out_takes_best_effort_cores_and_kills_them_once() -> None
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
     assert adj.allocation.servers == ("s0", "s1") and adj.trace.notes == ("evict:be",)
     assert [k.workload_id for k in kills] == ["be"] and isinstance(kills[0], ev.WorkloadRevoked)
+
+
+def test_a_node_of_a_slower_platform_is_not_a_straggler() -> None:
+    # the classification predicts platform B at a third of A: B's tasks at 0.35 are as expected
+    events = [server("s0"), server("s1", platform="B"),
+              *running("job", alloc(("s0", 4, 4.0), ("s1", 4, 4.0)), kind=WorkloadKind.ANALYTICS)]
+    events[-4] = events[-4].model_copy(update={"heterogeneity": {"A": 1.0e9, "B": 0.33e9}})
+    st = fold(events)
+    tasks = cmd.AssessTasks(workload_id="job", servers=("s0",) * 4 + ("s1",) * 4,
+                            rates=(1.0,) * 4 + (0.35,) * 4, progress=(0.4,) * 8)
+    assert decide(st, tasks, params=params(), seed=1, at=500.0).events == ()
+    # ... at 0.15 (less than half of what B should do) it is
+    slow = tasks.model_copy(update={"rates": (1.0,) * 4 + (0.15,) * 4})
+    (probe,) = decide(st, slow, params=params(), seed=1, at=500.0).events
+    assert isinstance(probe, ev.ProbeRequested) and probe.server_id == "s1"

@@ -135,8 +135,9 @@ class Adaptive:
         if w.allocation is None:
             return ()
         out: list[ev.Event] = []
-        ref = reference_server(c.servers, c.rates)
-        for i, sid in enumerate(slow_servers(c.servers, c.rates, c.progress, self.params.straggler_slowdown)):
+        rates = self._normalised(state, w, c) if self.params.straggler_normalise else c.rates
+        ref = reference_server(c.servers, rates)
+        for i, sid in enumerate(slow_servers(c.servers, rates, c.progress, self.params.straggler_slowdown)):
             if sid not in w.allocation.servers:
                 continue
             rec = ctx.record(f"straggler-probe-{sid}", w.workload_id)
@@ -147,6 +148,20 @@ class Adaptive:
                                          reference_server_id=ref if ref != sid else None,
                                          reason="task >= 1.5x slower than the median"))
         return out
+
+    @staticmethod
+    def _normalised(state: ClusterState, w: WorkloadState, c: cmd.AssessTasks) -> tuple[float, ...]:
+        """Task rates relative to what the classification expects of a slot on that node's
+        platform and cores (node(p, c) / c): a node of a slower platform is not a straggler."""
+        assert w.allocation is not None
+        m = performance_model(state, w)
+        per_slot: dict[str, float] = {}
+        for a in w.allocation.assignments:
+            s = state.servers.get(a.server_id)
+            if s is not None:
+                per_slot[a.server_id] = m.node(s.platform, a.cores) / max(a.cores, 1)
+        return tuple(r / per_slot[sv] if per_slot.get(sv, 0.0) > 0 else r
+                     for sv, r in zip(c.servers, c.rates, strict=False))
 
     # --- detection outcomes --------------------------------------------------------------------
 

@@ -64,4 +64,7 @@ class AdaptationParams:
     repay_factor: float = 2.0
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
+    # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
+    # platform and cores, so that a node of a slower platform is not taken for a straggler
+    straggler_normalise: bool = True
     straggler_change: float = 0.2  # in-place interference change > 20 % → relaunch elsewhere
