@@ -213,3 +213,13 @@ def test_a_node_of_a_slower_platform_is_not_a_straggler() -> None:
     slow = tasks.model_copy(update={"rates": (1.0,) * 4 + (0.15,) * 4})
     (probe,) = decide(st, slow, params=params(), seed=1, at=500.0).events
     assert isinstance(probe, ev.ProbeRequested) and probe.server_id == "s1"
+
+
+def test_two_evicted_co_runners_do_not_land_on_the_same_server() -> None:
+    st = fold([server("s1", cores=8), server("s2", cores=8), server("s3", cores=8),
+               *running("w", alloc(("s1", 2, 4.0))), *running("be1", alloc(("s1", 3, 4.0)), best_effort=True),
+               *running("be2", alloc(("s1", 3, 4.0)), best_effort=True)])
+    m1, m2, adj = observe(st, "w", ratio=0.94)
+    assert isinstance(m1, ev.MigrationDecided) and isinstance(m2, ev.MigrationDecided)
+    assert {m1.allocation.servers, m2.allocation.servers} == {("s2",), ("s3",)}
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.allocation.assignments[0].cores == 8

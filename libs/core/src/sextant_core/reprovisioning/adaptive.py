@@ -227,6 +227,7 @@ class Adaptive:
             if ladder.scale_in_place(state, w, m, extra_free=gain) is None:
                 return ()
         freed: dict[str, int] = {}
+        taken: set[str] = set()
         moves: list[ev.Event] = []
         kills: list[ev.Event] = []
         for v in victims:
@@ -236,10 +237,13 @@ class Adaptive:
             for a in v.allocation.assignments:
                 if a.server_id in mine:
                     freed[a.server_id] = freed.get(a.server_id, 0) + a.cores
+                    # one evicted workload per destination in a decision: the state does not yet
+                    # count the cores the others of this decision take there
                     dest = ladder.extra_node(state, v, performance_model(state, v), a.cores, a.memory_gb,
-                                             exclude=tuple(sorted(mine | set(v.allocation.servers))))
+                                             exclude=tuple(sorted(mine | set(v.allocation.servers) | taken)))
                     if dest is None:
                         break
+                    taken.add(dest.server_id)
                     new.append(dest)
                 else:
                     new.append(a)
