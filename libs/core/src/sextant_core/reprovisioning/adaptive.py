@@ -19,16 +19,24 @@ margin means the classification no longer describes the workload — a phase cha
 mis-classification — so it is reclassified in place (Quasar §4.1: "reclassifies the workload at
 its current state"; the re-plan that follows is the planner's, `PlaceWorkload("reclassified")`).
 A deviation below the target that the estimate explains means the allocation is short: the
-ladder runs — scale up in place → evict best-effort co-runners (and take their cores) → scale out
-(analytics) → migrate if the planner finds a better allocation whose gain repays the cost.
+ladder runs — scale up in place → evict best-effort co-runners when their cores let it grow →
+scale out (`scale_out_kinds`: services only by default) → migrate if the profile's planner finds a
+better allocation whose gain repays the cost.
 
 **Services** (latency-critical; Quasar: "a significant load increase of a user-facing
-workload"): utilisation u = served load / the estimated capacity of the allocation. u above
-`scale_up_utilisation`, or the QoS missed, adds capacity (more cores in place → evict
-best-effort → one more node at a time, sized so u lands near `target_utilisation`); u below
-`scale_down_utilisation` with the QoS met reclaims (fewer cores in place, then whole nodes —
-each step only if the rest still keeps u ≤ target). Moving part of a stateful service's load is
-microshard migration (`ladder.migration_cost`), never a whole copy.
+workload"): utilisation u = served load / the estimated capacity of the allocation. If the
+latency is off while u is below `target_utilisation`, best-effort co-runners are evicted first
+(interference). u above `scale_up_utilisation`, the QoS missed, or p99 above `hot_latency` of the
+bound adds capacity (more cores in place → evict best-effort for their cores → one more node at a
+time, on best-effort cores if need be, sized so u lands near `target_utilisation`); u below
+`scale_down_utilisation` with the QoS met and p99 below `cool_latency` of the bound reclaims
+(whole nodes, then cores — only while the rest keeps u ≤ target). Moving part of a stateful
+service's load is microshard migration (`ladder.migration_cost`), never a whole copy.
+
+**Stragglers** (Quasar §4.3): tasks ≥ 1.5× slower than the median (rates relative to what the
+classification expects of their node) → an in-place probe of that node next to a healthy node of
+the same job → tolerated scores > 20 % lower → `AllocationAdjusted("relaunch")` moves that node's
+tasks to the server `ladder.extra_node` picks.
 
 [IMPL CHOICE] latency-critical services are not in the proactive sample: their changes are load
 changes, which the load rules above follow at every observation, and a reclassification re-plans
