@@ -16,8 +16,9 @@ HET = {"A": 10.0, "B": 5.0}
 UP = {"c1": 10.0, "c2": 18.0, "c4": 30.0}
 
 
-def planner(margin: float = 0.0, **kw: Any) -> SextantPlanner:
-    return SextantPlanner(SextantParams(sizing=SizingParams(margin=margin), **kw))
+def planner(margin: float = 0.0, alpha: float = 3.0, **kw: Any) -> SextantPlanner:
+    # α = 3 in these tables (the arithmetic in the comments), whatever the tuned default
+    return SextantPlanner(SextantParams(sizing=SizingParams(margin=margin, alpha=alpha), **kw))
 
 
 def ips(x: float) -> dict[str, Any]:

@@ -39,7 +39,7 @@ class SizingParams:
     """Tunables of the joint sizing (chosen on seeds 1–5, docs/quality.md)."""
 
     margin: float = 0.0  # R · (1 + margin) (0.03 measured 0.499 vs 0.517 at 0, docs/quality.md)
-    alpha: float = 3.0  # interference slowdown exponent
+    alpha: float = 2.0  # interference slowdown exponent (3.0 measured 0.517 vs 0.529 at 2, seed 1)
     slowdown_cap: float = 0.8
     memory_headroom: float = 1.0
     min_node_memory_gb: float = 0.5
