@@ -6,4 +6,8 @@
 - `pytester`: for tests of pytest plugins themselves.
 """
 
+import os
+
+os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")  # sextant_kit/simd.py
+
 pytest_plugins = ["sextant_kit.testing.fixtures", "pytester"]

@@ -15,6 +15,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+import sextant_kit  # noqa: F401  (pins numpy's SIMD kernels before any command imports numpy)
+
 # (module, attribute) pairs that expose `register(subparsers)`; a missing optional module is
 # reported when its command is used, not at start-up.
 _COMMAND_MODULES = (
