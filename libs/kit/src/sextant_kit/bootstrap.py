@@ -16,6 +16,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import APIRouter
+from sextant_contracts.upcasters import check_upcasters
 from sqlalchemy import text
 
 from .app import create_app
@@ -70,7 +71,9 @@ class Runtime:
 
 async def bootstrap(settings: KitSettings) -> Runtime:
     """Build the process's runtime. The producer is started with patience: an unavailable broker is
-    waited for (with backoff), not a crash."""
+    waited for (with backoff), not a crash. A broken upcaster chain fails start-up before anything
+    is opened."""
+    check_upcasters()
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {settings.service_name} %(levelname)s %(message)s")
     tel = setup_tracing(TelemetryConfig(service_name=settings.service_name,
                                         exporter=settings.otel_exporter,  # type: ignore[arg-type]
