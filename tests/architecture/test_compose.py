@@ -1,47 +1,79 @@
 """docker-compose.yml checked against the code: no Docker engine runs here, so the file is parsed.
 
-Every service and the agent are present and start an importable module; every variable the
-settings require is set; ports agree between settings, port mappings and health checks; the
+Every process the platform starts (`sextant_cli.platform.MODULES`: the six services, the outbox
+relay, the agent) is present and starts the same module; every variable its pydantic Settings
+class requires is set (derived from the class's required fields) and the class accepts the
+service's environment; ports agree between settings, port mappings and health checks; the
 broker and database addresses point at services of the file; dependencies exist and wait on
 health only where a health check is defined; the image installs every package.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from sextant_core.workflow import SERVICES
-from sextant_kit.settings import REQUIRED_ENV
+from sextant_cli.platform import MODULES
+from sextant_kit.settings import REQUIRED_ENV, KitSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-APPS = (*SERVICES, "agent")
+APPS = tuple(MODULES)
 
 
 def svc(name: str) -> dict:
     return COMPOSE["services"][name]
 
 
+def test_every_platform_process_is_a_compose_service() -> None:
+    assert {"relay", "agent"} <= set(APPS)
+    missing = sorted(set(APPS) - set(COMPOSE["services"]))
+    assert not missing, f"docker-compose.yml lacks {missing}"
+
+
 @pytest.mark.parametrize("name", APPS)
-def test_service_present_and_runs_an_importable_module(name: str) -> None:
+def test_service_present_and_runs_the_platform_module(name: str) -> None:
     command = svc(name)["command"]
     assert command[:2] == ["python", "-m"], command
     module = command[2]
-    assert module == f"sextant_{name}.main"
+    assert module == MODULES[name]
     assert importlib.util.find_spec(module) is not None, f"{module} is not installed"
 
 
+def settings_class(module: str) -> type[KitSettings]:
+    """The process's pydantic Settings class: the one KitSettings subclass its main module names."""
+    found = {v for v in vars(importlib.import_module(module)).values()
+             if isinstance(v, type) and issubclass(v, KitSettings) and v is not KitSettings}
+    assert len(found) == 1, f"{module}: expected one Settings class, found {found}"
+    return found.pop()
+
+
+def required_env(cls: type[KitSettings]) -> list[str]:
+    prefix = cls.model_config.get("env_prefix", "")
+    return sorted(f"{prefix}{name}".upper() for name, f in cls.model_fields.items() if f.is_required())
+
+
 @pytest.mark.parametrize("name", APPS)
-def test_required_settings_are_set(name: str) -> None:
-    env = svc(name)["environment"]
-    missing = [v for v in REQUIRED_ENV if not str(env.get(v, "")).strip()]
+def test_required_settings_are_set(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {k: str(v) for k, v in svc(name)["environment"].items()}
+    cls = settings_class(MODULES[name])
+    needed = sorted({*REQUIRED_ENV, *required_env(cls)})
+    assert {"SEXTANT_DATABASE_URL", "SEXTANT_KAFKA_BOOTSTRAP"} <= set(needed)  # derived, not empty
+    missing = [v for v in needed if not env.get(v, "").strip()]
     assert not missing, f"{name} lacks {missing}"
-    assert env["SEXTANT_SERVICE_NAME"] == name
+    # the class itself accepts the service's environment (types, patterns, bounds)
+    for k in [k for k in os.environ if k.startswith("SEXTANT_")]:
+        monkeypatch.delenv(k)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    settings = cls()  # type: ignore[call-arg]
+    assert settings.service_name == name
 
 
 @pytest.mark.parametrize("name", APPS)
