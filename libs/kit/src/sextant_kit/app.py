@@ -1,5 +1,9 @@
 """The FastAPI app factory: every service serves `/healthz` (the process is alive) and `/readyz`
 (ready only when each dependency check — PostgreSQL, Kafka — answers), plus its own router.
+
+`/readyz` answers 200 `{"ready": true, "service", "checks"}` or, when a check fails, 503 with a
+problem document (RFC 9457) that carries the same `ready`, `service` and `checks` members; both
+are in the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from contextlib import AbstractAsyncContextManager
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
+
+from . import problems
 
 ReadinessCheck = Callable[[], Awaitable[bool]]
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -32,12 +38,14 @@ def create_app(name: str, *, checks: Mapping[str, ReadinessCheck] | None = None,
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "service": name}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], responses=problems.problem_responses(503))
     async def readyz() -> JSONResponse:
         results = {k: await _run_check(c, check_timeout_s) for k, c in sorted(checks.items())}
-        ready = all(results.values())
-        return JSONResponse({"ready": ready, "service": name, "checks": results},
-                            status_code=200 if ready else 503)
+        if all(results.values()):
+            return JSONResponse({"ready": True, "service": name, "checks": results})
+        down = ", ".join(k for k, ok in results.items() if not ok)
+        return problems.response(503, "not-ready", f"not ready: {down} did not answer", "/readyz",
+                                 ready=False, service=name, checks=results)
 
     for r in routers:
         app.include_router(r)
