@@ -7,7 +7,9 @@ service running as a process.
   mode) and schema-violating ones (negative mode) — and sends them to the admission service running
   as a process over the real PostgreSQL and Kafka, with a tenant token: no response is a server
   error, every status code and content type is documented, every body matches its schema.
-  The {workload_id} operations are also fuzzed about a live workload ("existing").
+  The {workload_id} operations are also fuzzed about a live workload ("existing"). The outbox
+  relay runs beside the service, and the fixture asserts that the live submission moved the
+  broker's end offsets of the workload-events topic (these tests use the real Kafka).
   Bounded and deterministic: `EXAMPLES` per operation and mode, `derandomize=True` (the examples
   are a function of the test), no example database;
 - the CLI: `sextant tenants create` prints the token alone on its last line; `submit`, `status`,
@@ -17,11 +19,13 @@ service running as a process.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +39,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from sextant_admission.openapi import DEFAULT_PATH, document, render
 from sextant_admission.testing import create_tenants, own_database
 from sextant_cli.platform import Platform
+from sextant_contracts.topics import WORKLOAD_EVENTS
+from sextant_kit.testing import topic_end_offsets
 
 EXAMPLES = 30
 SCHEMA = schemathesis.openapi.from_path(DEFAULT_PATH)
@@ -75,6 +81,16 @@ class Served:
     workload_id: str
 
 
+def offsets_moved(bootstrap: str, topic: str, before: int, deadline_s: float = 60.0) -> bool:
+    """Poll the broker until the sum of `topic`'s end offsets exceeds `before`."""
+    end = time.monotonic() + deadline_s
+    while sum(asyncio.run(topic_end_offsets(bootstrap, topic)).values()) <= before:
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 @pytest.fixture(scope="module")
 def served(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with own_database(pg_node, "api_fuzz") as url:
@@ -83,12 +99,17 @@ def served(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.Tem
         platform = Platform(Path(tmp_path_factory.mktemp("api-fuzz")), env)
         try:
             platform.start("admission")
+            platform.start("relay")
             platform.wait_ready()
+            bootstrap = stack_env["SEXTANT_KAFKA_BOOTSTRAP"]
+            before = sum(asyncio.run(topic_end_offsets(bootstrap, WORKLOAD_EVENTS.name)).values())
             headers = {"Authorization": f"Bearer {token}"}
             live = httpx.post(f"{platform.url('admission')}/v1/workloads", headers=headers, timeout=30, json={
                 "kind": "service", "target": {"type": "throughput_latency", "qps": 100, "p99_latency_ms": 10},
                 "spec": {"type": "container", "image": "nginx"}})
             assert live.status_code == 202, live.text
+            assert offsets_moved(bootstrap, WORKLOAD_EVENTS.name, before), \
+                "the live submission never reached Kafka (end offsets of the workload-events topic unchanged)"
             yield Served(platform.url("admission"), url, headers, {}, live.json()["id"])
         finally:
             platform.stop()

@@ -1,6 +1,8 @@
 """`make up` / `make down` (issue 7): after `sextant-infra up`, `sextant up` starts the platform's
 processes detached with the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT (127.0.0.1:8080 unless
-set; here a free port, the machine is shared), and `sextant down` stops exactly them.
+set; here a free port, the machine is shared), and `sextant down` stops exactly them. A workload
+submitted to the API reaches Kafka through the platform's relay: the broker's end offsets of the
+workload-events topic move.
 
 The stack is the session's real PostgreSQL (a database of this test's own) and Kafka, written to
 `stack.env` the way `sextant-infra up` writes it.
@@ -8,10 +10,12 @@ The stack is the session's real PostgreSQL (a database of this test's own) and K
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +23,9 @@ import httpx
 import pytest
 from sextant_admission.testing import own_database
 from sextant_cli.platform import SERVICES
+from sextant_contracts.topics import WORKLOAD_EVENTS
 from sextant_infra.processes import free_port, pid_alive
+from sextant_kit.testing import topic_end_offsets
 
 pytestmark = pytest.mark.integration
 
@@ -27,6 +33,10 @@ pytestmark = pytest.mark.integration
 def sextant(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True,
                           timeout=240, env={**os.environ, **env}, check=False)
+
+
+def records(bootstrap: str) -> int:
+    return sum(asyncio.run(topic_end_offsets(bootstrap, WORKLOAD_EVENTS.name)).values())
 
 
 def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: dict[str, str],
@@ -48,6 +58,16 @@ def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: di
             api = f"http://127.0.0.1:{port}"
             assert httpx.get(f"{api}/readyz", timeout=10).status_code == 200
             assert httpx.get(f"{api}/openapi.json", timeout=10).json()["info"]["title"] == "sextant-admission"
+            bootstrap = stack_env["SEXTANT_KAFKA_BOOTSTRAP"]
+            before = records(bootstrap)
+            submitted = httpx.post(f"{api}/v1/workloads", timeout=30, json={  # no tenant yet: auth is open
+                "kind": "batch", "target": {"type": "completion_time", "seconds": 60},
+                "spec": {"type": "container", "image": "busybox", "command": ["true"]}})
+            assert submitted.status_code == 202, submitted.text
+            deadline = time.monotonic() + 60
+            while records(bootstrap) <= before:
+                assert time.monotonic() < deadline, "the submission never reached Kafka (end offsets unchanged)"
+                time.sleep(0.2)
             again = sextant("up", "--run-dir", str(run), env=env)
             assert again.returncode == 0 and "already up" in again.stdout
         finally:
