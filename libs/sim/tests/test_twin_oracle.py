@@ -27,3 +27,26 @@ def test_oracle_is_at_least_as_good_as_every_baseline_on_smoke_on_average() -> N
     # and it is not a tie by construction: the oracle is strictly better than least-loaded
     assert np.mean([r["oracle"]["qos_met_fraction"] for r in runs]) > \
         np.mean([r["least-loaded"]["qos_met_fraction"] for r in runs])
+
+
+def _batch(ratio: list[float], broken: list[int]) -> object:
+    from sextant_sim.oracle import _Batch
+
+    n = len(ratio)
+    return _Batch(servers=[], factor_new=np.ones(n), ratio_new=np.array(ratio), broken=np.array(broken),
+                  het=np.ones(n), order=np.arange(n))
+
+
+def test_without_a_feasible_server_the_oracle_takes_the_best_ratio_that_breaks_nobody() -> None:
+    from sextant_sim.oracle import OraclePlanner
+
+    # no row reaches ratio 1; row 0 has the best ratio but breaks a resident: row 2 (0.8 > 0.7) wins
+    rows, ok = OraclePlanner._single(None, _batch([0.95, 0.7, 0.8], [1, 0, 0]))  # type: ignore[arg-type]
+    assert (rows, ok) == ([2], False)
+
+
+def test_the_oracle_waits_rather_than_break_a_resident() -> None:
+    from sextant_sim.oracle import OraclePlanner
+
+    rows, ok = OraclePlanner._single(None, _batch([0.95, 0.9], [1, 2]))  # type: ignore[arg-type]
+    assert (rows, ok) == ([], False)

@@ -38,3 +38,16 @@ def test_reservation_least_loaded_is_not_least_loaded() -> None:
     assert (ll["qos_met_fraction"], ll["overprovisioning"]) != (res["qos_met_fraction"], res["overprovisioning"])
     # over-reserved cores sit idle: more of what is allocated is not used
     assert res["overprovisioning"] > ll["overprovisioning"]
+
+
+def test_the_largest_server_is_recomputed_when_the_servers_change() -> None:
+    from sextant_core.state.evolve import evolve
+    from sextant_core.state.model import ClusterState
+    from sextant_core.testing.builders import server
+    from sextant_sim.reservations import largest_server_cores
+
+    s1 = evolve(ClusterState(), server("a", cores=8))
+    assert largest_server_cores(s1) == 8
+    s2 = evolve(s1, server("b", cores=32))
+    assert largest_server_cores(s2) == 32  # a new servers map: not the remembered answer
+    assert largest_server_cores(s1) == 8
