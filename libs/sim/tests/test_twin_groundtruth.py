@@ -5,7 +5,9 @@
 - interference: slowdown grows with pressure, is already non-zero below the tolerated score and is
   5 % exactly at it (Paragon §2.3's definition);
 - services: p99 explodes past the throughput–latency knee (Quasar spec §8.2);
-- memory: oversubscribing a server's memory kills a resident (Paragon §6.1, LL "memory exhaustion").
+- memory: oversubscribing a server's memory kills a resident (Paragon §6.1, LL "memory exhaustion");
+- richer than a policy's view: co-runners' pressures do not simply add up, phases change a
+  workload's behaviour mid-run, servers fail (their work is lost) and come back.
 """
 
 from __future__ import annotations
@@ -185,3 +187,93 @@ def test_memory_exhaustion_shows_as_failed_workloads_in_a_run() -> None:
     # least-loaded places requests, and 8 % of users understate memory (ground truth)
     res = run_profile("paragon-local-medium", "least-loaded", 6)
     assert res.summary["failures"].get("memory_exhausted", 0) >= 1
+
+
+# --- richer than a policy's view: combination, phases, failures -------------------------------------
+
+def test_pressure_of_several_corunners_does_not_simply_add_up() -> None:
+    m = interference.model("graded", groundtruth.load())
+    l1i, storage_bw = groundtruth.SOURCES.index("l1i"), groundtruth.SOURCES.index("storage_bw")
+    tol = 40.0
+
+    def slowdown(source: int, corunners: list[float]) -> float:
+        c = np.zeros((1 + len(corunners), 10))
+        c[1:, source] = corunners
+        t = np.full((1 + len(corunners), 10), 100.0)
+        t[0, source] = tol
+        return 1.0 - float(m.factors(c, t, 1.0)[0])
+
+    # private per-core sources: the heaviest co-runner dominates (an L_q norm), so two co-runners
+    # of 30 hurt less than one of 60 — sub-additive
+    assert slowdown(l1i, [30.0, 30.0]) < slowdown(l1i, [60.0])
+    assert slowdown(l1i, [30.0, 30.0]) > slowdown(l1i, [30.0])
+    # bandwidth sources: queueing near saturation amplifies the summed pressure — more than the
+    # 5 %·(Σc/τ)^α an additive reading predicts
+    additive = interference.QOS_SLOWDOWN * (60.0 / tol) ** float(m.alpha[storage_bw])
+    assert slowdown(storage_bw, [30.0, 30.0]) > additive
+    # the logistic world: a probabilistic union, strongly sub-additive
+    lg = interference.model("logistic", groundtruth.load())
+    c2 = np.zeros((3, 10))
+    c2[1:, 0] = [30.0, 30.0]
+    c1 = np.zeros((2, 10))
+    c1[1, 0] = 60.0
+    t2, t1 = np.full((3, 10), 100.0), np.full((2, 10), 100.0)
+    t2[0, 0] = t1[0, 0] = tol
+    assert float(lg.factors(c2, t2, 1.0)[0]) > float(lg.factors(c1, t1, 1.0)[0])
+
+
+def _world(st: object, schedule: list[tuple[object, ...]]) -> World:
+    sids = [sid for sid, _ in st.servers]  # type: ignore[attr-defined]
+    pidx = [st.cat.index(p.platform_id) for _, p in st.servers]  # type: ignore[attr-defined]
+    return World(st.cat, sids, pidx, st.model, st.scale, lambda *a: schedule.append(a))  # type: ignore[attr-defined]
+
+
+def test_a_phase_changes_behaviour_during_the_run() -> None:
+    st = prepare(load_scenario("paragon-local-phases"), 1)
+    sub = next(s for s in st.subs if s.truth.shape == "single" and len(s.truth.phases) > 1)
+    fired: list[tuple[object, ...]] = []
+    w = _world(st, fired)
+    sid = st.servers[0][0]
+    alloc = Allocation(assignments=(Assignment(server_id=sid, cores=sub.truth.threads, memory_gb=1.0),))
+    w.start(sub.workload_id, sub.truth, alloc, 0.0)
+    a = w.active[sub.workload_id]
+    before = (a.rate, w.caused_now(a).copy())
+    at, kind, wid, version = fired[-1]
+    assert (kind, wid) == ("milestone", sub.workload_id)
+    # the first milestone is the phase boundary, at the phase's share of the work
+    assert float(at) == pytest.approx(sub.truth.phases[1].start * sub.truth.work / before[0])
+    assert w.milestone(sub.workload_id, int(version), float(at))[0] == "phase"  # type: ignore[call-overload]
+    assert a.phase == 1
+    assert a.rate != before[0] or not np.allclose(w.caused_now(a), before[1])
+
+
+def test_a_server_fails_its_workload_loses_its_work_and_the_server_comes_back() -> None:
+    st = prepare(load_scenario("smoke"), 1)
+    assert st.failures and all(f.repaired_at > f.at for f in st.failures)  # failures, then repairs
+    sub = next(s for s in st.subs if s.truth.shape == "single")
+    w = _world(st, [])
+    sid = st.servers[0][0]
+    alloc = Allocation(assignments=(Assignment(server_id=sid, cores=1, memory_gb=1.0),))
+    w.start(sub.workload_id, sub.truth, alloc, 0.0)
+    w.settle(w.active[sub.workload_id], 100.0)
+    done = w.active[sub.workload_id].progress
+    assert done > 0
+    assert w.fail_server(sid, 100.0) == [sub.workload_id]
+    a = w.active[sub.workload_id]
+    assert not w.up[w.sidx[sid]] and a.progress == 0.0 and a.lost_work == pytest.approx(done)
+    w.recover_server(sid, 700.0)
+    assert w.up[w.sidx[sid]]
+
+
+def test_a_run_with_failures_logs_each_server_failing_and_recovering() -> None:
+    import json
+
+    from sextant_sim.runner import run_profile
+
+    res = run_profile("smoke", "least-loaded", 6, keep_log=True)  # seed 6: failures within the run
+    lines = [json.loads(x) for x in res.engine.log.lines]  # type: ignore[union-attr]
+    at = {t: [(r["event"]["at"], r["event"]["server_id"]) for r in lines if r["type"] == t]
+          for t in ("ServerFailed", "ServerRecovered")}
+    assert at["ServerFailed"] and at["ServerRecovered"]
+    for when, sid in at["ServerRecovered"]:  # each recovery follows a failure of the same server
+        assert any(f_sid == sid and f_at < when for f_at, f_sid in at["ServerFailed"])
