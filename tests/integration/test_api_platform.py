@@ -329,3 +329,43 @@ def test_kafka_front_door_places_the_valid_and_dead_letters_the_malformed(stack:
     late_wid = derive_id("workload", "alpha", late)
     wait_for("the consumer still accepts submissions", lambda: of(stack.log(), late_wid, "WorkloadSubmitted"))
     assert stack.platform.procs["admission"].popen.poll() is None
+
+
+# --- pagination --------------------------------------------------------------------------------
+
+
+def test_pagination_with_a_filter_sees_every_workload_exactly_once(stack: Stack) -> None:
+    """GET /v1/workloads?kind=batch followed cursor by cursor, 3 a page: every one of beta's batch
+    workloads is seen exactly once, in the order of one big page, and nothing of another kind."""
+    with stack.client("beta") as b:
+        mine = {}
+        for body in [*stack.bodies[4:11], stack.bodies[13]]:  # seven batch workloads, one analytics
+            r = b.post(WL, json=body)
+            assert r.status_code == 202, r.text
+            mine[r.json()["id"]] = body["kind"]
+        batch = {wid for wid, kind in mine.items() if kind == "batch"}
+        assert len(batch) == 7 and len(mine) == 8
+
+        whole = b.get(WL, params={"kind": "batch", "limit": 1000}).json()
+        assert whole["next_cursor"] is None
+        expected = [v["id"] for v in whole["items"]]
+        assert batch <= set(expected)
+
+        seen: list[str] = []
+        pages = 0
+        params: dict[str, Any] = {"kind": "batch", "limit": 3}
+        while True:
+            page = b.get(WL, params=params)
+            assert page.status_code == 200, page.text
+            body = page.json()
+            assert 1 <= len(body["items"]) <= 3 and all(v["kind"] == "batch" for v in body["items"])
+            seen += [v["id"] for v in body["items"]]
+            pages += 1
+            assert pages <= len(expected), "the cursor does not advance"
+            if body["next_cursor"] is None:
+                break
+            params = {"kind": "batch", "limit": 3, "cursor": body["next_cursor"]}
+        assert len(seen) == len(set(seen)), f"a workload was listed twice: {seen}"
+        assert seen == expected and pages == -(-len(expected) // 3)
+        others = {v["id"] for v in b.get(WL, params={"kind": "analytics"}).json()["items"]}
+        assert set(mine) - batch <= others and not others & set(seen)
