@@ -10,10 +10,10 @@ sources of libs/contracts, libs/core and libs/sim (policies and twin alike).
     .venv/bin/python bench/quality.py --json PATH [--quick] [--seeds 6-10] [--scenarios a,b]
                                       [--profiles p,q] [--no-robustness] [--classifier estimates]
 
-`--classifier estimates`: the issue-5 profiles (`sextant`, `paragon`, `reservation-paragon`)
-classify with the twin's estimate port (ground truth + Table III noise,
-`sextant_sim.estimates.EstimateClassifier`, what the baselines use) instead of the collaborative
-filtering engine — the planning side isolated from classification. Cached apart (`~est`).
+`--classifier estimates`: every profile but the oracle (issue 5's and the baselines) classifies
+with the twin's estimate port (ground truth + Table III noise,
+`sextant_sim.estimates.EstimateClassifier`) instead of the collaborative filtering engine (the
+default, for all of them) — the planning side isolated from classification. Cached apart (`~est`).
 
 `--quick`: the first seed only, no robustness table. Claims (issue 5) hold when the *worst* of
 the reported seeds meets them; parameters were chosen on seeds 1–5 (docs/quality.md).
@@ -145,7 +145,7 @@ def run_one(scenario: str, model: str | None, noise: float | None, profile: str,
             version: str, setups: dict[tuple[str, int], Any], estimates: bool = False) -> dict[str, Any]:
     key = variant(scenario, model, noise)
     est = estimates and profile in ISSUE5
-    path = CACHE / key / (profile + ("~est" if est else "")) / f"seed{seed}-{version}.json"
+    path = CACHE / key / (profile + ("~est" if estimates else "")) / f"seed{seed}-{version}.json"
     if path.exists():
         data: dict[str, Any] = json.loads(path.read_text())
         return data
@@ -160,11 +160,12 @@ def run_one(scenario: str, model: str | None, noise: float | None, profile: str,
             sc = sc.model_copy(update={"interference_model": model, "noise_scale": noise})
         setups[(key, seed)] = prepare(sc, seed)
     t0 = time.perf_counter()
-    res = run_estimated(setups[(key, seed)], profile, seed) if est else run_profile(setups[(key, seed)], profile, seed)
+    res = run_estimated(setups[(key, seed)], profile, seed) if est else run_profile(
+        setups[(key, seed)], profile, seed, classifier="estimates" if estimates else "cf")
     s = dict(res.summary)
     s["alloc_vs_required"] = alloc_vs_required(res.engine)
     out = {k: s.get(k) for k in KEYS}
-    out.update(scenario=key, profile=profile, seed=seed, code_version=version, classifier="estimates" if est else "profile",
+    out.update(scenario=key, profile=profile, seed=seed, code_version=version, classifier="estimates" if estimates else "cf",
                wall_seconds=round(time.perf_counter() - t0, 2), policy_version=s.get("policy_version"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, sort_keys=True) + "\n")

@@ -98,9 +98,13 @@ def test_only_profiles_that_learn_from_the_knowledge_base_are_seeded(smoke: Setu
     view = OracleView(smoke)
     src = EstimateSource(smoke.truths, smoke.profiler, smoke.cat, smoke.gt, smoke.seed, 1.0)
     sextant = baselines.policy_set("sextant", estimates=src, oracle=view)
-    least = baselines.policy_set("least-loaded", estimates=src, oracle=view)
+    least = baselines.policy_set("least-loaded", estimates=src, oracle=view)  # the engine by default
+    on_estimates = baselines.policy_set("least-loaded", estimates=src, oracle=view, classifier="estimates")
+    oracle = baselines.policy_set("oracle", estimates=src, oracle=view)
     assert len(seeding.events_for(smoke, sextant)) == 90 * 4 - 30  # batch rows have no scale-out
-    assert seeding.events_for(smoke, least) == ()
+    assert len(seeding.events_for(smoke, least)) == 90 * 4 - 30
+    assert seeding.events_for(smoke, on_estimates) == ()
+    assert seeding.events_for(smoke, oracle) == ()
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,8 @@ def test_compare_prints_one_table_and_writes_the_json(tmp_path: Path, capsys: py
     printed = capsys.readouterr().out
     assert printed.count("least-loaded") == 1 and printed.count("oracle") == 1
     doc = json.loads(path.read_text())
-    assert set(doc) == {"scenario", "seed", "twin_version", "profiles"}
+    assert set(doc) == {"scenario", "seed", "twin_version", "classifier", "profiles"}
+    assert doc["classifier"] == "cf"  # the default: every profile classifies with the engine
     assert (doc["scenario"], doc["seed"], doc["twin_version"]) == ("smoke", 2, TWIN_VERSION)
     assert list(doc["profiles"]) == ["least-loaded", "oracle"]
     need = {"qos_met_fraction", "mean_normalized_performance", "mean_performance_vs_target", "cpu_utilization",

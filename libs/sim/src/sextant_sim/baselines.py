@@ -4,9 +4,13 @@ Names (exactly): `least-loaded`, `heterogeneity-oblivious`, `interference-oblivi
 `reservation-least-loaded`, `oracle`. All but `oracle` get their planner from the core's placement
 framework (`sextant_core.placement.planner_for(name)`); until that exists they fall back to the
 core's `FirstFitPlanner` (so they are then all alike — a stop-gap, reported by `planner_source`).
-Their classifier is the estimate port (`estimates.py`: ground truth + Table III noise) unless
-another `Classifier` is passed (the classification engine of issue 4). `oracle` places with the
-ground truth (`oracle.py`); it is an upper bound, not a policy Sextant could run.
+Their classifier is the classification engine of issue 4 (`CollaborativeClassifier`, seeded with
+the twin's offline campaign — what Paragon's NH/NI use, Paragon's own classification), so every
+profile decides on the same kind of information; `classifier="estimates"` swaps in the estimate
+port instead (`estimates.py`: ground truth + Table III noise — the planning side alone, as the
+baselines were measured before the engine existed), and a `Classifier` object may be passed.
+`oracle` places with the ground truth (`oracle.py`); it is an upper bound, not a policy Sextant
+could run, so its classifier (which it never reads) is always the cheap estimate port.
 
 `reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
 of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
@@ -24,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from sextant_core import profiles as core_profiles
+from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.policies import AdmitAll, Classifier, FirstFitPlanner, NoAdaptation, Planner, PolicySet
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
@@ -57,16 +62,35 @@ def names() -> list[str]:
     return sorted(set(BASELINES) | set(core_profiles.names()))
 
 
+CLASSIFIERS = ("cf", "estimates")
+
+
 def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
-               classifier: Classifier | None = None) -> PolicySet:
-    """The `PolicySet` for `profile` in a twin run (estimates and oracle view bound to it)."""
+               classifier: Classifier | str | None = None) -> PolicySet:
+    """The `PolicySet` for `profile` in a twin run (estimates and oracle view bound to it).
+    `classifier`: a `Classifier`, or "cf" (the default: the classification engine) or
+    "estimates" (the twin's estimate port) for the baselines and issue 5's profiles."""
+    if classifier is None:
+        classifier = "cf"
+    if isinstance(classifier, str) and classifier not in CLASSIFIERS:
+        raise ValueError(f"unknown classifier {classifier!r}; known: {', '.join(CLASSIFIERS)}")
+    chosen: Classifier | None = (EstimateClassifier(estimates) if classifier == "estimates"
+                                 else None if classifier == "cf" else classifier)  # type: ignore[assignment]
     if profile == "reservation-paragon":  # issue 5's profile, with the twin's reservation sizer
         from sextant_core.planning.policysets import reservation_paragon_policy_set
 
-        return reservation_paragon_policy_set(classifier=classifier, sizer=reservation_size)
+        return reservation_paragon_policy_set(classifier=chosen, sizer=reservation_size)
+    if profile in ("sextant", "paragon") and chosen is not None:
+        from sextant_core.planning import policysets
+
+        build = policysets.sextant_policy_set if profile == "sextant" else policysets.paragon_policy_set
+        return build(classifier=chosen)
     if profile not in BASELINES:
         return core_profiles.policy_set(profile)
-    cls: Classifier = classifier if classifier is not None else EstimateClassifier(estimates)
+    if profile == "oracle":
+        cls: Classifier = EstimateClassifier(estimates)
+    else:
+        cls = chosen if chosen is not None else CollaborativeClassifier()
     if profile == "oracle":
         planner: Planner = OraclePlanner(oracle)
         source = "oracle"

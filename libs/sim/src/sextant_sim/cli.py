@@ -91,7 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             log = (out_dir / "events.jsonl").open("w", encoding="utf-8")
         with bar:
             res = run_profile(setup, profile, args.seed, log_out=log, progress=None if args.quiet else update,
-                              keep_heatmap=out_dir is not None)
+                              keep_heatmap=out_dir is not None, classifier=args.classifier)
     finally:
         if log is not None:
             log.close()
@@ -115,8 +115,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for p in profiles:
         update, bar = _progress(err, f"{sc.name} · {p}", len(setup.subs))
         with bar:
-            results[p] = run_profile(setup, p, args.seed, progress=None if args.quiet else update).summary
+            results[p] = run_profile(setup, p, args.seed, progress=None if args.quiet else update,
+                                     classifier=args.classifier).summary
     doc = compare_json(sc.name, args.seed, results)
+    doc["classifier"] = args.classifier
     extra = (f" · demand/capacity {setup.demand_capacity_ratio:.3f} (peak {setup.peak_demand_ratio():.3f})"
              f" · {len(setup.servers)} servers")
     _out(args.quiet).print(compare_table(doc, extra))
@@ -149,6 +151,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="bundled scenario name or path to a scenario YAML")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    p.add_argument("--classifier", choices=baselines.CLASSIFIERS, default="cf",
+                   help="what the baselines and sextant/paragon classify with: the classification engine "
+                        "(cf, default) or the twin's estimate port (truth + Table III noise)")
 
 
 def _add(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -41,7 +41,7 @@ class RunResult:
 
 def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *, log_out: IO[str] | None = None,
                 keep_log: bool = False, progress: Progress | None = None, keep_heatmap: bool = False,
-                classifier: Classifier | None = None) -> RunResult:
+                classifier: Classifier | str | None = None) -> RunResult:
     setup = scenario if isinstance(scenario, Setup) else prepare(
         scenario if isinstance(scenario, Scenario) else load_scenario(scenario), seed)
     started = time.perf_counter()
@@ -83,7 +83,7 @@ def summary_of(engine: Engine, wall: float) -> dict[str, Any]:
 
 
 def compare(scenario: str | Scenario, profiles: list[str], seed: int = 1,
-            progress: Progress | None = None) -> dict[str, Any]:
+            progress: Progress | None = None, classifier: str = "cf") -> dict[str, Any]:
     """All `profiles` on the same arrivals; the JSON of issue 3 item 9 (plus more keys)."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     setup = prepare(sc, seed)
@@ -91,9 +91,10 @@ def compare(scenario: str | Scenario, profiles: list[str], seed: int = 1,
                            "interference_model": sc.interference_model, "noise_scale": sc.noise_scale,
                            "servers": len(setup.servers), "cores": setup.cat.cores,
                            "demand_capacity_ratio": round(setup.demand_capacity_ratio, 4),
-                           "peak_demand_ratio": round(setup.peak_demand_ratio(), 4), "profiles": {}}
+                           "peak_demand_ratio": round(setup.peak_demand_ratio(), 4), "classifier": classifier,
+                           "profiles": {}}
     for p in profiles:
-        res = run_profile(setup, p, seed, progress=progress)
+        res = run_profile(setup, p, seed, progress=progress, classifier=classifier)
         out["profiles"][p] = {k: v for k, v in res.summary.items() if k != "normalized_performance"}
     return out
 
