@@ -9,20 +9,36 @@ One run (module fixture) carries the whole acceptance list of issue 6:
   must wait and retry, not crash-loop (they are all still alive afterwards);
 
 and the tests then check the log it left: every workload profiled, classified, admitted, placed
-and judged; exactly one placement decision per planning request; `replay` reports 0 differences
-from scratch and from a snapshot; replay is not a tautology (mutations are caught); the lifecycle
-of a workload is one connected trace across the services.
+and judged (a QoS verdict for every workload telemetry's windowing can judge); exactly one
+placement decision per planning request; the restarted deciders restored a stored snapshot;
+`sextant replay` over the PostgreSQL log reports 0 differences from scratch and from a snapshot the
+services stored; replay is not a tautology (mutations are caught); the lifecycle of every workload
+is one connected trace from its POST through admission, profiling, the agent, classification and
+planning.
+
+Snapshots: the kit saves one every 5 000 events (no setting; the run logs ~4 500), so the decider
+processes get `snapshot_hook/` on their PYTHONPATH, which lowers that to 300 events, once per process
+lifetime: every decider stores one early, restores it when the chaos step restarts it, and stores
+one more a little after its restart — mid-log, so that `replay --from-snapshot` re-derives a long
+tail.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import datetime
 import functools
 import json
+import os
+import pickle
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -46,6 +62,9 @@ WORKLOADS = 250
 SPEED = 30.0
 PROCESSES = (*SERVICES, "relay", "agent")
 OUTAGE_S = 15.0
+DECIDERS = ("admission", "profiling", "classification", "planning", "reprovisioning")  # snapshotting services
+VERDICT_WINDOW_S = 2.0  # telemetry's SEXTANT_VERDICT_WINDOW_S, set explicitly below
+HOOK = Path(__file__).parent / "snapshot_hook"
 
 
 @dataclass
@@ -56,6 +75,11 @@ class Run:
     alive_after_outage: dict[str, bool]
     kills: list[tuple[int, str]]
     wall_s: float
+    url: str = ""
+    logs: Path = Path()
+    kill_at: dict[str, float] = field(default_factory=dict)  # wall clock of each SIGKILL
+    outages: dict[str, tuple[float, float]] = field(default_factory=dict)  # wall clock stop, start
+    samples: list[tuple[float, dict[str, Any]]] = field(default_factory=list)  # (Kafka timestamp, raw sample)
 
 
 def post(client: httpx.Client, body: dict[str, Any], key: str, deadline_s: float = 180.0) -> str:
@@ -82,6 +106,31 @@ def all_views(client: httpx.Client) -> dict[str, dict[str, Any]]:
         return {}
 
 
+def read_samples(bootstrap: str) -> list[tuple[float, dict[str, Any]]]:
+    """Every raw sample the agent published on `sextant.telemetry.samples`, with its Kafka
+    timestamp (when it was handed to Kafka, in Unix seconds)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from sextant_contracts.topics import TELEMETRY_SAMPLES
+
+    async def go() -> list[tuple[float, dict[str, Any]]]:
+        c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+        await c.start()
+        try:
+            parts = [TopicPartition(TELEMETRY_SAMPLES.name, p) for p in range(TELEMETRY_SAMPLES.partitions)]
+            c.assign(parts)
+            await c.seek_to_beginning(*parts)
+            end = await c.end_offsets(parts)
+            out: list[tuple[float, dict[str, Any]]] = []
+            while [p for p in parts if await c.position(p) < end[p]]:
+                for recs in (await c.getmany(timeout_ms=2000, max_records=5000)).values():
+                    out.extend((r.timestamp / 1000.0, json.loads(r.value)) for r in recs)
+            return out
+        finally:
+            await c.stop()
+
+    return asyncio.run(go())
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     from sextant_infra.stack import start_stack
@@ -96,9 +145,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         asyncio.run(migrate_async(stack.env["SEXTANT_DATABASE_URL"]))
         platform.env = {**stack.env, "SEXTANT_AGENT_SCENARIO": "platform-demo", "SEXTANT_AGENT_SEED": "7",
                         "SEXTANT_AGENT_SPEED": str(SPEED), "SEXTANT_TICK_PERIOD_S": "2.0",
-                        "SEXTANT_OTEL_EXPORTER": "jsonl"}
+                        "SEXTANT_OTEL_EXPORTER": "jsonl", "SEXTANT_VERDICT_WINDOW_S": str(VERDICT_WINDOW_S)}
         spans_of = {n: run_dir / f"spans-{n}.jsonl" for n in PROCESSES}
         extra = {n: {"SEXTANT_OTEL_FILE": str(p)} for n, p in spans_of.items()}
+        path = os.pathsep.join(filter(None, (str(HOOK), os.environ.get("PYTHONPATH"))))
+        for n in DECIDERS:  # a snapshot after 300 events, then none until the process restarts
+            extra[n].update({"PYTHONPATH": path, "SEXTANT_E2E_SNAPSHOT_EVERY": "300",
+                             "SEXTANT_E2E_SNAPSHOT_MIN_INTERVAL_S": "1e9"})
         platform.start_all(PROCESSES, extra)
         platform.wait_ready()
         subs = submissions("platform-demo", 7, WORKLOADS)
@@ -110,19 +163,24 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         ids: list[str] = []
         kills: list[tuple[int, str]] = []
         alive: dict[str, bool] = {}
+        killed_at: dict[str, float] = {}
+        outage_at: dict[str, tuple[float, float]] = {}
         start = time.monotonic()
         with httpx.Client(base_url=platform.url("admission"), timeout=10.0) as client:
             for i, (at, body) in enumerate(subs):
                 if i in kill_at:
                     name = kill_at[i]
+                    killed_at[name] = time.time()
                     platform.kill(name)
                     platform.start(name, extra[name])
                     kills.append((i, name))
                 if i in outages:
                     node = stack.postgres if outages[i] == "postgres" else stack.kafka
+                    stopped = time.time()
                     node.stop()
                     time.sleep(OUTAGE_S)
                     node.start()
+                    outage_at[outages[i]] = (stopped, time.time())
                     alive.update({n: p.popen.poll() is None for n, p in platform.procs.items()})
                 delay = at / SPEED - (time.monotonic() - start)
                 if delay > 0:
@@ -139,8 +197,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         platform.stop()
         log = asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"]))
         spans = [s for p in spans_of.values() for s in read_spans(p)]
+        samples = read_samples(stack.env["SEXTANT_KAFKA_BOOTSTRAP"])
         yield Run(log=log, ids=ids, spans=spans, alive_after_outage=alive, kills=kills,
-                  wall_s=time.monotonic() - t0)
+                  wall_s=time.monotonic() - t0, url=stack.env["SEXTANT_DATABASE_URL"], logs=run_dir / "logs",
+                  kill_at=killed_at, outages=outage_at, samples=samples)
     finally:
         platform.stop()
         stack.stop()
@@ -173,6 +233,56 @@ def test_every_workload_went_through_every_service(run: Run) -> None:
     assert verdicts > WORKLOADS // 2, "telemetry judged too few workloads"
 
 
+def test_every_workload_telemetry_can_judge_received_a_qos_verdict(run: Run) -> None:
+    """Telemetry (services/telemetry) groups a workload's raw samples in windows of
+    `VERDICT_WINDOW_S` by sample time and closes a window — `PerformanceObserved` + `QosVerdict` —
+    when a sample of a later window arrives *while the log says the workload runs*. The twin samples
+    a running workload every 30 virtual s (1 s of wall time at SPEED 30), and the platform-demo
+    workloads are short (duration scale 0.02): about 40 % of them finish before two of their samples
+    fall in different windows, and cannot be judged. So a workload must have a verdict exactly when
+    the samples the agent published (read back from Kafka) contain a pair in different windows whose
+    later one reached Kafka at least `LAG_S` before the workload's end was logged (telemetry's
+    processing latency). Samples the chaos made telemetry lose by design are left out: published
+    within `LAG_S` before or `RESTART_S` after telemetry's SIGKILL (the windows it had open are not
+    recovered — [IMPL CHOICE] in services/telemetry/handlers.py) or around the PostgreSQL and Kafka
+    outages (a batch fetched while the database is down is dropped; samples held by the agent
+    during the broker outage arrive after the workloads they describe ended)."""
+    LAG_S, RESTART_S = 2.0, 10.0  # noqa: N806
+    events = by_workload(run.log)
+    started = [w for w in run.ids if any(e.TYPE == "WorkloadStarted" for e in events[w])]
+    judged = {w for w in run.ids if any(e.TYPE == "QosVerdict" for e in events[w])}
+    assert judged <= set(started)
+    ended: dict[str, float] = {}  # when the log first said the workload ended
+    running: set[str] = set()
+    for env in run.log:
+        wid = env.payload.get("workload_id", "")
+        if env.type == "WorkloadStarted":
+            running.add(wid)
+        elif env.type == "QosVerdict":
+            assert wid in running, f"verdict for a workload the log never showed running: {env}"
+        elif env.type in ("WorkloadCompleted", "WorkloadFailed", "WorkloadRevoked"):
+            ended.setdefault(wid, env.time)
+    blind = [(run.kill_at["telemetry"] - LAG_S, run.kill_at["telemetry"] + RESTART_S)]
+    blind += [(stop - LAG_S, start + RESTART_S) for stop, start in run.outages.values()]
+    assert len(blind) == 3 and run.samples, "the run left no samples or no chaos record"
+    published: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)  # (sample at, Kafka ts)
+    for ts, sample in run.samples:
+        published[sample["workload_id"]].append((sample["at"], ts))
+
+    def judgeable(wid: str) -> bool:
+        end = ended.get(wid, float("inf"))
+        ss = published[wid]
+        return any(a2 // VERDICT_WINDOW_S > a1 // VERDICT_WINDOW_S and t2 + LAG_S < end
+                   and not any(t1 <= b1 and t2 >= b0 for b0, b1 in blind)
+                   for i, (a1, t1) in enumerate(ss) for a2, t2 in ss[i + 1:])
+
+    expected = [w for w in started if judgeable(w)]
+    unjudged = [w for w in expected if w not in judged]
+    assert not unjudged, f"{len(unjudged)} of {len(expected)} judgeable workloads got no QoS verdict: {unjudged[:5]}"
+    # not a vacuous rule: 103 of 250 workloads are judgeable with it at seed 7 (149 got verdicts)
+    assert len(expected) >= WORKLOADS // 4, (len(expected), len(judged))
+
+
 def test_chaos_and_outages_happened_and_nothing_crash_looped(run: Run) -> None:
     assert sorted(n for _, n in run.kills) == sorted(PROCESSES)
     assert run.alive_after_outage and all(run.alive_after_outage.values()), run.alive_after_outage
@@ -203,6 +313,60 @@ def test_replay_from_scratch_and_from_a_snapshot_finds_no_difference(run: Run) -
     assert snap.state == report.state
 
 
+def sextant_replay(run: Run, *args: str) -> tuple[int, list[str]]:
+    """`sextant replay` as a user runs it, against the run's PostgreSQL database."""
+    p = subprocess.run([sys.executable, "-m", "sextant_cli", "replay", "--url", run.url, *args],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    return p.returncode, [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
+
+
+def decision_positions(run: Run) -> list[int]:
+    return [env.position for env in run.log if isinstance(env.event(), ev.DecisionEvent)]  # type: ignore[misc]
+
+
+def test_sextant_replay_over_the_database_from_scratch(run: Run) -> None:
+    code, lines = sextant_replay(run)
+    assert code == 0, lines[-25:]
+    assert lines[-1] == f"replay: {len(decision_positions(run))} decisions re-derived, 0 differences", lines[-5:]
+    assert len(decision_positions(run)) > 3 * WORKLOADS
+
+
+def test_sextant_replay_over_the_database_from_a_stored_snapshot(run: Run) -> None:
+    """`--from-snapshot` starts from the newest snapshot a service stored in the `snapshots` table
+    (not a fold of the log it reads): that snapshot is the fold of the log up to its position, and
+    the decisions after it — and only those — are re-derived identically."""
+    from sextant_cli.replay import newest_snapshot
+
+    snap = asyncio.run(newest_snapshot(run.url))
+    assert snap is not None, "no service stored a snapshot"
+    assert snap.key in DECIDERS and 0 < snap.position < run.log[-1].position  # type: ignore[operator]
+    assert pickle.loads(snap.blob) == fold(e for e in run.log if e.position <= snap.position)  # type: ignore[operator]
+    code, lines = sextant_replay(run, "--from-snapshot")
+    assert code == 0, lines[-25:]
+    assert f"  from the snapshot stored by {snap.key} at position {snap.position}" in lines, lines[-5:]
+    tail = [p for p in decision_positions(run) if p > snap.position]
+    assert lines[-1] == f"replay: {len(tail)} decisions re-derived, 0 differences", lines[-5:]
+    assert len(tail) >= WORKLOADS, "the stored snapshot left almost nothing to re-derive"
+    # a position before every stored snapshot: nothing to start from, said so (exit 2)
+    code, lines = sextant_replay(run, "--from-snapshot", "1")
+    assert code == 2 and "no stored snapshot" in lines[-1], lines[-3:]
+
+
+def test_the_restarted_deciders_restored_a_stored_snapshot(run: Run) -> None:
+    """Each decider the chaos step SIGKILLed and restarted rebuilt its state from the snapshot it had
+    stored, plus the tail of the log (the kit logs `<name>: restored snapshot at position N`). The
+    processes started on an empty log before, so the only restore is the restart's. telemetry folds
+    the log without a snapshot store (its handler has none) and the agent and the relay keep no
+    folded state: they are not in this list."""
+    killed = {n for _, n in run.kills}
+    assert set(DECIDERS) <= killed
+    head = run.log[-1].position
+    for name in DECIDERS:
+        text = (run.logs / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+        restored = [int(m) for m in re.findall(rf"{name}: restored snapshot at position (\d+)", text)]
+        assert len(restored) == 1 and 300 <= restored[0] < head, (name, restored)  # type: ignore[operator]
+
+
 def test_replay_catches_a_changed_sample(run: Run) -> None:
     log = list(run.log)
     i = next(i for i, e in enumerate(log) if e.type == "ProfileSampleRecorded")
@@ -220,16 +384,68 @@ def test_replay_catches_a_changed_policy_parameter(run: Run) -> None:
 
 
 def test_a_workload_lifecycle_is_one_connected_trace(run: Run) -> None:
-    """The HTTP request's trace continues through every service that acted on the workload."""
+    """Every workload's `POST /v1/workloads` starts the trace its lifecycle continues in: the
+    decisions admission → profiling → (agent) → classification → admission → planning each carry a
+    traceparent of that trace, and the trace has spans of every process that handled its records
+    (the relay publishing them; every service and the agent consuming them).
+
+    Not in the chain: telemetry — raw samples travel on `sextant.telemetry.samples` without trace
+    context (a window aggregates many), so `QosVerdict` and what reprovisioning decides from it
+    start new traces (reprovisioning is in the trace as a consumer only); and placements that wait
+    (deferred) for a later `Tick`, which are caused by that tick. Two chaos exceptions, precisely:
+    the POST span of the workload submitted just before admission's SIGKILL may be lost (the span is
+    written when it ends, after the response the test has already received); and a workload whose
+    profiling runs were in flight when the agent was SIGKILLed is re-profiled by the restarted agent
+    from the log, which does not carry the trace context of the runs the dead agent held in memory —
+    its chain restarts in a new trace at `ProfileSampleRecorded` (a platform gap, apps/agent)."""
     services_by_trace: dict[str, set[str]] = collections.defaultdict(set)
     for s in run.spans:
         services_by_trace[s["trace_id"]].add(s["service"] or "?")
-    posts = [s for s in run.spans if s["kind"] == "SERVER" and "/v1/workloads" in s["name"]
-             and "POST" in s["name"]]
-    assert posts, "no HTTP spans exported"
-    full = [s for s in posts if {"admission", "profiling", "classification", "planning", "agent", "relay"}
-            <= services_by_trace[s["trace_id"]]]
-    assert len(full) >= len(posts) // 2, json.dumps(sorted(services_by_trace[posts[0]["trace_id"]]))
+    posts = {s["trace_id"] for s in run.spans if s["kind"] == "SERVER" and s["name"] == "POST /v1/workloads"
+             and s["attributes"].get("http.status_code") == 202}
+    assert len(posts) >= WORKLOADS - 1, "POST spans missing"
+    lost_post = {run.ids[i - 1] for i, n in run.kills if n == "admission"}
+
+    def trace(env: Envelope) -> str | None:
+        return env.traceparent.split("-")[1] if env.traceparent else None
+
+    first: dict[str, dict[str, Envelope]] = collections.defaultdict(dict)
+    for env in run.log:
+        wid = env.payload.get("workload_id")
+        if wid is not None and env.type not in first[wid]:
+            first[wid][env.type] = env
+    # the restarted agent re-launches from the log, before it subscribes (its second subscription)
+    subscribed = re.findall(r"^(\S+ \S+) agent INFO Updating subscribed topics",
+                            (run.logs / "agent.log").read_text(encoding="utf-8", errors="replace"), re.M)
+    assert len(subscribed) == 2, subscribed
+    back = datetime.datetime.strptime(subscribed[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    resumed = {w for w, f in first.items()
+               if f["ProfilingPlanned"].time < back and "ProfilingCompleted" in f
+               and f["ProfilingCompleted"].time > run.kill_at["agent"]}
+    assert len(resumed) < WORKLOADS // 5, len(resumed)
+    chain = ["ProfilingPlanned", "ProfileSampleRecorded", "ProfilingCompleted", "WorkloadClassified"]
+    everyone = {"admission", "profiling", "classification", "planning", "reprovisioning", "agent", "relay"}
+    broken: dict[str, str] = {}
+    for wid in run.ids:
+        f = first[wid]
+        tid = trace(f["WorkloadSubmitted"])
+        admitted = f["WorkloadAdmitted"]
+        if admitted.causation_id == f["WorkloadClassified"].id:  # admitted at once, not from the queue
+            chain_of = [*chain, "WorkloadAdmitted"]
+            placement = next(e for e in run.log if e.type in ("PlacementDecided", "PlacementDeferred")
+                             and e.causation_id == admitted.id)
+        else:  # queued (ARQ), admitted later for another event's reason: its own trace
+            chain_of, placement = chain, None
+        if tid is None:
+            broken[wid] = "submission without traceparent"
+        elif tid not in posts and wid not in lost_post:
+            broken[wid] = "not the trace of its POST"
+        elif not everyone <= services_by_trace[tid]:
+            broken[wid] = f"no spans of {sorted(everyone - services_by_trace[tid])}"
+        elif wid not in resumed and (off := [t for t in chain_of if trace(f[t]) != tid]
+                                     + ([placement.type] if placement and trace(placement) != tid else [])):
+            broken[wid] = f"{off} in another trace"
+    assert not broken, f"{len(broken)} workloads: {list(broken.items())[:5]}"
 
 
 def test_explain_re_runs_a_placement_and_shows_its_verdicts(run: Run) -> None:
