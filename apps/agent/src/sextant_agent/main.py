@@ -61,7 +61,13 @@ class AgentCore:
                 return
             for env in batch:
                 self.decider.fold([env])
-                self.executor.observe(env.event(), self.decider.state)
+                event = env.event()
+                self.executor.observe(event, self.decider.state)
+                wid = getattr(event, "workload_id", None)
+                if wid is not None and env.traceparent:
+                    # a restarted agent re-launches in-flight runs from the log (`resume`): their
+                    # facts continue the trace of the workload's latest record, as they would have
+                    self.traces[wid] = env.traceparent
 
     async def handle(self, env: Envelope) -> Outputs:
         if env.position is None or env.position > self.decider.position:

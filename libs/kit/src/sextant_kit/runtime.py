@@ -18,7 +18,8 @@ Snapshots: the handler loads the newest valid snapshot at start (`restore`) and 
 `snapshot_every` folded events, but not more often than every `snapshot_min_interval_s` seconds
 (pickling a large state costs a service a noticeable share of its CPU under load: measured with
 py-spy at 25 submissions/s, 14 % of the planning service's samples with 5 000 events and no time
-floor); they are disposable caches tagged with the code version.
+floor); they are disposable caches tagged with the code version. Both numbers are settings
+(`SEXTANT_SNAPSHOT_EVERY`, `SEXTANT_SNAPSHOT_MIN_INTERVAL_S`).
 """
 
 from __future__ import annotations
@@ -159,7 +160,9 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
 
     async def run(rt: Runtime, stop: asyncio.Event) -> None:
         name = rt.settings.service_name
-        handler = DeciderHandler(name, decider, rt.store, snapshots=rt.store, code=code_version(*code_packages))
+        handler = DeciderHandler(name, decider, rt.store, snapshots=rt.store, code=code_version(*code_packages),
+                                 snapshot_every=rt.settings.snapshot_every,
+                                 snapshot_min_interval_s=rt.settings.snapshot_min_interval_s)
         await with_patience(f"{name}: event store", handler.start, rt.settings.retry_backoff_s,
                             rt.settings.retry_backoff_max_s, stop)
         source = rt.source(name, topics)

@@ -29,3 +29,7 @@ class KitSettings(BaseSettings):
     run_dir: str = ".run"
     retry_backoff_s: float = Field(default=0.5, gt=0)
     retry_backoff_max_s: float = Field(default=5.0, gt=0)
+    # a decider's snapshot every `snapshot_every` folded events, at most every
+    # `snapshot_min_interval_s` seconds (runtime.py; snapshots are disposable caches)
+    snapshot_every: int = Field(default=5000, ge=1)
+    snapshot_min_interval_s: float = Field(default=30.0, ge=0)
