@@ -191,6 +191,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                 if len(judged) == len(ids):
                     break
                 time.sleep(2.0)
+            time.sleep(3.0)  # telemetry's sweep closes the last completed workloads' final windows
         platform.stop()
         log = asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"]))
         spans = [s for p in spans_of.values() for s in read_spans(p)]
@@ -230,54 +231,42 @@ def test_every_workload_went_through_every_service(run: Run) -> None:
     assert verdicts > WORKLOADS // 2, "telemetry judged too few workloads"
 
 
-def test_every_workload_telemetry_can_judge_received_a_qos_verdict(run: Run) -> None:
+def test_every_sampled_workload_received_a_qos_verdict(run: Run) -> None:
     """Telemetry (services/telemetry) groups a workload's raw samples in windows of
     `VERDICT_WINDOW_S` by sample time and closes a window — `PerformanceObserved` + `QosVerdict` —
-    when a sample of a later window arrives *while the log says the workload runs*. The twin samples
-    a running workload every 30 virtual s (1 s of wall time at SPEED 30), and the platform-demo
-    workloads are short (duration scale 0.02): about 40 % of them finish before two of their samples
-    fall in different windows, and cannot be judged. So a workload must have a verdict exactly when
-    the samples the agent published (read back from Kafka) contain a pair in different windows whose
-    later one reached Kafka at least `LAG_S` before the workload's end was logged (telemetry's
-    processing latency). Samples the chaos made telemetry lose by design are left out: published
-    within `LAG_S` before or `RESTART_S` after telemetry's SIGKILL (the windows it had open are not
-    recovered — [IMPL CHOICE] in services/telemetry/handlers.py) or around the PostgreSQL and Kafka
-    outages (a batch fetched while the database is down is dropped; samples held by the agent
-    during the broker outage arrive after the workloads they describe ended)."""
+    when a sample of a later window arrives while the workload runs, and closes a completed
+    workload's last window into a final verdict (after its `WorkloadCompleted`). So every workload
+    that completed and whose samples reached Kafka must have a verdict, however short it ran.
+    Samples the chaos made telemetry lose by design are left out: a window open at telemetry's
+    SIGKILL is not recovered ([IMPL CHOICE] in services/telemetry/handlers.py), so samples published
+    from a window length (+ `LAG_S`, its processing latency) before the kill to `RESTART_S` after it
+    do not count, nor those around the PostgreSQL and Kafka outages (a batch fetched while the
+    database is down is dropped; samples held by the agent during the broker outage arrive late)."""
     LAG_S, RESTART_S = 2.0, 10.0  # noqa: N806
     events = by_workload(run.log)
-    started = [w for w in run.ids if any(e.TYPE == "WorkloadStarted" for e in events[w])]
+    started = {w for w in run.ids if any(e.TYPE == "WorkloadStarted" for e in events[w])}
+    completed = {w for w in run.ids if any(e.TYPE == "WorkloadCompleted" for e in events[w])}
     judged = {w for w in run.ids if any(e.TYPE == "QosVerdict" for e in events[w])}
-    assert judged <= set(started)
-    ended: dict[str, float] = {}  # when the log first said the workload ended
-    running: set[str] = set()
-    for env in run.log:
+    assert judged <= started
+    seen_running: set[str] = set()
+    for env in run.log:  # a verdict only for a workload the log showed running
         wid = env.payload.get("workload_id", "")
         if env.type == "WorkloadStarted":
-            running.add(wid)
+            seen_running.add(wid)
         elif env.type == "QosVerdict":
-            assert wid in running, f"verdict for a workload the log never showed running: {env}"
-        elif env.type in ("WorkloadCompleted", "WorkloadFailed", "WorkloadRevoked"):
-            ended.setdefault(wid, env.time)
-    blind = [(run.kill_at["telemetry"] - LAG_S, run.kill_at["telemetry"] + RESTART_S)]
-    blind += [(stop - LAG_S, start + RESTART_S) for stop, start in run.outages.values()]
+            assert wid in seen_running, f"verdict for a workload the log never showed running: {env}"
+    blind = [(run.kill_at["telemetry"] - VERDICT_WINDOW_S - LAG_S, run.kill_at["telemetry"] + RESTART_S)]
+    blind += [(stop - VERDICT_WINDOW_S - LAG_S, start + RESTART_S) for stop, start in run.outages.values()]
     assert len(blind) == 3 and run.samples, "the run left no samples or no chaos record"
-    published: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)  # (sample at, Kafka ts)
+    published: dict[str, list[float]] = collections.defaultdict(list)  # Kafka timestamps of its samples
     for ts, sample in run.samples:
-        published[sample["workload_id"]].append((sample["at"], ts))
-
-    def judgeable(wid: str) -> bool:
-        end = ended.get(wid, float("inf"))
-        ss = published[wid]
-        return any(a2 // VERDICT_WINDOW_S > a1 // VERDICT_WINDOW_S and t2 + LAG_S < end
-                   and not any(t1 <= b1 and t2 >= b0 for b0, b1 in blind)
-                   for i, (a1, t1) in enumerate(ss) for a2, t2 in ss[i + 1:])
-
-    expected = [w for w in started if judgeable(w)]
+        published[sample["workload_id"]].append(ts)
+    expected = [w for w in sorted(completed & started)
+                if any(not any(b0 <= t <= b1 for b0, b1 in blind) for t in published[w])]
     unjudged = [w for w in expected if w not in judged]
-    assert not unjudged, f"{len(unjudged)} of {len(expected)} judgeable workloads got no QoS verdict: {unjudged[:5]}"
-    # not a vacuous rule: 103 of 250 workloads are judgeable with it at seed 7 (149 got verdicts)
-    assert len(expected) >= WORKLOADS // 4, (len(expected), len(judged))
+    assert not unjudged, f"{len(unjudged)} of {len(expected)} sampled workloads got no QoS verdict: {unjudged[:5]}"
+    # not a vacuous rule: most of the 250 workloads complete, and nearly all are sampled
+    assert len(expected) >= WORKLOADS // 2, (len(expected), len(completed), len(judged))
 
 
 def test_chaos_and_outages_happened_and_nothing_crash_looped(run: Run) -> None:

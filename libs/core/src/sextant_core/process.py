@@ -16,7 +16,7 @@ from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 
 from .admission.queues import class_queues, heads
-from .domain.lifecycle import WorkloadPhase
+from .domain.lifecycle import TERMINAL, WorkloadPhase
 from .state.model import ClusterState
 
 Commands = tuple[cmd.Command, ...]
@@ -97,7 +97,8 @@ def _(event: ev.TargetUpdated, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.QosVerdict, state: ClusterState) -> Commands:
-    if event.met:
+    w = state.workloads.get(event.workload_id)
+    if event.met or w is None or w.phase in TERMINAL:  # a completed workload's final verdict: nothing to review
         return ()
     return (cmd.ReviewWorkload(workload_id=event.workload_id, reason="qos_violation"),)
 

@@ -6,8 +6,14 @@ closes: `PerformanceObserved` (mean value, mean ratio to target) and `QosVerdict
 ≥ `qos_margin`). The outputs are tracked under the window's id (`workload:window-index`), so a
 redelivery after a crash re-closes the same window into nothing new. [IMPL CHOICE] Samples of a
 window still open when the process dies are not recovered beyond what Kafka redelivers (the
-offsets were committed); the next window's verdict is unaffected. Only workloads the log shows
-running get verdicts; late ones are folded as no-ops anyway (`lifecycle.LATE_FACTS`).
+offsets were committed); the next window's verdict is unaffected.
+
+**The final window.** A workload's last window has no later sample to close it: once the log says
+the workload *completed*, its open window is closed into a final verdict — when a late sample of
+it arrives, or at the next sweep (`finish`, after each catch-up) — so every workload that ran
+long enough to be sampled is judged, however short it was (`lifecycle` allows `PerformanceObserved`
+and `QosVerdict` after `WorkloadCompleted`; the process manager reviews nothing for them). Samples
+of workloads that failed, were revoked or are not yet running are dropped.
 
 **Ticks.** Every `tick_period_s` the service appends `Tick(seq)` to the `clock` stream at version
 `seq + 1` with optimistic concurrency: two telemetry instances cannot log the same tick twice.
@@ -15,11 +21,12 @@ running get verdicts; late ones are folded as no-ops anyway (`lifecycle.LATE_FAC
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sextant_contracts import events as ev
 from sextant_contracts.model import RawSample
-from sextant_core.domain.lifecycle import WorkloadPhase
+from sextant_core.domain.lifecycle import TERMINAL, WorkloadPhase
 from sextant_core.profiles import policy_set
 from sextant_core.workflow import Decider
 
@@ -45,13 +52,15 @@ class Aggregator:
         self.qos_margin = qos_margin
         self.open: dict[str, Window] = {}
 
-    def add(self, s: RawSample, running: bool) -> list[tuple[str, list[ev.Event]]]:
-        """Add a sample; returns (window id, outputs) for every window it closed."""
+    def add(self, s: RawSample, phase: WorkloadPhase | None) -> list[tuple[str, list[ev.Event]]]:
+        """Add a sample of a workload in `phase` (the log's); returns (window id, outputs) for
+        every window it closed."""
+        judged = phase in (WorkloadPhase.RUNNING, WorkloadPhase.COMPLETED)
         idx = int(s.at // self.window_s)
         w = self.open.get(s.workload_id)
         out: list[tuple[str, list[ev.Event]]] = []
         if w is not None and idx > w.index:
-            if running and w.values:
+            if judged and w.values:
                 out.append(self._close(s.workload_id, w))
             w = None
         if w is None:
@@ -60,8 +69,25 @@ class Aggregator:
             w.values.append(s.value)
             w.ratios.append(s.ratio_to_target)
             w.last_at = max(w.last_at, s.at)
-        if not running:
+        if phase == WorkloadPhase.COMPLETED:
+            out.extend(self.finish(lambda _: phase, only=s.workload_id))
+        elif not judged:
             self.open.pop(s.workload_id, None)
+        return out
+
+    def finish(self, phase_of: Callable[[str], WorkloadPhase | None],
+               only: str | None = None) -> list[tuple[str, list[ev.Event]]]:
+        """Close (final verdict) the open windows of workloads the log shows completed; drop the
+        windows of workloads that ended otherwise."""
+        out: list[tuple[str, list[ev.Event]]] = []
+        for wid in [only] if only is not None else sorted(self.open):
+            w = self.open.get(wid)
+            phase = phase_of(wid)
+            if w is None or phase not in TERMINAL:
+                continue
+            del self.open[wid]
+            if phase == WorkloadPhase.COMPLETED and w.values:
+                out.append(self._close(wid, w))
         return out
 
     def _close(self, wid: str, w: Window) -> tuple[str, list[ev.Event]]:
@@ -74,6 +100,7 @@ class Aggregator:
                           window_s=self.window_s)]
 
 
-def is_running(decider: Decider, workload_id: str) -> bool:
+def phase_of(decider: Decider, workload_id: str) -> WorkloadPhase | None:
     w = decider.state.workloads.get(workload_id)
-    return w is not None and w.phase == WorkloadPhase.RUNNING
+    return None if w is None else w.phase
+

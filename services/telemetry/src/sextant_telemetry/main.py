@@ -19,7 +19,7 @@ from sextant_kit.errors import ConcurrencyError
 from sextant_kit.runtime import DeciderHandler
 
 from .api import routers
-from .handlers import Aggregator, is_running, make_decider
+from .handlers import Aggregator, make_decider, phase_of
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,8 +38,8 @@ def main() -> None:
         while not stop.is_set():
             try:
                 records = await source.fetch(0.5, 500)
-                if records:
-                    await handler.catch_up()
+                await handler.catch_up()  # cheap when nothing is new; needed by the final-window sweep
+                closed = aggregator.finish(lambda wid: phase_of(decider, wid))
                 for r in records:
                     try:
                         sample = RawSample.model_validate(codec.loads(r.value or b""))
@@ -48,11 +48,12 @@ def main() -> None:
                             ("dlq_reason", b"bad-sample"), ("dlq_error", str(exc)[:500].encode()),
                             ("dlq_consumer", b"telemetry"), ("dlq_topic", r.topic.encode())])
                         continue
-                    for window_id, events in aggregator.add(sample, is_running(decider, sample.workload_id)):
-                        envs = [Envelope.wrap(e, id=derive_id("telemetry", window_id, i), source="telemetry",
-                                              stream_version=0, time=time.time(), correlation_id=e.stream)
-                                for i, e in enumerate(events)]
-                        await rt.store.append_and_track("telemetry", window_id, None, envs)
+                    closed += aggregator.add(sample, phase_of(decider, sample.workload_id))
+                for window_id, events in closed:
+                    envs = [Envelope.wrap(e, id=derive_id("telemetry", window_id, i), source="telemetry",
+                                          stream_version=0, time=time.time(), correlation_id=e.stream)
+                            for i, e in enumerate(events)]
+                    await rt.store.append_and_track("telemetry", window_id, None, envs)
                 if records:
                     await source.commit({(r.topic, r.partition): r.offset + 1 for r in records})
             except asyncio.CancelledError:

@@ -8,6 +8,7 @@
     RUNNING ─AllocationAdjusted|MigrationDecided|PerformanceObserved|QosVerdict|samples→ RUNNING
     RUNNING ─ReclassificationRequested/ProfilingPlanned/WorkloadClassified→ RUNNING (in place)
     RUNNING ─WorkloadCompleted→ COMPLETED;  any live phase ─WorkloadFailed→ FAILED, ─WorkloadRevoked→ REVOKED
+    COMPLETED ─PerformanceObserved|QosVerdict (the final window, judged after the end)→ COMPLETED
 
 An event that the table does not allow in the current phase raises `IllegalTransition`: deciders
 never emit one, so seeing it means a bug or a corrupted log, and folding stops loudly.
@@ -57,8 +58,9 @@ TRANSITIONS: dict[str, dict[WorkloadPhase | None, WorkloadPhase]] = {
     "AllocationAdjusted": {P.RUNNING: P.RUNNING},
     "MigrationDecided": {P.RUNNING: P.RUNNING},
     "ReclassificationRequested": {P.RUNNING: P.RUNNING},
-    "PerformanceObserved": {P.RUNNING: P.RUNNING, P.PLACED: P.PLACED},
-    "QosVerdict": {P.RUNNING: P.RUNNING, P.PLACED: P.PLACED},
+    # a completed workload's last window is judged after its end (telemetry's final verdict)
+    "PerformanceObserved": {P.RUNNING: P.RUNNING, P.PLACED: P.PLACED, P.COMPLETED: P.COMPLETED},
+    "QosVerdict": {P.RUNNING: P.RUNNING, P.PLACED: P.PLACED, P.COMPLETED: P.COMPLETED},
     "WorkloadCompleted": {P.RUNNING: P.COMPLETED, P.PLACED: P.COMPLETED},
     "TargetUpdated": {p: p for p in LIVE},
     "WorkloadFailed": {p: P.FAILED for p in LIVE},

@@ -1,0 +1,50 @@
+"""Telemetry's windows (services/telemetry/handlers.py): a window closes when a later one starts,
+and a completed workload's last window is closed into a final verdict."""
+
+from __future__ import annotations
+
+from sextant_contracts import events as ev
+from sextant_contracts.model import RawSample
+from sextant_core.domain.lifecycle import WorkloadPhase as P
+from sextant_telemetry.handlers import Aggregator
+
+
+def sample(at: float, ratio: float, wid: str = "w1") -> RawSample:
+    return RawSample(sample_id=f"{wid}-{at}", workload_id=wid, at=at, value=10 * ratio, ratio_to_target=ratio)
+
+
+def verdicts(out: list[tuple[str, list[ev.Event]]]) -> list[tuple[str, bool, float]]:
+    return [(wid, e.met, round(e.ratio_to_target, 6)) for wid, es in out for e in es if isinstance(e, ev.QosVerdict)]
+
+
+def test_a_window_closes_when_a_sample_of_the_next_one_arrives() -> None:
+    agg = Aggregator(window_s=10.0, qos_margin=0.95)
+    assert agg.add(sample(1.0, 1.0), P.RUNNING) == []
+    assert agg.add(sample(5.0, 0.8), P.RUNNING) == []
+    # mean ratio of window 0 = (1.0 + 0.8) / 2 = 0.9 < 0.95: a violation
+    assert verdicts(agg.add(sample(12.0, 1.0), P.RUNNING)) == [("w1:0", False, 0.9)]
+
+
+def test_a_completed_workloads_last_window_gets_a_final_verdict_at_the_sweep() -> None:
+    agg = Aggregator(window_s=10.0, qos_margin=0.95)
+    agg.add(sample(1.0, 1.0), P.RUNNING)
+    agg.add(sample(3.0, 0.98), P.RUNNING)
+    assert agg.finish(lambda _: P.RUNNING) == []  # still running: the window stays open
+    # completed: (1.0 + 0.98) / 2 = 0.99 ≥ 0.95, met
+    assert verdicts(agg.finish(lambda _: P.COMPLETED)) == [("w1:0", True, 0.99)]
+    assert agg.open == {} and agg.finish(lambda _: P.COMPLETED) == []  # judged once
+
+
+def test_a_late_sample_of_a_completed_workload_closes_its_window() -> None:
+    agg = Aggregator(window_s=10.0, qos_margin=0.95)
+    agg.add(sample(1.0, 0.5), P.RUNNING)
+    assert verdicts(agg.add(sample(2.0, 0.7), P.COMPLETED)) == [("w1:0", False, 0.6)]
+
+
+def test_failed_or_revoked_workloads_are_not_judged() -> None:
+    agg = Aggregator(window_s=10.0, qos_margin=0.95)
+    agg.add(sample(1.0, 1.0, "a"), P.RUNNING)
+    agg.add(sample(1.0, 1.0, "b"), P.RUNNING)
+    phases = {"a": P.FAILED, "b": P.REVOKED}
+    assert agg.finish(phases.get) == [] and agg.open == {}
+    assert agg.add(sample(2.0, 1.0, "c"), P.FAILED) == [] and agg.open == {}
