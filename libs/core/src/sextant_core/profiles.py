@@ -51,6 +51,14 @@ def _sextant() -> PolicySet:
     return sextant_policy_set()
 
 
+@register("sextant-dense")
+def _sextant_dense() -> PolicySet:
+    """`sextant` profiling every platform and every interference source (`policysets.DENSE_PROFILING`)."""
+    from .planning.policysets import DENSE_PROFILING, sextant_policy_set
+
+    return sextant_policy_set(name="sextant-dense", profiling=DENSE_PROFILING)
+
+
 @register("paragon")
 def _paragon() -> PolicySet:
     from .planning.policysets import paragon_policy_set

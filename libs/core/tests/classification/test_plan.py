@@ -72,3 +72,22 @@ def test_no_server_no_plan() -> None:
                                     target={"type": "completion_time", "seconds": 9.0},
                                     spec={"type": "twin", "ref": "w"})])
     assert DefaultProfilingPlan().plan(st, st.workloads["w"], _ctx(0)) == ()
+
+
+def test_the_dense_plan_of_sextant_dense_profiles_every_column() -> None:
+    from sextant_contracts.model import INTERFERENCE_SOURCES
+    from sextant_core.planning.policysets import DENSE_PROFILING
+    from sextant_core.profiles import policy_set
+
+    assert policy_set("sextant-dense").profiling is DENSE_PROFILING
+    st, w = _state(WorkloadKind.ANALYTICS)
+    runs = DENSE_PROFILING.plan(st, w, _ctx(7))
+    by = {c: [r for r in runs if r.classification is c] for c in Classification}
+    ups = by[Classification.SCALE_UP]
+    assert len(ups) == len(DENSE_PROFILING.scale_up_columns(st, w.kind, 16))  # every configuration
+    ref = min(r.cores for r in ups)
+    # every other platform with room for the reference configuration, every source, 2–4 nodes
+    assert {r.platform for r in by[Classification.HETEROGENEITY]} == \
+        {p for p, c in {"M": 8, "S": 2, "T": 4}.items() if c >= ref}
+    assert sorted(r.column for r in by[Classification.INTERFERENCE]) == sorted(s.value for s in INTERFERENCE_SOURCES)
+    assert sorted(r.nodes for r in by[Classification.SCALE_OUT]) == [2, 3, 4]

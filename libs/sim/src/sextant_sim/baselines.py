@@ -80,11 +80,13 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
         from sextant_core.planning.policysets import reservation_paragon_policy_set
 
         return reservation_paragon_policy_set(classifier=chosen, sizer=reservation_size)
-    if profile in ("sextant", "paragon") and chosen is not None:
+    if profile in ("sextant", "sextant-dense", "paragon") and chosen is not None:
         from sextant_core.planning import policysets
 
-        build = policysets.sextant_policy_set if profile == "sextant" else policysets.paragon_policy_set
-        return build(classifier=chosen)
+        if profile == "paragon":
+            return policysets.paragon_policy_set(classifier=chosen)
+        dense = {"profiling": policysets.DENSE_PROFILING, "name": profile} if profile == "sextant-dense" else {}
+        return policysets.sextant_policy_set(classifier=chosen, **dense)  # type: ignore[arg-type]
     if profile not in BASELINES:
         return core_profiles.policy_set(profile)
     if profile == "oracle":
