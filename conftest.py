@@ -6,8 +6,6 @@
 - `pytester`: for tests of pytest plugins themselves.
 """
 
-import os
-
-os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")  # sextant_kit/simd.py
+import sextant_kit  # noqa: F401  (pins numpy's SIMD kernels before anything imports numpy: sextant_kit/simd.py)
 
 pytest_plugins = ["sextant_kit.testing.fixtures", "pytester"]

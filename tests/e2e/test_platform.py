@@ -191,7 +191,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                 if len(judged) == len(ids):
                     break
                 time.sleep(2.0)
-            time.sleep(3.0)  # telemetry's sweep closes the last completed workloads' final windows
+            # telemetry's sweep closes the last completed workloads' final windows just after they
+            # end: wait until the number of judged workloads stops growing (bounded)
+            seen, settle = -1, time.monotonic() + 30
+            while time.monotonic() < settle:
+                views = all_views(client)
+                now_judged = sum(1 for w in ids if w in views and views[w]["qos"])
+                if now_judged == seen:
+                    break
+                seen = now_judged
+                time.sleep(1.0)
         platform.stop()
         log = asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"]))
         spans = [s for p in spans_of.values() for s in read_spans(p)]
