@@ -92,13 +92,16 @@ class PlaceWorkload(Command):
     """Place (or re-place) a workload. `reason` states the intent, so a decider whose state has
     moved past the triggering event can tell whether the command still applies: `admitted` and
     `capacity_freed` place a workload that holds nothing yet; `server_failed` (with `server_id`),
-    `target_updated` and `reclassified` re-plan one that runs."""
+    `target_updated` and `reclassified` re-plan one that runs. `freed` (with `capacity_freed`):
+    the servers whose capacity came back, so a planner can tell that a deferred workload still
+    cannot fit without re-running its search; empty = unknown (a periodic retry: full search)."""
 
     TYPE: ClassVar[str] = "PlaceWorkload"
     HANDLER: ClassVar[str] = "planning"
     reason: Literal["admitted", "capacity_freed", "server_failed", "target_updated",
                     "reclassified"] = "admitted"
     server_id: str | None = None
+    freed: tuple[str, ...] = ()
 
 
 class StartWorkload(Command):

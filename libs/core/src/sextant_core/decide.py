@@ -140,6 +140,10 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     assert isinstance(c, cmd.PlaceWorkload)
     if not _placement_applies(w, c):
         return Decision(events=(), detail={"skipped": f"{c.reason} in phase {w.phase}"})
+    if c.freed and w.phase == WorkloadPhase.DEFERRED:
+        could_use = getattr(p.planner, "could_use", None)  # optional: see Planner.could_use
+        if could_use is not None and not could_use(state, w, c.freed):
+            return Decision(events=(), detail={"still_deferred": "no freed server fits it"})
     out = p.planner.place(state, w, ctx)
     rec = ctx.record("placement", w.workload_id)
     e: ev.Event

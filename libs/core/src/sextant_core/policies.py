@@ -74,6 +74,11 @@ class AdmissionPolicy(Protocol):
 
 
 class Planner(Protocol):
+    """`place` decides; a planner may also define `could_use(state, w, freed) -> bool`, asked
+    before a deferred workload is retried because `freed` servers got capacity back: False means
+    the search cannot succeed now (e.g. no freed server fits the one-server request, and nothing
+    else changed in its favour), so the retry is answered without searching (process.py)."""
+
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome: ...
 
 

@@ -106,27 +106,27 @@ def _(event: ev.QosVerdict, state: ClusterState) -> Commands:
 @_react.register
 def _(event: ev.WorkloadRevoked, state: ClusterState) -> Commands:
     return (cmd.StopWorkload(workload_id=event.workload_id, reason=event.reason or "revoked"),) + \
-        _capacity_freed(state)
+        _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.WorkloadCompleted, state: ClusterState) -> Commands:
-    return _capacity_freed(state)
+    return _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.WorkloadFailed, state: ClusterState) -> Commands:
-    return _capacity_freed(state)
+    return _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.ServerRegistered, state: ClusterState) -> Commands:
-    return _capacity_freed(state)
+    return _capacity_freed(state, (event.server_id,))
 
 
 @_react.register
 def _(event: ev.ServerRecovered, state: ClusterState) -> Commands:
-    return _capacity_freed(state)
+    return _capacity_freed(state, (event.server_id,))
 
 
 @_react.register
@@ -195,11 +195,28 @@ def _(event: ev.TasksObserved, state: ClusterState) -> Commands:
                             progress=event.progress),)
 
 
-def _capacity_freed(state: ClusterState) -> Commands:
-    """Capacity came back: retry the head of every ARQ class queue (most demanding class first;
-    issue 5), then deferred placements, in order."""
+def _held(state: ClusterState, workload_id: str) -> tuple[str, ...]:
+    """The servers an ended workload held (its allocation is kept after it ends), sorted."""
+    w = state.workloads.get(workload_id)
+    if w is None or w.allocation is None:
+        return ()
+    return tuple(sorted(w.allocation.servers))
+
+
+def _capacity_freed(state: ClusterState, freed: tuple[str, ...]) -> Commands:
+    """Capacity came back on `freed`: retry the head of every ARQ class queue (most demanding class
+    first; issue 5), then deferred placements, in order, each told which servers freed.
+
+    [IMPL CHOICE] Incremental retries: a workload that ends holding nothing frees nothing, so it
+    retries no deferred placement; otherwise each retry carries `freed`, and a planner that can
+    tell from them that the workload still does not fit answers without searching
+    (`Planner.could_use`, decide.py). Retrying every deferred placement in full on every completion
+    made an oversubscribed run quadratic (paragon-ec2-8500: over an hour per profile). The `Tick`
+    retry (no `freed`: a full search) remains the safety net for what no capacity event announces
+    (time passing, a resident's reclassification, a decider restarted between trigger and reaction)."""
     out: list[cmd.Command] = []
     if state.queued:
         out.extend(cmd.AdmitWorkload(workload_id=w) for w in heads(state))
-    out.extend(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
+    if freed:
+        out.extend(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed", freed=freed) for w in state.deferred)
     return tuple(out)

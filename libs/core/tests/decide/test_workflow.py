@@ -81,7 +81,36 @@ def test_no_capacity_defers_then_capacity_freed_retries() -> None:
     assert st.workloads["big"].phase == P.DEFERRED and st.deferred == ("big",)
     cmds = react(st, ev.ServerRegistered(at=9, server_id="s2", platform="A",
                                          capacity={"cores": 8, "memory_gb": 8}))
-    assert cmd.PlaceWorkload(workload_id="big", reason="capacity_freed") in cmds
+    assert cmd.PlaceWorkload(workload_id="big", reason="capacity_freed", freed=("s2",)) in cmds
+
+
+def test_an_ending_workload_that_held_nothing_retries_no_deferred_placement() -> None:
+    st, _ = run([server("s1", cores=2), submitted("big", cores=4), submitted("small", cores=1),
+                 submitted("gone", cores=1)])
+    assert st.deferred == ("big",)
+    held = st.workloads["small"].allocation
+    assert held is not None and held.servers == ("s1",)
+    st = fold([ev.WorkloadRevoked(at=5, workload_id="gone")], st)  # it held s1 too
+    revoke = react(st, ev.WorkloadRevoked(at=5, workload_id="gone"))
+    assert cmd.PlaceWorkload(workload_id="big", reason="capacity_freed", freed=("s1",)) in revoke
+    # a deferred workload revoked held nothing: nothing freed, no deferred placement retried
+    st = fold([ev.WorkloadRevoked(at=6, workload_id="big")], run([server("s1", cores=2), submitted("big", cores=4),
+                                                                  submitted("big2", cores=4)])[0])
+    assert st.deferred == ("big2",)
+    assert not any(isinstance(c, cmd.PlaceWorkload) for c in react(st, ev.WorkloadRevoked(at=6, workload_id="big")))
+
+
+def test_a_retry_that_no_freed_server_fits_is_answered_without_search() -> None:
+    st, _ = run([server("s1", cores=2), server("s2", cores=2), submitted("big", cores=8),
+                 submitted("small", cores=1)])
+    assert st.deferred == ("big",)
+    # 8 cores cannot fit on s1 (2 cores), nor spread over 4 free cores in total
+    d = decide(st, cmd.PlaceWorkload(workload_id="big", reason="capacity_freed", freed=("s1",)),
+               params=POLICY, seed=1, at=5.0)
+    assert d.events == () and d.detail == {"still_deferred": "no freed server fits it"}
+    # without `freed` (the periodic retry) the planner searches: same outcome, by search
+    d = decide(st, cmd.PlaceWorkload(workload_id="big", reason="capacity_freed"), params=POLICY, seed=1, at=5.0)
+    assert d.events == () and "still_deferred" not in d.detail
 
 
 def test_agent_commands_are_not_decisions() -> None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
+from sextant_core.placement.retry import fits_any
 from sextant_core.policies import PlacementOutcome
 from sextant_core.state.model import ClusterState, ServerState, WorkloadState
 
@@ -229,6 +230,15 @@ class OraclePlanner:
     def __init__(self, view: OracleView) -> None:
         self.view = view
         self._table: _Table | None = None
+
+    def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool:
+        """A deferred workload is retried on a capacity event only if a freed server has the
+        cores (its threads, capped at the server's size) and memory `place` asks of a candidate.
+        [IMPL CHOICE] A deferral because every candidate would break a resident can also end by
+        time alone (residents progress); the periodic full retry (`Tick`) covers that."""
+        _, _, foot = self.view.pressure(w.workload_id)
+        return fits_any(state, freed, self.view.truth(w.workload_id).threads, foot * 1.02,
+                        exclude=w.workload_id)
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         v = self.view

@@ -32,6 +32,7 @@ from ..state.model import ClusterState, WorkloadState
 from .framework import Budget, Evaluation, Profile, best_row, evaluate, ranked_rows
 from .profiles import get_profile
 from .request import PlacementRequest, Sizer, request_for, requested_size
+from .retry import request_could_fit
 from .spread import spread
 from .table import CandidateTable, TableIndex, without_workload
 from .trace import compact_trace, deferral_reasons, summary, verdicts
@@ -69,6 +70,15 @@ class ProfilePlanner:
         request = request_for(w, cores, memory_gb, seed=ctx.seed)
         return place_request(self.profile, self.table(state, w), request, top_k=self.top_k,
                              explain=self.explain)
+
+    def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool:
+        """Whether a deferred `w` could now be placed thanks to the `freed` servers (retry.py).
+        Unknown for a profile that counts best-effort capacity as free: always True then."""
+        if any(s.name == "fit" and getattr(s.args, "reclaim_best_effort", False) for s in self.profile.filters):
+            return True
+        cores, memory_gb = self.sizer(state, w)
+        return request_could_fit(state, lambda: self.index.table(state), freed, cores, memory_gb,
+                                 scale_out=self.profile.scale_out)
 
 
 def planner_for(profile_name: str, **options: Any) -> ProfilePlanner:

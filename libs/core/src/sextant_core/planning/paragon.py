@@ -34,6 +34,7 @@ from ..placement.framework import DEFAULT_BUDGET, Budget, count_reasons
 from ..placement.plugins.interference import d1_margins, d2_margins
 from ..placement.registry import plugin
 from ..placement.request import PlacementRequest, Sizer, request_for, requested_size
+from ..placement.retry import request_could_fit
 from ..placement.spread import spread
 from ..placement.table import CandidateTable, TableIndex, without_workload
 from ..policies import PlacementOutcome
@@ -76,6 +77,12 @@ class ParagonPlanner:
         return place_paragon(table, request_for(w, cores, mem, seed=ctx.seed), self.params,
                              Budget(self.budget), max_servers=self.max_servers, top_k=self.top_k,
                              allowed=arq_allowed(state, w, table))
+
+    def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool:
+        """Whether a deferred `w` could now be placed thanks to the `freed` servers (capacity
+        comes first in the search and the size may be spread: `placement/retry.py`)."""
+        cores, mem = self.sizer(state, w)
+        return request_could_fit(state, lambda: self.index.table(state), freed, cores, mem, scale_out=True)
 
 
 def arq_allowed(state: ClusterState, w: WorkloadState, table: CandidateTable) -> BoolArray | None:

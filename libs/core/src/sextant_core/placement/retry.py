@@ -1,0 +1,55 @@
+"""Incremental retries of deferred placements (`Planner.could_use`, process.py).
+
+A deferred workload is retried when capacity comes back on some servers (`freed`). For a planner
+that places its whole request on one server, after a capacity filter, a retry can succeed only on
+a freed server (every other server lost capacity or kept it since the last attempt), so a retry
+where no freed server fits the request is answered without running the search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from ..state.model import ClusterState
+from .plugins.fit import MEMORY_EPS_GB
+from .table import CandidateTable
+
+
+def fits_any(state: ClusterState, freed: Iterable[str], cores: int, memory_gb: float, *,
+             exclude: str | None = None) -> bool:
+    """Some schedulable server of `freed` has `cores` and `memory_gb` free (`fit`'s arithmetic;
+    a server whose capacity is below `cores` counts as fitting with all its cores, as a planner
+    that caps a request at the server size would place it); `exclude` = a workload already there."""
+    for sid in freed:
+        s = state.servers.get(sid)
+        if s is None or not s.schedulable or (exclude is not None and exclude in s.residents):
+            continue
+        if s.free_cores >= min(cores, s.capacity.cores) and s.free_memory_gb + MEMORY_EPS_GB >= memory_gb:
+            return True
+    return False
+
+
+def spread_could_fit(table: CandidateTable, cores: int, memory_gb: float) -> bool:
+    """A spread of `cores` one-core units (memory_gb / cores each) could fit the whole table's
+    free capacity (an upper bound: every schedulable server counted, however its filters rule)."""
+    unit = memory_gb / cores
+    ok = table.schedulable & (table.free_cores >= 1) & (table.free_memory_gb + MEMORY_EPS_GB >= unit)
+    if not ok.any():
+        return False
+    by_mem = np.floor((table.free_memory_gb[ok] + MEMORY_EPS_GB) / unit) if unit > 0 else table.free_cores[ok]
+    return int(np.minimum(table.free_cores[ok], by_mem).sum()) >= cores
+
+
+def request_could_fit(state: ClusterState, table_of: Callable[[], CandidateTable], freed: Iterable[str],
+                      cores: int, memory_gb: float, *, scale_out: bool) -> bool:
+    """Whether a capacity-filtered search for (`cores`, `memory_gb`) could now succeed: the whole
+    request on a freed server, or — when the planner spreads — one unit on a freed server and
+    enough capacity in the cluster for all of them."""
+    freed = tuple(freed)
+    if fits_any(state, freed, cores, memory_gb):
+        return True
+    if not scale_out or cores <= 1:
+        return False
+    return fits_any(state, freed, 1, memory_gb / cores) and spread_could_fit(table_of(), cores, memory_gb)
