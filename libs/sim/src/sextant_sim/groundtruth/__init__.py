@@ -1,4 +1,4 @@
-"""The twin's ground-truth parameters: one versioned YAML file (`CURRENT`, now `v2.yaml`), validated here.
+"""The twin's ground-truth parameters: one versioned YAML file (`CURRENT`, now `v3.yaml`), validated here.
 
 Older versions stay loadable (`load("v1.yaml")`) so a report made with them can be reproduced.
 
@@ -16,11 +16,11 @@ from importlib import resources
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sextant_contracts.model import INTERFERENCE_SOURCES
 
 SOURCES = tuple(s.value for s in INTERFERENCE_SOURCES)
-CURRENT = "v2.yaml"
+CURRENT = "v3.yaml"
 
 
 class _M(BaseModel):
@@ -135,11 +135,22 @@ class ReservationShare(_M):
 
 
 class PhaseModel(_M):
+    """A three-phase model. v1/v2: `magnitude` (uniform) sets the memory pressure of phase 2 and
+    `speed_drop` (uniform, independent) its speed. v3: `magnitude` is any draw and sets both —
+    speed × (1 − `speed_per_magnitude` · m) — and `speed_drop` is absent."""
+
     boundaries: tuple[Range, Range]
-    magnitude: Range
+    magnitude: Draw
     sources: tuple[str, ...]
     footprint_growth: Range
-    speed_drop: Range
+    speed_drop: Range | None = None
+    speed_per_magnitude: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_speed_model(self) -> PhaseModel:
+        if (self.speed_per_magnitude is None) == (self.speed_drop is None):
+            raise ValueError("a phase model has exactly one of speed_drop and speed_per_magnitude")
+        return self
 
 
 class Stragglers(_M):

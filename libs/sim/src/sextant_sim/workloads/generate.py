@@ -132,9 +132,13 @@ def _phases(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[Phas
     pm = gt.phases[model]
     b1 = uniform(pm.boundaries[0], rng)
     b2 = uniform(pm.boundaries[1], rng)
-    m = uniform(pm.magnitude, rng)
+    m = draw(pm.magnitude, rng)
     growth = uniform(pm.footprint_growth, rng)
-    drop = uniform(pm.speed_drop, rng)
+    if pm.speed_drop is not None:  # v1/v2: an independent drop (same draw order as before)
+        drop = uniform(pm.speed_drop, rng)
+    else:  # v3: the phase magnitude sets the speed too
+        assert pm.speed_per_magnitude is not None
+        drop = min(pm.speed_per_magnitude * m, 0.9)
     idx = [SOURCES.index(s) for s in pm.sources]
     hi_c = np.ones(N)
     hi_c[idx] = 1.0 + m
