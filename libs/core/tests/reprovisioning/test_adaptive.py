@@ -18,6 +18,7 @@ from sextant_core.policies import PolicySet
 from sextant_core.process import react
 from sextant_core.profiles import policy_set
 from sextant_core.reprovisioning.adaptive import Adaptive
+from sextant_core.reprovisioning.params import AdaptationParams
 from sextant_core.state import fold
 from sextant_core.state.model import ClusterState
 from sextant_core.testing.builders import alloc, record, server
@@ -26,9 +27,9 @@ from sextant_core.testing.builders import alloc, record, server
 UP = {"c1": 1.0e9, "c2": 1.9e9, "c4": 3.5e9, "c8": 6.0e9}
 
 
-def params() -> PolicySet:
+def params(p: AdaptationParams | None = None) -> PolicySet:
     base = policy_set("foundation")
-    return PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "reprovisioner": Adaptive()})
+    return PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "reprovisioner": Adaptive(params=p)})
 
 
 def running(wid: str, a: Any, *, target: Any = None, kind: WorkloadKind = WorkloadKind.BATCH,
@@ -46,9 +47,9 @@ def running(wid: str, a: Any, *, target: Any = None, kind: WorkloadKind = Worklo
 
 
 def observe(st: ClusterState, wid: str, ratio: float, value: float = 0.0, at: float = 3000.0,
-            p99: float | None = None) -> tuple[ev.Event, ...]:
+            p99: float | None = None, p: AdaptationParams | None = None) -> tuple[ev.Event, ...]:
     c = cmd.AssessObservation(workload_id=wid, value=value, ratio_to_target=ratio, p99_latency_ms=p99)
-    return decide(st, c, params=params(), seed=1, at=at).events
+    return decide(st, c, params=params(p), seed=1, at=at).events
 
 
 def test_below_target_scales_up_in_place_first() -> None:
@@ -61,11 +62,15 @@ def test_below_target_scales_up_in_place_first() -> None:
 
 def test_far_below_the_estimate_reclassifies_instead() -> None:
     # estimate 0.95 × 0.85 = 0.81 > 0.5: the classification no longer describes it
+    # (with the estimate rule on; off by default since the step detector, params.py)
+    on = AdaptationParams(estimate_reclassify=True)
     st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
-    (req,) = observe(st, "w", ratio=0.5)
+    (req,) = observe(st, "w", ratio=0.5, p=on)
     assert isinstance(req, ev.ReclassificationRequested) and "below_target" in req.reason
     # ... but not again within reclassify_gap_s of its last classification (at 2.0)
-    assert observe(st, "w", ratio=0.5, at=500.0) == ()
+    assert observe(st, "w", ratio=0.5, at=500.0, p=on) == ()
+    # off (the default): neither reclassified nor grown — the ladder is for a short allocation
+    assert observe(st, "w", ratio=0.5) == ()
 
 
 def test_no_room_in_place_evicts_best_effort_to_a_server_with_room() -> None:

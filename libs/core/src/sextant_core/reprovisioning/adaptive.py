@@ -66,9 +66,11 @@ from sextant_contracts.model import (
 
 from ..planning.model import PerformanceModel
 from ..policies import Planner
+from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
 from .detection import (
+    Step,
     deviation,
     headroom_sources,
     in_sample,
@@ -76,6 +78,7 @@ from .detection import (
     probe_change,
     probe_round,
     probe_sources,
+    step_change,
     straggler_change,
 )
 from .estimate import estimate, performance_model, predicted
@@ -109,12 +112,15 @@ class Adaptive:
             return ()
         if isinstance(w.target, ThroughputLatencyTarget):
             return self._service(state, w, c, ctx)
+        step = self._step(state, w)
+        if step is not None:
+            return (self._reclassify(w, ctx, f"reactive {step.describe()}"),)
         est = estimate(state, w, ctx.at)
         dev = deviation(c.ratio_to_target, None if est is None else est.ratio, self.params)
         if dev is None:
             return ()
         if dev.kind == "below_estimate" or (est is not None and c.ratio_to_target < est.ratio * (1 - self.params.estimate_margin)):
-            if self._reclassify_due(w, ctx):
+            if self.params.estimate_reclassify and self._reclassify_due(w, ctx):
                 return (self._reclassify(w, ctx, f"reactive {dev.describe()}"),)
             return ()
         return self._more(state, w, ctx, f"reactive {dev.describe()}", need=1.0 / max(c.ratio_to_target, 1e-3))
@@ -172,6 +178,21 @@ class Adaptive:
                      for sv, r in zip(c.servers, c.rates, strict=False))
 
     # --- detection outcomes --------------------------------------------------------------------
+
+    def _step(self, state: ClusterState, w: WorkloadState) -> Step | None:
+        """The step test against the measured baseline (`detection.step_change`). The reset is
+        the latest of the workload's classification, start, allocation change and a change of
+        the residents of any of its servers (interference from a new neighbour is not a phase)."""
+        assert w.allocation is not None
+        resets = [w.classification.at if w.classification is not None else -math.inf,
+                  w.started_at if w.started_at is not None else -math.inf,
+                  w.allocated_at if w.allocated_at is not None else -math.inf]
+        gate = self.params.neighbour_gate
+        if gate is None:
+            resets += [s.residents_changed_at for sid in w.allocation.servers
+                       if (s := state.servers.get(sid)) is not None]
+        first = w.started_at if len(w.observed) < OBSERVED_KEPT else None
+        return step_change(w.observed, max(resets), first, self.params.step_threshold, gate, w.allocated_pressure)
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)

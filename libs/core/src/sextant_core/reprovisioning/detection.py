@@ -58,6 +58,65 @@ def deviation(observed: float, expected: float | None, p: AdaptationParams) -> D
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A step of the observed performance against the workload's measured baseline."""
+
+    baseline_at: float
+    baseline: float  # ratio to target of the baseline observation
+    at: float
+    observed: float  # ratio to target now
+
+    @property
+    def relative(self) -> float:
+        return self.observed / self.baseline - 1.0
+
+    def describe(self) -> str:
+        return (f"step: ratio {self.observed:.3f} vs baseline {self.baseline:.3f} "
+                f"(t={self.baseline_at:.0f}, {self.relative:+.1%})")
+
+
+def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], reset_at: float,
+                first_window_start: float | None, threshold: float, gate: float | None = None,
+                reset_pressure: tuple[float, ...] | None = None) -> Step | None:
+    """The reactive step test (issue 8): the latest observation against the workload's baseline.
+
+    `observed`: (time, ratio to target, pressure around it) oldest first; observation i covers the
+    telemetry window (observed[i-1] time, its time] — the first from `first_window_start` (None:
+    unknown). `reset_at`: the latest change of the workload's own conditions (its
+    (re)classification, placement, adjustment). Neighbours: with `gate` None, the caller folds
+    their changes into `reset_at`; with a `gate` (points), a window is *noisy* when the pressure
+    around the workload moved by more than `gate` on some source since the previous observation
+    (or since `reset_pressure`, the pressure right after the reset) — a neighbour that changes
+    little is not a reason to forget the baseline.
+
+    The **baseline** is the first observation after the latest noisy window whose whole window lies
+    after `reset_at`; the latest observation is tested against it: |latest / baseline − 1| >
+    `threshold` is a step — the workload itself changed (a phase change, or a classification that
+    never described it). None without a baseline or a later observation, or within the threshold."""
+    eps = 1e-9
+
+    def start(i: int) -> float | None:
+        return observed[i - 1][0] if i > 0 else first_window_start
+
+    def noisy(i: int) -> bool:
+        if gate is None:
+            return False
+        prev = observed[i - 1][2] if i > 0 and observed[i - 1][0] >= reset_at - eps else reset_pressure
+        if prev is None:
+            return True
+        return max((abs(a - b) for a, b in zip(observed[i][2], prev, strict=False)), default=0.0) > gate
+
+    n = len(observed)
+    inside = [i for i in range(n) if (st := start(i)) is not None and st >= reset_at - eps]
+    last_noisy = max((i for i in inside if noisy(i)), default=-1)
+    base = next((i for i in inside if i > last_noisy and observed[i][1] > 0), None)
+    if base is None or base == n - 1:
+        return None
+    step = Step(observed[base][0], observed[base][1], observed[-1][0], observed[-1][1])
+    return step if abs(step.relative) > threshold else None
+
+
 def stable_hash(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 

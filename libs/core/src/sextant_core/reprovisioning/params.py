@@ -18,6 +18,27 @@ class AdaptationParams:
     # `estimate_margin` (relative). The detection window is one telemetry period: the first
     # observation after a change either shows it or the change is missed.
     estimate_margin: float = 0.15
+    # [IMPL CHOICE] the step detector (`detection.step_change`, issue 8): each workload's own
+    # measured baseline — its first observation whose window lies wholly after its latest
+    # (re)classification, placement or adjustment and after the latest *noisy* window — and a
+    # relative step of a later observation beyond `step_threshold` means the workload itself
+    # changed: it is reclassified at once (not subject to `reclassify_gap_s`: the reclassification
+    # re-baselines it, so one step cannot fire twice).
+    # `step_threshold`: from the telemetry noise, 1 % sd per window (docs/twin.md), 1.4 % on a
+    # ratio of two windows: 5 % is 3.5 sd, and half the smallest phase change of the issue (10 %).
+    step_threshold: float = 0.05
+    # `neighbour_gate` (points, 0..100 per source): a window is noisy when the pressure around the
+    # workload (Σ caused of its servers' residents, as their classifications estimate it) moved by
+    # more than this on some source — a neighbour arrived, left or was reclassified. None: every
+    # change of its servers' residents re-baselines. Chosen on paragon-local-phases seed 1
+    # (twin v3; docs/adaptation.md): None 0.45 detection / 0.088 reactive false positives, 5 →
+    # 0.39 / 0.015, 10 → 0.46 / 0.047, 15 → 0.53 / 0.072, 20 → 0.60 / 0.118, 30 → 0.75 / 0.227.
+    neighbour_gate: float | None = 15.0
+    # The estimate rule (below the classification's estimate by `estimate_margin`) as a second
+    # reclassification trigger (a mis-classification, Paragon §3.6), within `reclassify_gap_s`.
+    # Off by default since the step detector: on seed 1 it added 0.06 detection and 0.05 reactive
+    # false positives (0.53 / 0.072 → 0.59 / 0.119), above the issue's 8 %.
+    estimate_reclassify: bool = False
     # --- proactive detection (Quasar §4.1: 20 % of active workloads every 10 minutes) ------------
     probe_fraction: float = 0.2
     probe_period_s: float = 600.0

@@ -20,8 +20,10 @@ from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import WorkloadPhase, is_late_fact, next_phase
-from .model import EMPTY, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
+from .model import EMPTY, N_SOURCES, NO_PRESSURE, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
 from .records import copy_with as replace
+
+OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a few telemetry windows
 
 
 def evolve(state: ClusterState, event: ev.Event, position: int | None = None) -> ClusterState:
@@ -79,7 +81,7 @@ def _step(state: ClusterState, event: ev.WorkloadEvent, **changes: object) -> Cl
     return state
 
 
-def _take(state: ClusterState, workload_id: str, alloc: Allocation, sign: int) -> ClusterState:
+def _take(state: ClusterState, workload_id: str, alloc: Allocation, sign: int, at: float) -> ClusterState:
     servers = state.servers
     journal = state.server_journal
     with servers.mutate() as m:
@@ -95,7 +97,7 @@ def _take(state: ClusterState, workload_id: str, alloc: Allocation, sign: int) -
             ordered = tuple(sorted(residents))
             m[a.server_id] = replace(s, used_cores=s.used_cores + sign * a.cores,
                                      used_memory_gb=round(s.used_memory_gb + sign * a.memory_gb, 9),
-                                     residents=ordered,
+                                     residents=ordered, residents_changed_at=at,
                                      **server_aggregates(a.server_id, ordered, state.workloads))
             journal = journal_push(journal, a.server_id)
         servers = m.finish()
@@ -115,17 +117,42 @@ def _refresh_aggregates(state: ClusterState, server_ids: Iterable[str]) -> Clust
     return replace(state, servers=servers, server_journal=journal)
 
 
-def _release(state: ClusterState, workload_id: str) -> ClusterState:
+def pressure_around(state: ClusterState, alloc: Allocation) -> tuple[float, ...]:
+    """Σ over the allocation's servers of their residents' caused pressure, per source (rounded):
+    what a workload's neighbourhood presses on it (itself included), as its classification
+    rows estimate it."""
+    total = [0.0] * N_SOURCES
+    for sid in sorted(set(alloc.servers)):
+        s = state.servers.get(sid)
+        if s is not None:
+            for k in range(N_SOURCES):
+                total[k] += s.caused_sum[k]
+    return tuple(round(v, 3) for v in total)
+
+
+def _release(state: ClusterState, workload_id: str, at: float) -> ClusterState:
     w = state.workloads[workload_id]
     if w.allocation is None:
         return state
-    return _take(state, workload_id, w.allocation, -1)
+    return _take(state, workload_id, w.allocation, -1, at)
 
 
 def _swap(state: ClusterState, event: ev.WorkloadEvent, alloc: Allocation, **changes: object) -> ClusterState:
-    state = _release(state, event.workload_id)
-    state = _step(state, event, allocation=alloc, **changes)
-    return _take(state, event.workload_id, alloc, +1)
+    old = _workload(state, event).allocation
+    before = {sid: state.servers[sid].residents_changed_at for sid in (old.servers if old is not None else ())
+              if sid in state.servers}
+    state = _release(state, event.workload_id, event.at)
+    state = _step(state, event, allocation=alloc, allocated_at=event.at, **changes)
+    state = _take(state, event.workload_id, alloc, +1, event.at)
+    state = _step(state, event, allocated_pressure=pressure_around(state, alloc))
+    # a workload re-placed on a server with the same cores and memory changes nothing for its
+    # neighbours there: their `residents_changed_at` stays
+    same = set(old.assignments) & set(alloc.assignments) if old is not None else set()
+    for a in sorted(same, key=lambda a: a.server_id):
+        s = state.servers.get(a.server_id)
+        if s is not None and a.server_id in before:
+            state = replace(state, servers=state.servers.set(a.server_id, replace(s, residents_changed_at=before[a.server_id])))
+    return state
 
 
 # --- workload lifecycle ------------------------------------------------------------------------
@@ -191,7 +218,7 @@ def _(event: ev.WorkloadAdmitted, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.PlacementDeferred, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
-    state = _release(state, event.workload_id)
+    state = _release(state, event.workload_id, event.at)
     state = _step(state, event, allocation=None, decisions=w.decisions + 1)
     if event.workload_id not in state.deferred:
         state = replace(state, deferred=state.deferred + (event.workload_id,))
@@ -229,7 +256,10 @@ def _(event: ev.ReclassificationRequested, state: ClusterState) -> ClusterState:
 
 @_apply.register
 def _(event: ev.PerformanceObserved, state: ClusterState) -> ClusterState:
-    return _step(state, event, last_ratio=event.ratio_to_target)
+    w = _workload(state, event)
+    here = pressure_around(state, w.allocation) if w.allocation is not None else NO_PRESSURE
+    kept = (*w.observed, (event.at, event.ratio_to_target, here))[-OBSERVED_KEPT:]
+    return _step(state, event, last_ratio=event.ratio_to_target, observed=kept)
 
 
 @_apply.register
@@ -247,7 +277,7 @@ def _(event: ev.TargetUpdated, state: ClusterState) -> ClusterState:
 def _end(state: ClusterState, event: ev.WorkloadEvent, reason: str) -> ClusterState:
     if is_late_fact(_workload(state, event).phase, event.TYPE):
         return state  # already ended: its resources were released then
-    state = _release(state, event.workload_id)
+    state = _release(state, event.workload_id, event.at)
     return _step(state, event, ended_at=event.at, end_reason=reason)
 
 
@@ -278,7 +308,8 @@ def _(event: ev.ServerRegistered, state: ClusterState) -> ClusterState:
         s = replace(s, used_cores=old.used_cores, used_memory_gb=old.used_memory_gb,
                     residents=old.residents, caused_sum=old.caused_sum,
                     tolerated_min=old.tolerated_min, best_effort_cores=old.best_effort_cores,
-                    best_effort_memory_gb=old.best_effort_memory_gb)
+                    best_effort_memory_gb=old.best_effort_memory_gb,
+                    residents_changed_at=old.residents_changed_at)
     added = old is None or old.platform != s.platform
     return replace(state, servers=state.servers.set(event.server_id, s),
                    server_journal=journal_push(state.server_journal, event.server_id, added))

@@ -70,6 +70,9 @@ class ServerState:
     tolerated_min: tuple[float, ...] = FULL_TOLERANCE  # min residents' tolerated, per source
     best_effort_cores: int = 0  # cores held here by best-effort residents (evictable first)
     best_effort_memory_gb: float = 0.0
+    # when `residents` last changed (a workload placed, moved, resized or gone): the reprovisioner's
+    # reactive detector re-measures a workload's baseline after its neighbourhood changed (issue 8)
+    residents_changed_at: float = float("-inf")
 
     @property
     def free_cores(self) -> int:
@@ -109,6 +112,12 @@ class WorkloadState:
     started_at: float | None = None
     ended_at: float | None = None
     last_ratio: float | None = None
+    # the latest `OBSERVED_KEPT` observations, (time, ratio to target), oldest first: the measured
+    # baseline of the reprovisioner's step detector (issue 8; `reprovisioning.detection.step_change`)
+    # (time, ratio to target, the pressure around it then: Σ caused_sum of its servers per source)
+    observed: tuple[tuple[float, float, tuple[float, ...]], ...] = ()
+    allocated_at: float | None = None  # the latest placement, adjustment or migration
+    allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
     last_verdict: bool | None = None
     verdicts: int = 0
     violations: int = 0

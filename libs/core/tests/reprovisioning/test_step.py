@@ -1,0 +1,122 @@
+"""The reactive step detector (issue 8): a workload's measured baseline and a step against it —
+table tests showing the arithmetic, and the `Adaptive` decisions it drives over a folded log."""
+
+from __future__ import annotations
+
+import pytest
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_contracts.model import InstructionRateTarget, TwinWorkloadRef, WorkloadKind
+from sextant_core.decide import decide
+from sextant_core.policies import PolicySet
+from sextant_core.profiles import policy_set
+from sextant_core.reprovisioning.adaptive import Adaptive
+from sextant_core.reprovisioning.detection import step_change
+from sextant_core.reprovisioning.params import AdaptationParams
+from sextant_core.state import fold
+from sextant_core.state.model import ClusterState
+from sextant_core.testing.builders import alloc, record, server
+
+Q = (0.0,) * 10  # a quiet neighbourhood: no pressure anywhere
+LOUD = (40.0,) + (0.0,) * 9  # a neighbour pressing 40 points on the first source
+
+
+def obs(*rows: tuple[float, float] | tuple[float, float, tuple[float, ...]]) -> tuple[tuple[float, float, tuple[float, ...]], ...]:
+    return tuple((r[0], r[1], r[2] if len(r) > 2 else Q) for r in rows)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("observed", "reset_at", "first", "gate", "relative"), [
+    # started at 0; windows (0,300] (300,600]: baseline 1.00 at 300, 0.90 / 1.00 − 1 = −10 % > 5 %
+    (obs((300, 1.00), (600, 0.90)), 0.0, 0.0, None, -0.10),
+    # +4 %: within the 5 % threshold (telemetry noise is 1 % a window)
+    (obs((300, 1.00), (600, 1.04)), 0.0, 0.0, None, None),
+    # a recovery is a change too: 0.80 → 0.92 is +15 %
+    (obs((300, 0.80), (600, 0.92)), 0.0, 0.0, None, 0.15),
+    # one observation: no later one to test
+    (obs((300, 1.00),), 0.0, 0.0, None, None),
+    # reset (re-placed) at 350: window (300,600] straddles it, so the baseline is 900's 0.50;
+    # 0.52 / 0.50 − 1 = +4 %: no step (against 300's 1.00 it would be −48 %)
+    (obs((300, 1.00), (600, 0.70), (900, 0.50), (1200, 0.52)), 350.0, 0.0, None, None),
+    # ... and 0.45 / 0.50 − 1 = −10 % after it is one
+    (obs((300, 1.00), (600, 0.70), (900, 0.50), (1200, 0.45)), 350.0, 0.0, None, -0.10),
+    # the first window's start unknown (history truncated): the baseline is the second observation
+    (obs((300, 1.00), (600, 0.80), (900, 0.80)), 0.0, None, None, None),
+    # gate 15: pressure +40 on a source in window (300,600] is noisy → baseline 900's 0.60
+    (obs((300, 1.00), (600, 0.60, LOUD), (900, 0.60, LOUD)), 0.0, 0.0, 15.0, None),
+    # gate 50: the same neighbour is below the gate, so 0.60 / 1.00 − 1 = −40 % counts
+    (obs((300, 1.00), (600, 0.60, LOUD), (900, 0.60, LOUD)), 0.0, 0.0, 50.0, -0.40),
+], ids=["drop-10", "within-noise", "recovery", "single", "straddled-reset", "after-reset",
+        "unknown-first-window", "noisy-neighbour", "quiet-neighbour"])
+def test_step_change(observed: tuple[tuple[float, float, tuple[float, ...]], ...], reset_at: float,
+                     first: float | None, gate: float | None, relative: float | None) -> None:
+    s = step_change(observed, reset_at, first, 0.05, gate, Q)
+    assert (None if s is None else round(s.relative, 6)) == relative
+
+
+# --- over a folded log -----------------------------------------------------------------------------
+
+
+def policies(**kw: object) -> PolicySet:
+    base = policy_set("foundation")
+    return PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
+                        "reprovisioner": Adaptive(params=AdaptationParams(**kw))})  # type: ignore[arg-type]
+
+
+def life(wid: str, server_id: str, at: float = 0.0, caused: float = 10.0) -> list[ev.Event]:
+    a = alloc((server_id, 2, 4.0))
+    return [
+        ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="t", kind=WorkloadKind.BATCH,
+                             target=InstructionRateTarget(ips=1.0e9), spec=TwinWorkloadRef(ref=wid), fast_path=True),
+        ev.WorkloadClassified(at=at, workload_id=wid, decision=record(1), scale_up={"c1": 1.0e9, "c2": 1.9e9},
+                              heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
+                              caused={"memory_bw": caused}),
+        ev.WorkloadAdmitted(at=at, workload_id=wid, decision=record(2), arq_class=0),
+        ev.PlacementDecided(at=at, workload_id=wid, decision=record(3), allocation=a),
+        ev.WorkloadStarted(at=at, workload_id=wid, allocation=a),
+    ]
+
+
+def seen(wid: str, at: float, ratio: float) -> ev.PerformanceObserved:
+    return ev.PerformanceObserved(at=at, workload_id=wid, value=ratio * 1.0e9, ratio_to_target=ratio)
+
+
+def assess(st: ClusterState, wid: str, **kw: object) -> tuple[ev.Event, ...]:
+    last = st.workloads[wid].observed[-1]
+    c = cmd.AssessObservation(workload_id=wid, value=last[1] * 1.0e9, ratio_to_target=last[1])
+    return decide(st, c, params=policies(**kw), seed=1, at=last[0]).events
+
+
+def test_a_step_reclassifies_at_once_even_within_the_gap() -> None:
+    # classified at 0, gap 1200 s; baseline 1.90 at 300, 1.60 / 1.90 − 1 = −15.8 % at 600
+    st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), seen("w", 600, 1.60)])
+    (req,) = assess(st, "w")
+    assert isinstance(req, ev.ReclassificationRequested) and req.reason.startswith("reactive step")
+    # after the reclassification (at 630) the old baseline is gone: 1.60 at 900 straddles it
+    st = fold([ev.WorkloadClassified(at=630, workload_id="w", decision=record(4), scale_up={"c1": 1.0e9},
+                                     heterogeneity={"A": 1.0e9}), seen("w", 900, 1.60)], st)
+    assert assess(st, "w") == ()
+
+
+def test_a_loud_new_neighbour_rebaselines_and_a_quiet_one_does_not() -> None:
+    # "n" arrives at 400 on s1 pressing memory_bw by 40 (loud) or 5 (quiet); w drops 1.90 → 1.60
+    for caused, expect in ((40.0, ()), (5.0, ("reactive step",))):
+        st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), *life("n", "s1", at=400, caused=caused),
+                   seen("w", 600, 1.60)])
+        out = assess(st, "w")
+        assert tuple(e.reason.split(":")[0] for e in out if isinstance(e, ev.ReclassificationRequested)) == expect, caused
+
+
+def test_neighbour_gate_none_rebaselines_on_any_resident_change() -> None:
+    st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), *life("n", "s1", at=400, caused=5.0),
+               seen("w", 600, 1.60)])
+    assert assess(st, "w", neighbour_gate=None) == ()
+
+
+def test_same_assignment_replacement_leaves_neighbours_baselines() -> None:
+    # n is re-placed on s1 with the same cores at 450: nothing changed for w there
+    st = fold([server("s1"), *life("n", "s1"), *life("w", "s1", at=10.0), seen("w", 310, 1.90)])
+    before = st.servers["s1"].residents_changed_at
+    st = fold([ev.PlacementDecided(at=450, workload_id="n", decision=record(5), allocation=alloc(("s1", 2, 4.0)))], st)
+    assert st.servers["s1"].residents_changed_at == before == 10.0
+    st = fold([ev.PlacementDecided(at=460, workload_id="n", decision=record(6), allocation=alloc(("s1", 1, 4.0)))], st)
+    assert st.servers["s1"].residents_changed_at == 460.0
