@@ -50,3 +50,20 @@ def test_the_oracle_waits_rather_than_break_a_resident() -> None:
 
     rows, ok = OraclePlanner._single(None, _batch([0.95, 0.9], [1, 2]))  # type: ignore[arg-type]
     assert (rows, ok) == ([], False)
+
+
+def test_the_oracle_knows_when_servers_will_fail() -> None:
+    from sextant_sim.oracle import OracleView
+    from sextant_sim.scenarios import load_scenario
+    from sextant_sim.setup import prepare
+
+    setup = prepare(load_scenario("smoke"), 6)
+    assert setup.failures, "smoke draws server failures"
+    view = OracleView(setup)
+    f = setup.failures[0]
+    assert view.fails_within(f.server_id, f.at - 10.0, f.at + 1e-6)  # [start, end) holds f.at
+    assert not view.fails_within(f.server_id, f.at - 10.0, f.at)  # end is exclusive
+    nxt = [g.at for g in setup.failures if g.server_id == f.server_id and g.at > f.at]
+    assert not view.fails_within(f.server_id, f.at + 1e-6, nxt[0] if nxt else setup.horizon)
+    others = {sid for sid, _ in setup.servers} - {g.server_id for g in setup.failures}
+    assert all(not view.fails_within(s, 0.0, setup.horizon) for s in others)

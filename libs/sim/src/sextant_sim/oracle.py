@@ -27,11 +27,15 @@ How it decides (per workload, in arrival order like every planner):
    gets the most latency headroom (services) or, for analytics, the fewest servers that finish
    within 25 % of the earliest true finish (a hopeless job should not hold the capacity others
    could meet their targets with).
-It also defers when no server has room at all.
+It also defers when no server has room at all. The failure schedule is part of the truth: a
+server that will fail before the newcomer's QoS deadline (a service: before the horizon) is not a
+candidate unless every candidate will (`smoke` seed 6 had least-loaded's mean normalised
+performance above the oracle's because a failure hit a job the oracle had placed).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import TYPE_CHECKING, ClassVar
 
@@ -67,6 +71,9 @@ class OracleView:
         self.ledger: Ledger | None = None
         self._pidx = {sid: setup.cat.index(p.platform_id) for sid, p in setup.servers}
         self._ideal: dict[str, float] = {}
+        self._failures: dict[str, list[float]] = {}
+        for f in setup.failures:  # sorted by time
+            self._failures.setdefault(f.server_id, []).append(f.at)
 
     def bind(self, world: World, ledger: Ledger) -> None:
         self.world = world
@@ -74,6 +81,15 @@ class OracleView:
 
     def truth(self, wid: str) -> WorkloadTruth:
         return self.setup.truths[wid]
+
+    def fails_within(self, server_id: str, start: float, end: float) -> bool:
+        """The twin's failure schedule (drawn up front, `setup._failures`) has `server_id` failing
+        in [start, end)."""
+        times = self._failures.get(server_id)
+        if not times:
+            return False
+        i = bisect.bisect_left(times, start)
+        return i < len(times) and times[i] < end
 
     def platform(self, server_id: str) -> int:
         return self._pidx[server_id]
@@ -250,6 +266,11 @@ class OraclePlanner:
         if not cands:
             return PlacementOutcome(allocation=None, reasons=("oracle/no_capacity",),
                                     trace=DecisionTrace(examined=len(state.servers)))
+        # the truth includes the failure schedule: avoid a server that fails before the workload's
+        # QoS deadline would pass (unless every candidate does)
+        deadline = v.since(w.workload_id) + t.ideal_s / QOS_FRACTION if t.service is None else v.setup.horizon
+        safe = [s for s in cands if not v.fails_within(s.server_id, ctx.at, max(deadline, ctx.at))]
+        cands = safe or cands
         required = v.required_rate(w.workload_id, ctx.at) if t.shape == "single" else 1e-9
         b = self._evaluate(w, t, cands, required, ctx.at)
         if t.shape == "single":
