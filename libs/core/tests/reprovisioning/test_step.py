@@ -62,10 +62,11 @@ def policies(**kw: object) -> PolicySet:
                         "reprovisioner": Adaptive(params=AdaptationParams(**kw))})  # type: ignore[arg-type]
 
 
-def life(wid: str, server_id: str, at: float = 0.0, caused: float = 10.0) -> list[ev.Event]:
+def life(wid: str, server_id: str, at: float = 0.0, caused: float = 10.0,
+         kind: WorkloadKind = WorkloadKind.BATCH) -> list[ev.Event]:
     a = alloc((server_id, 2, 4.0))
     return [
-        ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="t", kind=WorkloadKind.BATCH,
+        ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="t", kind=kind,
                              target=InstructionRateTarget(ips=1.0e9), spec=TwinWorkloadRef(ref=wid), fast_path=True),
         ev.WorkloadClassified(at=at, workload_id=wid, decision=record(1), scale_up={"c1": 1.0e9, "c2": 1.9e9},
                               heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
@@ -95,6 +96,14 @@ def test_a_step_reclassifies_at_once_even_within_the_gap() -> None:
     st = fold([ev.WorkloadClassified(at=630, workload_id="w", decision=record(4), scale_up={"c1": 1.0e9},
                                      heterogeneity={"A": 1.0e9}), seen("w", 900, 1.60)], st)
     assert assess(st, "w") == ()
+
+
+def test_analytics_jobs_are_not_watched_by_default() -> None:
+    # the same −15.8 % step of an analytics job (its telemetry is a projected completion time)
+    st = fold([server("s1"), *life("w", "s1", kind=WorkloadKind.ANALYTICS), seen("w", 300, 1.90), seen("w", 600, 1.60)])
+    assert not any(isinstance(e, ev.ReclassificationRequested) for e in assess(st, "w"))
+    (req,) = assess(st, "w", step_kinds=("batch", "analytics"))
+    assert req.reason.startswith("reactive step")
 
 
 def test_a_loud_new_neighbour_rebaselines_and_a_quiet_one_does_not() -> None:

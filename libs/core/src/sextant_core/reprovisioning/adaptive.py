@@ -112,7 +112,7 @@ class Adaptive:
             return ()
         if isinstance(w.target, ThroughputLatencyTarget):
             return self._service(state, w, c, ctx)
-        step = self._step(state, w)
+        step = self._step(state, w) if w.kind.value in self.params.step_kinds else None
         if step is not None:
             return (self._reclassify(w, ctx, f"reactive {step.describe()}"),)
         est = estimate(state, w, ctx.at)
