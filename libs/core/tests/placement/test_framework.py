@@ -112,6 +112,28 @@ def test_with_args_relaxes_one_plugin() -> None:
         p.with_args("platform", unknown="zero")
 
 
+def test_reuse_takes_earlier_verdicts_and_scores_and_changes_nothing() -> None:
+    # s1 violates D1 on core by 10 points: strict removes it, slack 10 keeps it. The relaxed pass
+    # reusing the strict one runs only the step whose args changed (interference-d1) and equals
+    # a pass from scratch in every verdict, count, score and total.
+    t = table_of(3, free_cores=[8, 8, 1], tolerated_min=[row10(100), row10(100, core=10), row10(100)])
+    r = request(2, 4.0, caused=row10(0, core=20))
+    p = make_profile("t-reuse", filters=["fit", "interference-d1"], scorers=["least-allocated"])
+    strict = evaluate(p, t, r, Budget(100))
+    relaxed = p.with_args("interference-d1", slack=10.0)
+    again, fresh = evaluate(relaxed, t, r, Budget(100), reuse=strict), evaluate(relaxed, t, r, Budget(100))
+    assert again.feasible.tolist() == fresh.feasible.tolist() == [True, True, False]
+    assert [f.removed for f in again.filters] == [f.removed for f in fresh.filters]
+    for a, b in zip(again.filters, fresh.filters, strict=True):
+        np.testing.assert_array_equal(a.verdict.codes, b.verdict.codes)
+    np.testing.assert_array_equal(again.total, fresh.total)
+    # filters: schedulable (always first), fit, interference-d1
+    assert again.filters[2].verdict is not strict.filters[2].verdict  # args changed: run again
+    assert again.filters[1].verdict is strict.filters[1].verdict  # same args: reused
+    # another request: nothing is reused
+    assert evaluate(p, t, request(1, 1.0), reuse=strict).filters[1].verdict is not strict.filters[1].verdict
+
+
 class _TruthArgs(PluginArgs):
     column: str = "truth"
 

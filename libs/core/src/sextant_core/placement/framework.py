@@ -75,7 +75,8 @@ class ScorePlugin(Protocol):
 
 def verdict(mask: BoolArray, first_failure: IntArray) -> FilterVerdict:
     """A verdict from a pass mask and, per row, the reason code that applies if it failed."""
-    return FilterVerdict(mask, np.where(mask, -1, first_failure).astype(np.int64))
+    ff = np.asarray(first_failure, dtype=np.int64)
+    return FilterVerdict(mask, ff - mask * (ff + 1))  # −1 where passed, without a branch per row
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,18 +169,40 @@ def count_reasons(newly_removed: BoolArray, codes: IntArray, reasons: Sequence[s
     """Rows removed per reason, in REASONS order, zero counts omitted."""
     if not newly_removed.any():
         return {}
+    if len(reasons) == 1:  # a rejected row's code indexes REASONS: it can only be 0
+        return {reasons[0]: int(np.count_nonzero(newly_removed))}
     counts = np.bincount(codes[newly_removed], minlength=len(reasons))
     return {reasons[i]: int(c) for i, c in enumerate(counts) if c}
 
 
+def _known(reuse: Evaluation | None, table: CandidateTable, request: PlacementRequest) -> dict[tuple[str, Any], Any]:
+    """(plugin, args) -> verdict or scores already computed by `reuse` for the same table and request."""
+    if reuse is None or reuse.table is not table or reuse.request is not request:
+        return {}
+    known: dict[tuple[str, Any], Any] = {}
+    for step, f in zip(reuse.profile.filters, reuse.filters, strict=True):
+        known[(f.name, step.args)] = f.verdict
+    for step, sc in zip(reuse.profile.scorers, reuse.scores, strict=True):
+        known[(sc.name, step.args)] = sc.scores
+    return known
+
+
 def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
-             budget: Budget | None = None) -> Evaluation:
-    """Run every filter and scorer of `profile` over `table` for `request` (one pass)."""
+             budget: Budget | None = None, reuse: Evaluation | None = None) -> Evaluation:
+    """Run every filter and scorer of `profile` over `table` for `request` (one pass).
+
+    `reuse`: an earlier evaluation of the same table and request; a step whose plugin and args
+    it already ran takes that verdict or score instead of running again (plugins are pure
+    functions of table, request and args, so the evaluation is the same; the budget is charged
+    the same)."""
     n = len(table)
     alive = np.ones(n, dtype=np.bool_)
     outcomes = []
+    known = _known(reuse, table, request)
     for step in profile.filters:
-        v = step.plugin.filter(table, request, step.args)
+        v = known.get((step.name, step.args))
+        if v is None:
+            v = step.plugin.filter(table, request, step.args)
         if v.mask.shape != (n,) or v.codes.shape != (n,):
             raise ValueError(f"filter {step.name} returned shapes {v.mask.shape}, {v.codes.shape} for {n} rows")
         newly = alive & ~v.mask
@@ -190,9 +213,12 @@ def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
     total = np.zeros(n)
     weights = 0.0
     for step in profile.scorers:
-        s = np.array(step.plugin.score(table, request, step.args), dtype=np.float64)  # own copy
-        np.nan_to_num(s, copy=False, nan=0.0, posinf=100.0, neginf=0.0)
-        np.clip(s, 0.0, 100.0, out=s)
+        s = known.get((step.name, step.args))
+        if s is None:
+            s = np.array(step.plugin.score(table, request, step.args), dtype=np.float64)  # own copy
+            if not np.isfinite(s).all():
+                np.nan_to_num(s, copy=False, nan=0.0, posinf=100.0, neginf=0.0)
+            np.clip(s, 0.0, 100.0, out=s)
         if s.shape != (n,):
             raise ValueError(f"scorer {step.name} returned shape {s.shape} for {n} rows")
         scored.append(ScoreOutcome(step.name, step.weight, s))

@@ -151,19 +151,20 @@ class SextantPlanner:
         row, harmed = self._pick(state, w, a, ev, budget, least_cores=True)
         if row is not None:
             return self._single(a, ev, row, budget, notes, harmed=harmed)
-        spread_out = self._spread(a, profile, budget) if w.kind.value in MULTI_NODE else None
+        spread_out = self._spread(a, ev, budget) if w.kind.value in MULTI_NODE else None
         if spread_out is not None and spread_out.met:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
         notes.append("as_close_as_possible")
         backtracks = 0
-        close = evaluate(closest, a.table, a.request, budget)
+        close = evaluate(closest, a.table, a.request, budget, reuse=ev)
         row, more = self._pick(state, w, a, close, budget, least_cores=False)
         harmed += more
         if row is None:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
                 backtracks = int(round(slack / self.params.d1_step))
-                close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget)
+                close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget,
+                                 reuse=close)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
                 row, more = self._pick(state, w, a, close, budget, least_cores=False)
@@ -323,13 +324,15 @@ class SextantPlanner:
                                               self.closest.with_args("paragon-arq-pool", below=below))
         return bounded[0], bounded[1], replace(a, table=table)
 
-    def _spread(self, a: Assessment, profile: Profile, budget: Budget) -> Any:
+    def _spread(self, a: Assessment, ev: Evaluation, budget: Budget) -> Any:
+        """Scale out over the rows that pass the `schedulable`, pool and strict D1 filters of the
+        single-node pass `ev` (their verdicts, not run again)."""
         if not a.required.reachable:
             return None
         eligible = np.ones(len(a.table), dtype=np.bool_)
-        for f in profile.filters:
+        for f in ev.filters:
             if f.name in ("schedulable", "paragon-arq-pool", "paragon-d1-residual"):
-                eligible &= f.plugin.filter(a.table, a.request, f.args).mask
+                eligible &= f.verdict.mask
         return spread(a.model, a.required.value, eligible, a.base, a.table.free_cores, a.table.free_memory_gb,
                       a.memory_per_core, self.params.max_servers, budget)
 
