@@ -75,6 +75,11 @@ def d2_violations(tolerated_new: FloatArray, caused_sum: FloatArray, slack: floa
     return out
 
 
+# position in the difficulty order of the highest set bit of a packed row (S − bit length),
+# and S (the index of the −1 appended to `order`) for a row with no bit set
+_FIRST = np.array([S - v.bit_length() if v else S for v in range(1 << S)], dtype=np.int64)
+
+
 def first_violation(bad: BoolArray, order: IntArray) -> tuple[BoolArray, IntArray]:
     """(pass mask, code) from the (n, S) violation matrix: a row passes iff it violates no
     source; a failing row's code is its first violated source (canonical index) in `order`,
@@ -82,14 +87,13 @@ def first_violation(bad: BoolArray, order: IntArray) -> tuple[BoolArray, IntArra
 
     Vectorised without per-row reductions: each row's violations are packed into one number
     with bit S−1−position(k) for source k, so the highest set bit is the first violation in
-    `order`; `frexp` reads it (exact: sums of distinct powers of two below 2^10 are exact)."""
+    `order` (exact: sums of distinct powers of two below 2^10 are exact); a table of the 2^S
+    packed values maps each to its code."""
     rank = np.empty(S, dtype=np.int64)
     rank[order] = np.arange(S)
-    packed = bad.astype(np.float64) @ np.ldexp(1.0, S - 1 - rank)
-    fails = packed > 0
-    _, exp = np.frexp(packed)  # packed = m·2^exp, m in [0.5, 1): highest bit = exp − 1
-    codes = np.where(fails, order[np.clip(S - exp, 0, S - 1)], -1).astype(np.int64)
-    passed: BoolArray = ~fails
+    packed = (bad.astype(np.float64) @ np.ldexp(1.0, S - 1 - rank)).astype(np.int64)
+    codes: IntArray = np.append(np.asarray(order, dtype=np.int64), -1)[_FIRST][packed]
+    passed: BoolArray = codes < 0
     return passed, codes
 
 

@@ -78,12 +78,15 @@ def size_rows(base: FloatArray, required: float, curve: FloatArray,
     if required <= 0:  # nothing required: the least resources, one core
         one = np.minimum(free, 1)
         return one, np.where(one > 0, np.inf, 0.0)
-    with np.errstate(divide="ignore"):
-        need = np.where(base > 0, required / np.where(base > 0, base, 1.0), np.inf)
+    positive = base > 0
+    if positive.all():
+        need = required / base
+    else:
+        with np.errstate(divide="ignore"):
+            need = np.where(positive, required / np.where(positive, base, 1.0), np.inf)
     cstar = np.searchsorted(curve, need, side="left").astype(np.int64) + 1
-    meets = cstar <= free
-    sized = np.where(meets, cstar, free)
-    perf = np.where(sized > 0, curve[np.maximum(sized, 1) - 1], 0.0) * base
+    sized = np.minimum(cstar, free)  # c* where it fits (c* ≤ free), else the free cores
+    perf = np.concatenate(([0.0], curve))[sized] * base  # U(sized), 0 for 0 cores
     ratio: FloatArray = perf / required
     return sized, ratio
 
