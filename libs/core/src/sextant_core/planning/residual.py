@@ -71,7 +71,6 @@ class ResidualIndex:
         self._m: FloatArray = np.zeros((0, N_SOURCES))
         self._servers: object = None
         self._node: ServerJournal | None = None
-        self._memo: dict[str, tuple[WorkloadClassified | None, FloatArray]] = {}
         self._cmax: FloatArray = np.zeros((0, N_SOURCES))
         self._csum: FloatArray = np.zeros((0, N_SOURCES))  # c_server per row (the servers' aggregates)
         self._pressure: FloatArray = np.zeros((0, N_SOURCES))  # `pressure` of the state, no exclusion
@@ -83,20 +82,6 @@ class ResidualIndex:
         self.rebuilds = 0
         self.syncs = 0
         self._checked: tuple[int, int] = (0, -1)
-
-    def _tc(self, state: ClusterState, rid: str) -> FloatArray | None:
-        """(2, S): the resident's own m-contribution (κt + c, κt on per-core sources) and its c."""
-        w = state.workloads.get(rid)
-        if w is None:
-            return None
-        hit = self._memo.get(rid)
-        if hit is not None and hit[0] is w.classification:
-            return hit[1]
-        t, c = interference_vectors(w.classification)
-        kt = self._kappa * np.array(t)
-        v = np.stack([np.where(self._per_core, kt, kt + np.array(c)), np.array(c)])
-        self._memo[rid] = (w.classification, v)
-        return v
 
     def row(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
         """m(s, ·) of one server, optionally without one resident."""
@@ -174,18 +159,16 @@ class ResidualIndex:
 
     def _rows(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
         """(2, S): m(s, ·) and max_r c_r(s, ·) of one server, optionally without one resident."""
-        out = np.full(N_SOURCES, np.inf)
-        cmax = np.zeros(N_SOURCES)
-        s = state.servers.get(server_id)
-        for rid in s.residents if s is not None else ():
-            if rid == exclude:
-                continue
-            v = self._tc(state, rid)
-            if v is not None:
-                np.minimum(out, v[0], out=out)
-                np.maximum(cmax, v[1], out=cmax)
-        out[np.isinf(out)] = EMPTY_M  # no (known) resident: the empty server's t + c = 100 + 0
-        return np.stack([out, cmax])
+        return self._reduce(*self._residents(state, server_id, exclude))
+
+    def _reduce(self, t: FloatArray, c: FloatArray) -> FloatArray:
+        """(2, S): m and max(0, max_r c_r) from the residents' stacked t and c (r, S): each
+        resident contributes κt + c (κt on per-core sources); no (known) resident: the empty
+        server's t + c = 100 + 0."""
+        if not len(t):
+            return np.stack([np.full(N_SOURCES, EMPTY_M), np.zeros(N_SOURCES)])
+        kt = self._kappa * t
+        return np.stack([np.where(self._per_core, kt, kt + c).min(axis=0), np.maximum(c.max(axis=0), 0.0)])
 
     def _rebuild(self, state: ClusterState) -> None:
         servers = state.sorted_servers()
@@ -201,8 +184,9 @@ class ResidualIndex:
         self._valid = np.zeros((len(servers), self._t_pad.shape[1]), dtype=np.bool_)
         for i, s in enumerate(servers):
             if s.residents:
-                self._m[i], self._cmax[i] = self._rows(state, s.server_id)
-                self._store(i, *self._residents(state, s.server_id))
+                t, c = self._residents(state, s.server_id)
+                self._m[i], self._cmax[i] = self._reduce(t, c)
+                self._store(i, t, c)
         self._pressure = np.where(self._per_core, self._cmax, self._csum)
         self._residual = self.residual_of(self._m, self._csum)
         self.rebuilds += 1
@@ -229,8 +213,9 @@ class ResidualIndex:
             i = self._row.get(sid)
             if i is None:
                 continue
-            self._m[i], self._cmax[i] = self._rows(state, sid)
-            self._store(i, *self._residents(state, sid))
+            t, c = self._residents(state, sid)
+            self._m[i], self._cmax[i] = self._reduce(t, c)
+            self._store(i, t, c)
             s = state.servers.get(sid)
             if s is not None:
                 self._csum[i] = s.caused_sum
