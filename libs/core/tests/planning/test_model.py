@@ -102,3 +102,13 @@ def test_aggregate(service: bool, perfs: list[float], expected: float) -> None:
                                          scale_out={"n1": 10.0, "n2": 18.0}).state())
     m = model_for(st, st.workloads["w"], 8)
     assert m.aggregate(perfs) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("scale_out", [{}, {"n1": 10.0, "n2": 18.0}, {"n2": 20.0, "n4": 30.0, "n8": 80.0}],
+                         ids=["no-row", "n1-n2", "from-n2"])
+def test_scale_outs_equals_scale_out_one_by_one(scale_out: dict[str, float]) -> None:
+    # E(k) for k = 1..12 at once: the same floats as E(1), E(2), ... (1 for k <= 1 or no row)
+    st = World().server("a1").workload("w", kind="analytics", scale_out=scale_out).state()
+    m = model_for(st, st.workloads["w"], 8)
+    ks = np.arange(1, 13, dtype=np.float64)
+    assert m.scale_outs(ks).tolist() == [m.scale_out(int(k)) for k in ks]

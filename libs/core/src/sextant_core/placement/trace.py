@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from sextant_contracts.model import DecisionTrace
 
 from .framework import Budget, Evaluation, ranked_rows
@@ -50,7 +51,7 @@ def summary(ev: Evaluation) -> dict[str, Any]:
     return {"profile": ev.profile.name, "profile_version": ev.profile.version,
             "request": {"workload_id": r.workload_id, "cores": r.cores, "memory_gb": r.memory_gb,
                         "best_effort": r.best_effort},
-            "rows": len(ev.table), "feasible": int(ev.feasible.sum()),
+            "rows": len(ev.table), "feasible": int(np.count_nonzero(ev.feasible)),
             "filtered": filtered_counts(ev),
             "weights": {s.name: s.weight for s in ev.scores}}
 

@@ -84,7 +84,7 @@ class _Search:
 
     def level(self, i: int, slack: float) -> BoolArray:
         cur = self.alive[i]
-        self.budget.charge(int(cur.sum()))
+        self.budget.charge(int(np.count_nonzero(cur)))
         out: BoolArray = cur & (self.m[i] >= -slack)
         return out
 
@@ -148,7 +148,7 @@ def search(d1: FloatArray, d2: FloatArray, caused_new: FloatArray, tolerated_new
     final = s.alive[-1]
     removed: dict[str, dict[str, int]] = {D1: {}, D2: {}}
     for lv in range(len(s.alive) - 1):
-        n = int((s.alive[lv] & ~s.alive[lv + 1]).sum())
+        n = int(np.count_nonzero(s.alive[lv] & ~s.alive[lv + 1]))
         if n:
             removed[order[lv][0]][_reason(order[lv])] = n
     relaxed = {_reason(order[k]): float(s.slack[k]) for k in range(len(order)) if s.slack[k] > 0}

@@ -88,6 +88,14 @@ class PerformanceModel:
             return 1.0
         return float(np.interp(float(n), self.nodes, self.efficiency))
 
+    def scale_outs(self, n: FloatArray) -> FloatArray:
+        """E(k) for every node count k of `n` (the same values as `scale_out` one by one)."""
+        out: FloatArray = np.ones(len(n))
+        if len(self.nodes):
+            multi = n > 1
+            out[multi] = np.interp(n[multi], self.nodes, self.efficiency)
+        return out
+
     def aggregate(self, node_perfs: Sequence[float]) -> float:
         """Aggregate performance of nodes with the given per-node predictions."""
         n = len(node_perfs)

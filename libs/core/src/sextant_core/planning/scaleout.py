@@ -41,7 +41,7 @@ class Spread:
 def _aggregates(model: PerformanceModel, perfs: FloatArray) -> FloatArray:
     """Aggregate of every prefix 1..len(perfs) of per-node performances (ranked)."""
     n = np.arange(1, len(perfs) + 1, dtype=np.float64)
-    eff = np.array([model.scale_out(int(k)) for k in n])
+    eff = model.scale_outs(n)
     if model.service:
         out: FloatArray = eff * n * np.minimum.accumulate(perfs)
     else:
