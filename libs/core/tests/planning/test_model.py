@@ -112,3 +112,18 @@ def test_scale_outs_equals_scale_out_one_by_one(scale_out: dict[str, float]) -> 
     m = model_for(st, st.workloads["w"], 8)
     ks = np.arange(1, 13, dtype=np.float64)
     assert m.scale_outs(ks).tolist() == [m.scale_out(int(k)) for k in ks]
+
+
+def test_the_assessor_keeps_the_last_workloads_model_while_its_inputs_are_the_same() -> None:
+    from dataclasses import replace
+
+    from sextant_core.planning.assess import Assessor
+
+    st = World().server("a1").workload("w", kind="analytics", scale_out={"n1": 10.0, "n2": 18.0}).state()
+    w = st.workloads["w"]
+    a = Assessor()
+    m = a.model(st, w, 8)
+    assert a.model(st, w, 8) is m  # admission, then placement: computed once
+    assert m.curve.tolist() == model_for(st, w, 8, a.params.plateau).curve.tolist()
+    assert a.model(st, w, 16) is not m  # more cores on the cell
+    assert a.model(st, replace(w, requested_cores=3), 16).reference_cores == 3  # another request

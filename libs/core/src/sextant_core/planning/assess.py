@@ -73,6 +73,19 @@ class Assessor:
         self.params = params or SizingParams()
         self.index = index if index is not None else TableIndex()
         self.residuals = ResidualIndex(kappa=self.params.resident_headroom, per_core=self.params.per_core)
+        self._model: tuple[tuple[object, ...], object, object, PerformanceModel] | None = None
+
+    def model(self, state: ClusterState, w: WorkloadState, max_cores: int) -> PerformanceModel:
+        """`model_for(state, w, max_cores)`, kept for the last workload asked about (its admission,
+        then its placement): it reads only w's classification (same object), profiling plan
+        (same object), request and kind, never the rest of the state."""
+        key = (w.workload_id, w.requested_cores, w.kind, max_cores)
+        hit = self._model
+        if hit is not None and hit[0] == key and hit[1] is w.classification and hit[2] is w.profile_runs:
+            return hit[3]
+        model = model_for(state, w, max_cores, self.params.plateau)
+        self._model = (key, w.classification, w.profile_runs, model)
+        return model
 
     def table(self, state: ClusterState, w: WorkloadState) -> CandidateTable:
         table = self.index.table(state)
@@ -82,7 +95,7 @@ class Assessor:
         p = self.params
         table = self.table(state, w)
         max_cores = int(table.cap_cores.max()) if len(table) else 1
-        model = model_for(state, w, max(max_cores, 1), p.plateau)
+        model = self.model(state, w, max(max_cores, 1))
         own = w.requested_cores or model.reference_cores
         req = requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
                           margin=p.margin, best_requested=model.best_at(own))

@@ -87,11 +87,11 @@ def first_violation(bad: BoolArray, order: IntArray) -> tuple[BoolArray, IntArra
 
     Vectorised without per-row reductions: each row's violations are packed into one number
     with bit S−1−position(k) for source k, so the highest set bit is the first violation in
-    `order` (exact: sums of distinct powers of two below 2^10 are exact); a table of the 2^S
+    `order` (exact, even in float32: sums of distinct powers of two below 2^10); a table of the 2^S
     packed values maps each to its code."""
     rank = np.empty(S, dtype=np.int64)
     rank[order] = np.arange(S)
-    packed = (bad.astype(np.float64) @ np.ldexp(1.0, S - 1 - rank)).astype(np.int64)
+    packed = (bad.astype(np.float32) @ np.ldexp(np.float32(1.0), S - 1 - rank)).astype(np.int64)  # < 2^10: exact
     codes: IntArray = np.append(np.asarray(order, dtype=np.int64), -1)[_FIRST][packed]
     passed: BoolArray = codes < 0
     return passed, codes

@@ -53,7 +53,10 @@ def interference_factor(caused_sum: FloatArray, tolerated_new: FloatArray, alpha
     """f(s) per row: Πₖ (1 − min(cap, 0.05 · (c_server / max(t_new, 1))^α))."""
     x = caused_sum / np.maximum(tolerated_new, 1.0)[None, :]
     np.maximum(x, 0.0, out=x)
-    np.power(x, alpha, out=x)
+    if alpha == 2.0:  # numpy's power takes x·x for a scalar exponent 2; square is the same product, vectorised
+        np.square(x, out=x)
+    else:
+        np.power(x, alpha, out=x)
     x *= QOS_SLOWDOWN
     np.minimum(x, cap, out=x)
     np.subtract(1.0, x, out=x)
