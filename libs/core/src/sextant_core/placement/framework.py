@@ -205,7 +205,7 @@ def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
             v = step.plugin.filter(table, request, step.args)
         if v.mask.shape != (n,) or v.codes.shape != (n,):
             raise ValueError(f"filter {step.name} returned shapes {v.mask.shape}, {v.codes.shape} for {n} rows")
-        newly = alive & ~v.mask
+        newly = np.greater(alive, v.mask)  # alive and rejected here
         outcomes.append(FilterOutcome(step.name, step.plugin.REASONS, v,
                                       count_reasons(newly, v.codes, step.plugin.REASONS)))
         alive &= v.mask
@@ -215,10 +215,10 @@ def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
     for step in profile.scorers:
         s = known.get((step.name, step.args))
         if s is None:
-            s = np.array(step.plugin.score(table, request, step.args), dtype=np.float64)  # own copy
+            # own copy, clipped (±inf → 100 / 0); then NaN → 0 (as nan_to_num before the clip would)
+            s = np.clip(np.asarray(step.plugin.score(table, request, step.args), dtype=np.float64), 0.0, 100.0)
             if not np.isfinite(s).all():
-                np.nan_to_num(s, copy=False, nan=0.0, posinf=100.0, neginf=0.0)
-            np.clip(s, 0.0, 100.0, out=s)
+                np.nan_to_num(s, copy=False, nan=0.0)
         if s.shape != (n,):
             raise ValueError(f"scorer {step.name} returned shape {s.shape} for {n} rows")
         scored.append(ScoreOutcome(step.name, step.weight, s))

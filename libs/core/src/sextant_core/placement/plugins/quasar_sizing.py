@@ -108,7 +108,7 @@ class QuasarFit:
         sized = table.extra[SIZED]
         cores_ok = sized >= 1
         mem_ok = table.free_memory_gb + MEMORY_EPS_GB >= request.memory_gb
-        return verdict(cores_ok & mem_ok, np.where(cores_ok, 1, 0).astype(np.int64))
+        return verdict(cores_ok & mem_ok, cores_ok.astype(np.int64))  # 0 no_free_cores, 1 insufficient_memory
 
 
 class TargetArgs(PluginArgs):
