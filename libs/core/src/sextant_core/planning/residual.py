@@ -159,16 +159,16 @@ class ResidualIndex:
 
     def _rows(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
         """(2, S): m(s, ·) and max_r c_r(s, ·) of one server, optionally without one resident."""
-        return self._reduce(*self._residents(state, server_id, exclude))
+        return np.stack(self._reduce(*self._residents(state, server_id, exclude)))
 
-    def _reduce(self, t: FloatArray, c: FloatArray) -> FloatArray:
-        """(2, S): m and max(0, max_r c_r) from the residents' stacked t and c (r, S): each
-        resident contributes κt + c (κt on per-core sources); no (known) resident: the empty
-        server's t + c = 100 + 0."""
+    def _reduce(self, t: FloatArray, c: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """m and max(0, max_r c_r) from the residents' stacked t and c (r, S): each resident
+        contributes κt + c (κt on per-core sources); no (known) resident: the empty server's
+        t + c = 100 + 0."""
         if not len(t):
-            return np.stack([np.full(N_SOURCES, EMPTY_M), np.zeros(N_SOURCES)])
+            return np.full(N_SOURCES, EMPTY_M), np.zeros(N_SOURCES)
         kt = self._kappa * t
-        return np.stack([np.where(self._per_core, kt, kt + c).min(axis=0), np.maximum(c.max(axis=0), 0.0)])
+        return np.where(self._per_core, kt, kt + c).min(axis=0), np.maximum(c.max(axis=0), 0.0)
 
     def _rebuild(self, state: ClusterState) -> None:
         servers = state.sorted_servers()
@@ -209,6 +209,7 @@ class ResidualIndex:
         return False
 
     def _write(self, state: ClusterState, server_ids: Iterable[str]) -> None:
+        rows = []
         for sid in server_ids:
             i = self._row.get(sid)
             if i is None:
@@ -219,9 +220,10 @@ class ResidualIndex:
             s = state.servers.get(sid)
             if s is not None:
                 self._csum[i] = s.caused_sum
-            # the same element-wise arithmetic as the full columns of `_rebuild`, one row
-            self._pressure[i] = np.where(self._per_core, self._cmax[i], self._csum[i])
-            self._residual[i] = self.residual_of(self._m[i], self._csum[i])
+            rows.append(i)
+        if rows:  # the same element-wise arithmetic as the full columns of `_rebuild`, on these rows
+            self._pressure[rows] = np.where(self._per_core, self._cmax[rows], self._csum[rows])
+            self._residual[rows] = self.residual_of(self._m[rows], self._csum[rows])
 
     def minimum(self, state: ClusterState) -> FloatArray:
         """m(s, k) for every server of `state` (rows in sorted id order); a read-only view."""
