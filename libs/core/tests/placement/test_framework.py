@@ -134,6 +134,23 @@ def test_reuse_takes_earlier_verdicts_and_scores_and_changes_nothing() -> None:
     assert evaluate(p, t, request(1, 1.0), reuse=strict).filters[1].verdict is not strict.filters[1].verdict
 
 
+def test_scores_if_feasible_skips_scoring_only_when_nothing_is_feasible() -> None:
+    t = table_of(2, free_cores=[1, 1])
+    p = make_profile("t-lazy", filters=["fit"], scorers=["least-allocated"])
+    none = evaluate(p, t, request(2, 4.0), scores_if_feasible=True)  # no server has 2 free cores
+    assert not none.scored and not none.feasible.any() and none.total.tolist() == [0.0, 0.0]
+    assert [s.name for s in none.scores] == ["least-allocated"]  # names and weights still reported
+    some = evaluate(p, t, request(1, 4.0), scores_if_feasible=True)
+    np.testing.assert_array_equal(some.total, evaluate(p, t, request(1, 4.0)).total)
+    # an unscored pass lends no scores: a relaxed pass that finds rows scores them itself
+    r = request(2, 4.0)
+    relaxed = evaluate(make_profile("t-lazy2", filters=[], scorers=["least-allocated"]), t, r,
+                       reuse=evaluate(p, t, r, scores_if_feasible=True))
+    fresh = evaluate(make_profile("t-lazy3", filters=[], scorers=["least-allocated"]), t, r)
+    assert (fresh.total > 0).all()
+    np.testing.assert_array_equal(relaxed.total, fresh.total)
+
+
 class _TruthArgs(PluginArgs):
     column: str = "truth"
 

@@ -152,7 +152,9 @@ class ScoreOutcome:
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    """Everything one pass computed; `feasible` = passed every filter."""
+    """Everything one pass computed; `feasible` = passed every filter. `scored` False: no row was
+    feasible and the pass was asked to skip scoring then (`evaluate(..., scores_if_feasible=True)`):
+    every score and the total are 0, not computed."""
 
     table: CandidateTable
     request: PlacementRequest
@@ -163,6 +165,7 @@ class Evaluation:
     total: FloatArray
     examined: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    scored: bool = True
 
 
 def count_reasons(newly_removed: BoolArray, codes: IntArray, reasons: Sequence[str]) -> dict[str, int]:
@@ -182,19 +185,22 @@ def _known(reuse: Evaluation | None, table: CandidateTable, request: PlacementRe
     known: dict[tuple[str, Any], Any] = {}
     for step, f in zip(reuse.profile.filters, reuse.filters, strict=True):
         known[(f.name, step.args)] = f.verdict
-    for step, sc in zip(reuse.profile.scorers, reuse.scores, strict=True):
-        known[(sc.name, step.args)] = sc.scores
+    if reuse.scored:
+        for step, sc in zip(reuse.profile.scorers, reuse.scores, strict=True):
+            known[(sc.name, step.args)] = sc.scores
     return known
 
 
 def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
-             budget: Budget | None = None, reuse: Evaluation | None = None) -> Evaluation:
+             budget: Budget | None = None, reuse: Evaluation | None = None, *,
+             scores_if_feasible: bool = False) -> Evaluation:
     """Run every filter and scorer of `profile` over `table` for `request` (one pass).
 
     `reuse`: an earlier evaluation of the same table and request; a step whose plugin and args
     it already ran takes that verdict or score instead of running again (plugins are pure
     functions of table, request and args, so the evaluation is the same; the budget is charged
-    the same)."""
+    the same). `scores_if_feasible`: when no row passes every filter, the scorers are not run
+    (`Evaluation.scored` is False) — for callers that read scores of feasible rows only."""
     n = len(table)
     alive = np.ones(n, dtype=np.bool_)
     outcomes = []
@@ -212,7 +218,11 @@ def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
     scored = []
     total = np.zeros(n)
     weights = 0.0
+    skip = scores_if_feasible and not alive.any()
     for step in profile.scorers:
+        if skip:
+            scored.append(ScoreOutcome(step.name, step.weight, np.zeros(n)))
+            continue
         s = known.get((step.name, step.args))
         if s is None:
             # own copy, clipped (±inf → 100 / 0); then NaN → 0 (as nan_to_num before the clip would)
@@ -230,7 +240,7 @@ def evaluate(profile: Profile, table: CandidateTable, request: PlacementRequest,
     if budget is not None:
         budget.charge(n)
     return Evaluation(table=table, request=request, profile=profile, feasible=alive,
-                      filters=tuple(outcomes), scores=tuple(scored), total=total, examined=n)
+                      filters=tuple(outcomes), scores=tuple(scored), total=total, examined=n, scored=not skip)
 
 
 def ranked_rows(total: FloatArray, feasible: BoolArray, k: int | None = None) -> IntArray:

@@ -147,7 +147,7 @@ class SextantPlanner:
         if w.best_effort:
             return self._leftovers(a, w, budget, notes)
         profile, closest, a = self._guarded(state, w, a)
-        ev = evaluate(profile, a.table, a.request, budget)
+        ev = evaluate(profile, a.table, a.request, budget, scores_if_feasible=True)
         row, harmed = self._pick(state, w, a, ev, budget, least_cores=True)
         if row is not None:
             return self._single(a, ev, row, budget, notes, harmed=harmed)
@@ -156,7 +156,7 @@ class SextantPlanner:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
         notes.append("as_close_as_possible")
         backtracks = 0
-        close = evaluate(closest, a.table, a.request, budget, reuse=ev)
+        close = evaluate(closest, a.table, a.request, budget, reuse=ev, scores_if_feasible=True)
         row, more = self._pick(state, w, a, close, budget, least_cores=False)
         harmed += more
         if row is None:
@@ -164,7 +164,7 @@ class SextantPlanner:
             if slack is not None and not budget.exhausted:
                 backtracks = int(round(slack / self.params.d1_step))
                 close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget,
-                                 reuse=close)
+                                 reuse=close, scores_if_feasible=True)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
                 row, more = self._pick(state, w, a, close, budget, least_cores=False)
@@ -354,7 +354,7 @@ class SextantPlanner:
         want = max(1, min(w.requested_cores or 1, saturation(a.model.curve)))
         sized = np.minimum(a.table.free_cores, want)
         table = a.table.with_extra({SIZED: np.where(sized >= want, sized, 0)})
-        ev = evaluate(self.best_effort, table, a.request, budget)
+        ev = evaluate(self.best_effort, table, a.request, budget, scores_if_feasible=True)
         notes = [*notes, "best_effort"]
         if not ev.feasible.any():
             return self._defer(ev, budget, notes, 0)
