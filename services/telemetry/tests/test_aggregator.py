@@ -48,3 +48,16 @@ def test_failed_or_revoked_workloads_are_not_judged() -> None:
     phases = {"a": P.FAILED, "b": P.REVOKED}
     assert agg.finish(phases.get) == [] and agg.open == {}
     assert agg.add(sample(2.0, 1.0, "c"), P.FAILED) == [] and agg.open == {}
+
+
+def test_the_offered_load_is_averaged_when_every_sample_reports_it() -> None:
+    agg = Aggregator(window_s=10.0, qos_margin=0.95)
+    for at, off in ((1.0, 100.0), (4.0, 300.0)):
+        agg.add(RawSample(sample_id=f"s{at}", workload_id="w1", at=at, value=50.0, ratio_to_target=0.5,
+                          offered=off), P.RUNNING)
+    (_, events), = agg.add(sample(12.0, 1.0), P.RUNNING)
+    obs = next(e for e in events if isinstance(e, ev.PerformanceObserved))
+    assert obs.offered == 200.0  # (100 + 300) / 2
+    # a window with a sample that does not know it reports none
+    (_, events), = agg.add(sample(25.0, 1.0), P.RUNNING)
+    assert next(e for e in events if isinstance(e, ev.PerformanceObserved)).offered is None

@@ -65,7 +65,8 @@ class TwinExecutor:
         if isinstance(e, ev.PerformanceObserved):
             self._samples.append(RawSample(sample_id=derive_id("sample", e.workload_id, e.at),
                                            workload_id=e.workload_id, at=wall, value=e.value,
-                                           ratio_to_target=e.ratio_to_target, p99_latency_ms=e.p99_latency_ms))
+                                           ratio_to_target=e.ratio_to_target, p99_latency_ms=e.p99_latency_ms,
+                                           offered=e.offered))
         elif not isinstance(e, ev.QosVerdict):
             self._facts.append(e.model_copy(update={"at": wall}))
 

@@ -322,12 +322,16 @@ class TasksObserved(WorkloadEvent):
 
 
 class PerformanceObserved(WorkloadEvent):
-    """A measured performance sample, in the target's units, and its ratio to the target."""
+    """A measured performance sample, in the target's units, and its ratio to the target.
+    `offered`: the load offered over the window in the same units when the executor knows it
+    (a service: requests/s arriving, served within the bound or not — `value` counts only those
+    within it, so it collapses when the service saturates); None otherwise."""
 
     TYPE: ClassVar[str] = "PerformanceObserved"
     value: float = Field(ge=0)
     ratio_to_target: float = Field(ge=0)
     p99_latency_ms: float | None = None
+    offered: float | None = Field(default=None, ge=0)  # load offered (services: requests/s arriving), if known
 
 
 class QosVerdict(WorkloadEvent):

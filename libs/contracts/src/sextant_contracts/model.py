@@ -196,3 +196,4 @@ class RawSample(Frozen):
     value: float = Field(ge=0)
     ratio_to_target: float = Field(ge=0)
     p99_latency_ms: float | None = None
+    offered: float | None = Field(default=None, ge=0)  # load offered (services: requests/s arriving), if known

@@ -171,7 +171,8 @@ def _(event: ev.PerformanceObserved, state: ClusterState) -> Commands:
     if w is None or w.phase != WorkloadPhase.RUNNING:
         return ()
     return (cmd.AssessObservation(workload_id=event.workload_id, value=event.value,
-                                  ratio_to_target=event.ratio_to_target, p99_latency_ms=event.p99_latency_ms),)
+                                  ratio_to_target=event.ratio_to_target, p99_latency_ms=event.p99_latency_ms,
+                                  offered=event.offered),)
 
 
 @_react.register

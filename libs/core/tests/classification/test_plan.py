@@ -91,3 +91,21 @@ def test_the_dense_plan_of_sextant_dense_profiles_every_column() -> None:
         {p for p, c in {"M": 8, "S": 2, "T": 4}.items() if c >= ref}
     assert sorted(r.column for r in by[Classification.INTERFERENCE]) == sorted(s.value for s in INTERFERENCE_SOURCES)
     assert sorted(r.nodes for r in by[Classification.SCALE_OUT]) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("requested,ref", [(64, 8), (2, 2), (3, 4)])
+def test_a_service_is_profiled_near_its_request(requested: int, ref: int) -> None:
+    from sextant_contracts import events as ev
+    events = [server("h1", platform="H", cores=16, memory_gb=64), server("m1", platform="M", cores=8),
+              server("s1", platform="S", cores=2), server("t1", platform="T", cores=4),
+              ev.WorkloadSubmitted(at=1, workload_id="w", tenant="t", kind=WorkloadKind.SERVICE,
+                                   target={"type": "throughput_latency", "qps": 1000.0, "p99_latency_ms": 1.0},
+                                   spec={"type": "twin", "ref": "w"}, requested_cores=requested)]
+    st = fold(events)
+    # platform cores 16, 8, 4, 2: half of them have at least 8 → the reference is
+    # min(requested, 8) cores, as the smallest column c1, c2, c4, c8, c16 with at least that many
+    for seed in range(6):
+        runs = DefaultProfilingPlan().plan(st, st.workloads["w"], _ctx(seed))
+        ups = [r for r in runs if r.classification is Classification.SCALE_UP]
+        assert ups[0].cores == ref and ups[1].cores != ref  # the reference first, one random other
+        assert all(r.cores == ref for r in runs if r.classification is not Classification.SCALE_UP)

@@ -47,8 +47,10 @@ def running(wid: str, a: Any, *, target: Any = None, kind: WorkloadKind = Worklo
 
 
 def observe(st: ClusterState, wid: str, ratio: float, value: float = 0.0, at: float = 3000.0,
-            p99: float | None = None, p: AdaptationParams | None = None) -> tuple[ev.Event, ...]:
-    c = cmd.AssessObservation(workload_id=wid, value=value, ratio_to_target=ratio, p99_latency_ms=p99)
+            p99: float | None = None, p: AdaptationParams | None = None,
+            offered: float | None = None) -> tuple[ev.Event, ...]:
+    c = cmd.AssessObservation(workload_id=wid, value=value, ratio_to_target=ratio, p99_latency_ms=p99,
+                              offered=offered)
     return decide(st, c, params=params(p), seed=1, at=at).events
 
 
@@ -119,6 +121,32 @@ def test_idle_service_gives_nodes_back() -> None:
     # keep ≥ 3e9 / 0.85 = 3.5e9: one 6e9 node suffices
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_in"
     assert len(adj.allocation.assignments) == 1
+
+
+def test_a_saturated_service_is_judged_by_its_offered_load() -> None:
+    st, wid = service(nodes=1, cores=8)  # 6e9 capacity
+    # saturated: 8e9 offered, only 2e9 served within the bound (ratio 0.25). By the served load
+    # u = 2e9 / 6e9 = 0.33 would look idle; by the offered load u = 8e9 / 6e9 = 1.33 → add capacity:
+    # 8e9 / 0.85 = 9.4e9 → 2 nodes (12e9)
+    (adj,) = observe(st, wid, ratio=0.25, value=2.0e9, p99=5.0, offered=8.0e9)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
+    assert len(adj.allocation.assignments) == 2
+
+
+def test_model_free_growth_reshapes_a_service_whose_node_size_no_server_has() -> None:
+    # one 8-core node on s0 (the model's capacity 6e9 says 8e9 would fit at u = 1.33 with 2 nodes,
+    # but every other server has 4 free cores only: no model-based rung can add an 8-core node)
+    servers = [server(f"s{i}", cores=8) for i in range(4)]
+    fillers = [e for i in (1, 2, 3) for e in running(f"f{i}", alloc((f"s{i}", 4, 4.0)))]
+    a = alloc(("s0", 8, 4.0))
+    st = fold([*servers, *fillers, *running("svc", a, target=ThroughputLatencyTarget(qps=5.0e8, p99_latency_ms=1.0),
+                                            kind=WorkloadKind.SERVICE),
+               ev.PerformanceObserved(at=2500.0, workload_id="svc", value=1.0e9, ratio_to_target=0.2)])
+    (adj,) = observe(st, "svc", ratio=0.2, value=1.0e9, p99=5.0, offered=8.0e9)
+    # serving under half its target: double the cores, 8 → 16, in equal nodes: 16 / 4 = 4 nodes of 4
+    # cores (its own server keeps its place, resized), the first size with enough servers
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out" and "model-free" in adj.reason
+    assert [(x.server_id, x.cores) for x in adj.allocation.assignments] == [("s0", 4), ("s1", 4), ("s2", 4), ("s3", 4)]
 
 
 def test_service_within_band_is_left_alone() -> None:

@@ -161,9 +161,11 @@ class Agent:
         noise = math.exp(float(rng.normal()) * self.e.setup.gt.noise.telemetry_sd * self.e.setup.scenario.noise_scale)
         t = a.truth
         p99: float | None = None
+        offered: float | None = None
         if t.service is not None:
             ratio = met / P99_SHARE
             value = t.service.peak_qps * a.load * met
+            offered = round(t.service.peak_qps * a.load, 6)
             p99 = round(a.p99_now, 6)
         elif t.analytics is not None:
             remaining = max(t.work - a.progress, 0.0)
@@ -177,7 +179,7 @@ class Agent:
         value = round(max(value, 0.0), 6)
         ratio = round(max(ratio, 0.0), 6)
         self.e.emit(ev.PerformanceObserved(at=now, workload_id=wid, value=value, ratio_to_target=ratio,
-                                           p99_latency_ms=p99))
+                                           p99_latency_ms=p99, offered=offered))
         self.e.emit(ev.QosVerdict(at=now, workload_id=wid, met=ratio >= 1.0, ratio_to_target=ratio,
                                   window_s=round(elapsed, 6)))
         self.adaptation.observed(a, now)

@@ -43,6 +43,7 @@ class Window:
     index: int
     values: list[float] = field(default_factory=list)
     ratios: list[float] = field(default_factory=list)
+    offered: list[float | None] = field(default_factory=list)
     last_at: float = 0.0
 
 
@@ -68,6 +69,7 @@ class Aggregator:
         if idx == w.index:
             w.values.append(s.value)
             w.ratios.append(s.ratio_to_target)
+            w.offered.append(s.offered)
             w.last_at = max(w.last_at, s.at)
         if phase == WorkloadPhase.COMPLETED:
             out.extend(self.finish(lambda _: phase, only=s.workload_id))
@@ -93,9 +95,10 @@ class Aggregator:
     def _close(self, wid: str, w: Window) -> tuple[str, list[ev.Event]]:
         value = sum(w.values) / len(w.values)
         ratio = sum(w.ratios) / len(w.ratios)
+        offered = None if any(o is None for o in w.offered) else sum(w.offered) / len(w.offered)  # type: ignore[arg-type]
         at = w.last_at
         return f"{wid}:{w.index}", [
-            ev.PerformanceObserved(at=at, workload_id=wid, value=value, ratio_to_target=ratio),
+            ev.PerformanceObserved(at=at, workload_id=wid, value=value, ratio_to_target=ratio, offered=offered),
             ev.QosVerdict(at=at, workload_id=wid, met=ratio >= self.qos_margin, ratio_to_target=ratio,
                           window_s=self.window_s)]
 

@@ -163,13 +163,14 @@ def efficiency_curve(scale_out: Mapping[str, float]) -> tuple[FloatArray, FloatA
 
 
 def reference_cores(w: WorkloadState) -> int:
-    """c_ref: the cores of the plan's heterogeneity runs, else of its first scale-up run, else 1."""
+    """c_ref: the cores of the plan's heterogeneity runs, else of its first scale-up run (the
+    reference run, `classification.observations`), else 1."""
     runs = w.profile_runs
     het = [r.cores for r in runs if r.classification == Classification.HETEROGENEITY]
     if het:
         return het[0]
     up = [r.cores for r in runs if r.classification == Classification.SCALE_UP]
-    return min(up) if up else 1
+    return up[0] if up else 1
 
 
 def _geomean(values: Sequence[float]) -> float:

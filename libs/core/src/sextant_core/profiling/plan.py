@@ -6,7 +6,9 @@ With ``entries`` = 2 (the papers' default density) a new workload gets:
 * **scale-up** — `entries` configurations drawn from the workload's random stream among the
   scale-up columns of its kind's matrix that fit the high-end platform (Quasar: "2 randomly
   selected scale-up allocations on the highest-end platform"); without a matrix, among
-  ``c1, c2, c4, …, c<cores>``. The pick with the fewest cores is the **reference run**;
+  ``c1, c2, c4, …, c<cores>``. The pick with the fewest cores is the **reference run** (the first
+  run) — except for a service, whose reference is the column of its requested cores and comes
+  first, the other picks drawn at random (`service_reference`);
 * **heterogeneity** — the reference run gives the high-end platform's entry; `entries` − 1 more
   runs with the reference configuration on other platforms (drawn from the stream among those
   with at least the reference's cores);
@@ -58,6 +60,26 @@ def _default_columns(cores: int) -> list[str]:
     return [f"c{n}" for n in sizes]
 
 
+def service_reference(candidates: list[str], w: WorkloadState, platform_cores: list[int]) -> str | None:
+    """[IMPL CHOICE] A latency-critical service's reference run uses a configuration near its
+    request — `min(requested cores, the cores at least half of the platforms have)`, as the
+    smallest candidate column with at least that many (else the largest) — instead of a random
+    one: on a configuration far below its request a service serves nothing within its latency
+    bound, and a reference run that measures 0 makes every heterogeneity and scale-out entry of
+    the plan 0 too (they reuse its configuration), leaving the classification nothing to scale
+    from (measured on quasar-memcached-diurnal seeds 2 and 3: a c1 reference left memcached on
+    one node serving nothing for 24 h). The cap keeps heterogeneity runs possible on half of the
+    platforms (a service's request is its total over all nodes). None without a request."""
+    want = w.requested_cores
+    if not want or not candidates:
+        return None
+    if platform_cores:
+        hosts = sorted(platform_cores, reverse=True)
+        want = min(want, hosts[(len(hosts) - 1) // 2])
+    sized = sorted((column_cores(c) or 1, c) for c in candidates)
+    return next((c for n, c in sized if n >= want), sized[-1][1])
+
+
 class DefaultProfilingPlan:
     def __init__(self, entries: int = 2, duration_s: float = 30.0, *, scale_up_entries: int | None = None,
                  interference_entries: int | None = None) -> None:
@@ -98,8 +120,16 @@ class DefaultProfilingPlan:
 
         candidates = self.scale_up_columns(state, w.kind, high_cores)
         n_up = min(self.scale_up_entries, len(candidates))
-        picked = [candidates[int(i)] for i in rng.choice(len(candidates), size=n_up, replace=False)]
-        picked.sort(key=lambda c: (column_cores(c) or 1, c))
+        anchor = service_reference(candidates, w, [platforms[p][0] for p in ranked]) \
+            if w.kind == WorkloadKind.SERVICE else None
+        if anchor is not None:  # the requested size first, then random others (see service_reference)
+            rest = [c for c in candidates if c != anchor]
+            k = min(n_up - 1, len(rest))
+            picked = [anchor] + sorted((rest[int(i)] for i in rng.choice(len(rest), size=k, replace=False)),
+                                       key=lambda c: (column_cores(c) or 1, c)) if k else [anchor]
+        else:
+            picked = [candidates[int(i)] for i in rng.choice(len(candidates), size=n_up, replace=False)]
+            picked.sort(key=lambda c: (column_cores(c) or 1, c))
         ref_col = picked[0]
         ref_cores = column_cores(ref_col) or 1
         for col in picked:

@@ -87,7 +87,7 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..decide import DecisionContext
 
-VERSION = "8.1"
+VERSION = "8.2"
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -315,20 +315,8 @@ class Adaptive:
             alloc, now, added = bigger, after, added + 1
         if added == 0 or predicted(state, w, alloc, m) <= cur * 1.01:
             return ()
-        # best-effort residents of the new servers that lack room are evicted (killed: no search
-        # for another home inside one decision), after the decision that needs their cores
-        victims: dict[str, None] = {}
-        for a in alloc.assignments[len(w.allocation.assignments):]:
-            s = state.servers[a.server_id]
-            if s.free_cores >= a.cores and s.free_memory_gb >= a.memory_gb:
-                continue
-            for rid in s.residents:
-                r = state.workloads.get(rid)
-                if r is not None and r.best_effort and rid != w.workload_id:
-                    victims.setdefault(rid, None)
-        kills = [ev.WorkloadRevoked(at=ctx.at, workload_id=rid, reason=f"evicted (best effort) for {w.workload_id}")
-                 for rid in victims]
-        notes = tuple(f"evict:{rid}" for rid in victims)
+        kills = self._evicted_for(state, w, alloc.assignments[len(w.allocation.assignments):], ctx)
+        notes = tuple(f"evict:{k.workload_id}" for k in kills)
         return (self._adjust(w, ctx, "scale_out", alloc, f"{reason}; +{added} node(s)", notes), *kills)
 
     def _migrate(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
@@ -385,9 +373,10 @@ class Adaptive:
         p = self.params
         m = performance_model(state, w)
         cap = predicted(state, w, w.allocation, m)
-        if cap <= 0:
-            return ()
-        u = c.value / cap
+        # the offered load when telemetry knows it: the load served within the bound collapses
+        # when the service saturates, and would read as idle capacity
+        load = c.offered if c.offered is not None else c.value
+        u = load / cap if cap > 0 else math.inf
         bound = w.target.p99_latency_ms
         hot = c.p99_latency_ms is not None and c.p99_latency_ms > p.hot_latency * bound
         cool = c.p99_latency_ms is None or c.p99_latency_ms < p.cool_latency * bound
@@ -399,11 +388,73 @@ class Adaptive:
             if evicted:
                 return evicted
         if c.ratio_to_target < 1.0 or u > p.scale_up_utilisation or hot:
-            need = max(u / p.target_utilisation, min(1.0 / max(c.ratio_to_target, 1e-3), 2.0), 1.05)
-            return self._more(state, w, ctx, why, need)
-        if u < p.scale_down_utilisation and c.ratio_to_target >= 1.0 and cool:
-            return self._reclaim(state, w, m, c.value, ctx, f"idle: utilisation {u:.2f}")
+            need = max(u / p.target_utilisation if cap > 0 else 2.0,
+                       min(1.0 / max(c.ratio_to_target, 1e-3), 2.0), 1.05)
+            more = self._more(state, w, ctx, why, need) if cap > 0 else ()
+            if more or c.ratio_to_target >= 1.0:
+                return more
+            # the QoS is missed and the model finds nothing to add (it is wrong: no capacity
+            # estimate, or nodes it thinks need no help): grow by measurement alone
+            return self._grow_blind(state, w, m, ctx, f"{why}; model-free")
+        if cap > 0 and u < p.scale_down_utilisation and c.ratio_to_target >= 1.0 and cool:
+            return self._reclaim(state, w, m, load, ctx, f"idle: utilisation {u:.2f}")
         return ()
+
+    def _grow_blind(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
+                    reason: str) -> Sequence[ev.Event]:
+        """[IMPL CHOICE] Model-free scale-out of a service that misses its QoS where the model
+        sees nothing to add. The load is split evenly, so every node has the same size (a smaller
+        one would bind): the service grows to about twice its cores while it serves under half its
+        target, by one node's worth otherwise, in nodes of the largest size (its current one or a
+        power of two below) for which enough servers have room; its own servers keep their place,
+        resized to that size (a reshape), and best-effort residents of the new servers are evicted.
+        Measured need: on quasar-memcached-diurnal seed 1 an in-place scale-up had grown
+        memcached's nodes to 23 cores; at the evening peak no server had room for a fifth such
+        node, every model-based rung predicted no gain, and it served nothing for 8 hours."""
+        assert w.allocation is not None
+        alloc = w.allocation
+        per = alloc.assignments[0]
+        n = len(alloc.assignments)
+        top = max(a.cores for a in alloc.assignments)
+        total = sum(a.cores for a in alloc.assignments)
+        grow = 2.0 if (w.last_ratio or 0.0) < 0.5 else 1.0 + 1.0 / n
+        sizes = [top, *(c for c in (16, 8, 4, 2, 1) if c < top)]
+        for size in sizes:
+            nodes = min(math.ceil(total * grow / size), self.params.max_nodes)
+            if nodes <= n:
+                continue
+            added: list[Assignment] = []
+            for _ in range(nodes - n):
+                node = ladder.extra_node(state, w, m, size, per.memory_gb,
+                                         exclude=(*alloc.servers, *(a.server_id for a in added)), over_best_effort=True)
+                if node is None:
+                    break
+                added.append(node)
+            if len(added) < nodes - n:
+                continue
+            kept = [Assignment(server_id=a.server_id, cores=size, memory_gb=a.memory_gb) for a in alloc.assignments]
+            bigger = Allocation(assignments=(*kept, *added), config=dict(alloc.config))
+            kills = self._evicted_for(state, w, added, ctx)
+            notes = tuple(f"evict:{k.workload_id}" for k in kills)
+            return (self._adjust(w, ctx, "scale_out", bigger, f"{reason}; {n}x{top} -> {nodes}x{size} cores",
+                                 notes), *kills)
+        return self._migrate(state, w, m, ctx, reason)
+
+    def _evicted_for(self, state: ClusterState, w: WorkloadState, nodes: Sequence[Assignment],
+                     ctx: DecisionContext) -> list[ev.WorkloadRevoked]:
+        """Best-effort residents killed on new `nodes` that lack room for them (no search for
+        another home inside one decision), after the decision that needs their cores."""
+        victims: dict[str, None] = {}
+        for a in nodes:
+            s = state.servers[a.server_id]
+            if s.free_cores >= a.cores and s.free_memory_gb >= a.memory_gb:
+                continue
+            for rid in s.residents:
+                r = state.workloads.get(rid)
+                if r is not None and r.best_effort and rid != w.workload_id:
+                    victims.setdefault(rid, None)
+        return [ev.WorkloadRevoked(at=ctx.at, workload_id=rid, reason=f"evicted (best effort) for {w.workload_id}")
+                for rid in victims]
 
     def _reclaim(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, load: float,
                  ctx: DecisionContext, reason: str) -> Sequence[ev.Event]:
