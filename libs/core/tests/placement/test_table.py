@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sextant_contracts import events as ev
+from sextant_core.admission.quality import server_quality, table_quality
 from sextant_core.placement import CandidateTable, TableIndex, build_table, without_workload
 from sextant_core.placement.table import _ARRAY_FIELDS
 from sextant_core.state import ClusterState, fold
@@ -100,7 +101,11 @@ def test_incremental_index_equals_full_build(seed: int, min_walk: int) -> None:
     state = ClusterState()
     for batch in random_history(seed, 30):
         state = fold(batch, state)
-        assert same(index.table(state), build_table(state))
+        t = index.table(state)
+        assert same(t, build_table(state))
+        # the kept ARQ quality column == server_quality over the whole table (its Fortran-order columns)
+        assert t.headroom is not None
+        np.testing.assert_array_equal(t.headroom, server_quality(t.tolerated_min, t.caused_sum))
     assert index.stats.rebuilds + index.stats.syncs + index.stats.hits == 31
 
 
@@ -144,3 +149,8 @@ def test_without_workload_frees_its_share_and_its_pressure(cluster: type[Cluster
     assert t.caused_sum[0, 0] == 15.0 and u.caused_sum[0, 0] == 10.0 and u.tolerated_min[0, 0] == 50.0
     assert u.caused_sum[1].tolist() == [0.0] * 10 and u.residents.tolist() == [1, 0]
     assert t.free_cores.tolist() == [5, 5]  # the input table is unchanged
+    # its aggregates changed, so it keeps no quality column: computed from them instead
+    assert u.headroom is None
+    np.testing.assert_array_equal(table_quality(u), server_quality(u.tolerated_min, u.caused_sum))
+    # s1 without b: t = 50, c = 10 → min(50, 90) = 50 per source → Q = 50; s2 empty → 100
+    assert table_quality(u).tolist() == [50.0, 100.0]

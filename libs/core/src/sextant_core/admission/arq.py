@@ -42,7 +42,7 @@ from sextant_contracts.model import CompletionTimeTarget, DecisionTrace
 from ..policies import AdmissionOutcome
 from ..state.model import ClusterState, WorkloadState
 from .availability import Availability, Offer
-from .quality import class_of, pools, server_quality, workload_quality
+from .quality import class_of, pools, table_quality, workload_quality
 from .queues import class_queues, reserved_from
 from .stability import core_load
 from .waiting import slack, switch_time
@@ -84,7 +84,7 @@ class ArqAdmission:
             return self._queue(cls, position, ahead * (position + 1), "behind_in_class", detail)
         offer = self.availability.offer(state, w, ctx.at, ctx.seed)
         t = offer.table
-        pool = pools(server_quality(t.tolerated_min, t.caused_sum))
+        pool = pools(table_quality(t))
         meets = offer.eligible & (offer.ratio >= 1.0)
         above = reserved_from(queues, cls)
         detail.update(reserved_from=above, meets=int(meets.sum()), eligible=int(offer.eligible.sum()))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from sextant_contracts.events import WorkloadClassified
 
-from ..placement.table import FloatArray, IntArray
+from ..placement.table import CandidateTable, FloatArray, IntArray
 from ..state.model import interference_vectors
 
 CLASSES = 10
@@ -47,6 +47,12 @@ def server_quality(tolerated_min: FloatArray, caused_sum: FloatArray) -> FloatAr
     head = np.minimum(tolerated_min, 100.0 - caused_sum)
     out: FloatArray = np.clip(head, 0.0, 100.0).mean(axis=1)
     return out
+
+
+def table_quality(t: CandidateTable) -> FloatArray:
+    """Q_s per row of a candidate table: the column the table index keeps (`CandidateTable.headroom`,
+    the same floats) when the table has it, else computed."""
+    return t.headroom if t.headroom is not None else server_quality(t.tolerated_min, t.caused_sum)
 
 
 def class_of(q: float) -> int:

@@ -15,6 +15,7 @@ deterministic tie-break of every placement. Columns (n = rows, S = 10 interferen
 | `caused_sum` | float64 (n, S), Fortran order | Σ residents' caused scores (0 on an empty server) |
 | `tolerated_min` | float64 (n, S), Fortran order | min residents' tolerated scores (100 on an empty server) |
 | `best_effort_cores`, `best_effort_memory_gb` | (n,) | held by best-effort residents |
+| `headroom` | float64 (n,) or None | ARQ's server quality Q_s (`headroom`), kept by the index; None: compute it |
 | `extra` | name → (n,) array | caller-supplied columns (e.g. the twin's ground truth for `oracle`) |
 
 [IMPL CHOICE] The table keeps unschedulable servers as rows; the `schedulable` filter plugin that
@@ -80,6 +81,7 @@ class CandidateTable:
     best_effort_cores: IntArray
     best_effort_memory_gb: FloatArray
     extra: Mapping[str, npt.NDArray[Any]] = field(default_factory=dict)
+    headroom: FloatArray | None = None
 
     def __len__(self) -> int:
         return len(self.server_ids)
@@ -108,8 +110,34 @@ class CandidateTable:
     def copy(self) -> CandidateTable:
         """A table with private copies of every array (survives later index updates)."""
         arrays = {name: _frozen(np.array(getattr(self, name))) for name in _ARRAY_FIELDS}
-        return replace(self, extra={k: _frozen(np.array(v)) for k, v in self.extra.items()},
+        head = None if self.headroom is None else _frozen(np.array(self.headroom))
+        return replace(self, extra={k: _frozen(np.array(v)) for k, v in self.extra.items()}, headroom=head,
                        **arrays)  # type: ignore[arg-type]
+
+
+def headroom(tolerated_min: FloatArray, caused_sum: FloatArray) -> FloatArray:
+    """ARQ's server quality per row (Paragon §4, `admission.quality.server_quality`):
+    Q_s = Σ_k clip(min(t_server(k), 100 − c_server(k)), 0, 100) / S, summed source by source in
+    `INTERFERENCE_SOURCES` order — the order numpy's mean takes over the table's Fortran-order
+    columns, and the same for one row alone, so a row rewritten by the index gets the float a
+    whole-table computation gives it."""
+    h = np.clip(np.minimum(tolerated_min, 100.0 - caused_sum), 0.0, 100.0)
+    out: FloatArray = np.array(h[:, 0])
+    for k in range(1, h.shape[1]):
+        out += h[:, k]
+    out /= h.shape[1]
+    return out
+
+
+def _row_headroom(tolerated_min: tuple[float, ...], caused_sum: tuple[float, ...]) -> float:
+    """`headroom` of one server from its aggregates: the same IEEE operations in the same order
+    (min, clip, the sum source by source, the division), in Python floats (a changed row costs
+    no numpy call). Only the sign of a zero may differ from numpy's, which no pool depends on."""
+    acc = 0.0
+    for k, (t, c) in enumerate(zip(tolerated_min, caused_sum, strict=True)):
+        h = min(max(min(t, 100.0 - c), 0.0), 100.0)
+        acc = h if k == 0 else acc + h
+    return acc / len(tolerated_min)
 
 
 _ARRAY_FIELDS = ("platform_code", "up", "drained", "cap_cores", "free_cores", "cap_memory_gb",
@@ -141,10 +169,12 @@ class _Buffers:
             np.array([s.tolerated_min for s in servers], np.float64).reshape(n, N_SOURCES))
         self.best_effort_cores = np.fromiter((s.best_effort_cores for s in servers), np.int64, n)
         self.best_effort_memory_gb = np.fromiter((s.best_effort_memory_gb for s in servers), np.float64, n)
+        self.headroom = headroom(self.tolerated_min, self.caused_sum) if n else np.zeros(0)
         self.node: ServerJournal | None = None
         self.servers: object = None
         arrays: dict[str, Any] = {name: _frozen(getattr(self, name)) for name in _ARRAY_FIELDS}
-        self.table = CandidateTable(server_ids=self.server_ids, platforms=self.platforms, **arrays)
+        self.table = CandidateTable(server_ids=self.server_ids, platforms=self.platforms, **arrays,
+                                    headroom=_frozen(self.headroom))
 
     def write(self, i: int, s: ServerState) -> None:
         self.up[i] = s.up
@@ -158,6 +188,7 @@ class _Buffers:
         self.tolerated_min[i] = s.tolerated_min
         self.best_effort_cores[i] = s.best_effort_cores
         self.best_effort_memory_gb[i] = s.best_effort_memory_gb
+        self.headroom[i] = _row_headroom(s.tolerated_min, s.caused_sum)
 
 
 def build_table(state: ClusterState) -> CandidateTable:
@@ -273,5 +304,5 @@ def without_workload(table: CandidateTable, state: ClusterState, w: WorkloadStat
         be_mem[i] = agg["best_effort_memory_gb"]
     return replace(table, free_cores=_frozen(free_cores), free_memory_gb=_frozen(free_mem),
                    residents=_frozen(residents), caused_sum=_frozen(caused),
-                   tolerated_min=_frozen(tolerated), best_effort_cores=_frozen(be_cores),
+                   tolerated_min=_frozen(tolerated), best_effort_cores=_frozen(be_cores), headroom=None,
                    best_effort_memory_gb=_frozen(be_mem))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
 
-from ..admission.quality import CLASSES, pools, server_quality
+from ..admission.quality import CLASSES, pools, table_quality
 from ..admission.queues import class_queues, reserved_from
 from ..placement.framework import DEFAULT_BUDGET, Budget, count_reasons
 from ..placement.plugins.interference import d1_margins, d2_margins
@@ -92,7 +92,7 @@ def arq_allowed(state: ClusterState, w: WorkloadState, table: CandidateTable) ->
     below = reserved_from(class_queues(state), w.arq_class)
     if below >= CLASSES:
         return None
-    out: BoolArray = pools(server_quality(table.tolerated_min, table.caused_sum)) < below
+    out: BoolArray = pools(table_quality(table)) < below
     return out
 
 

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
 
-from ..admission.quality import CLASSES, pools, server_quality
+from ..admission.quality import CLASSES, pools, server_quality, table_quality
 from ..admission.queues import class_queues, reserved_from
 from ..placement.framework import DEFAULT_BUDGET, Budget, Evaluation, Profile, best_row, evaluate
 from ..placement.plugins.paragon_arq import POOL
@@ -317,7 +317,7 @@ class SextantPlanner:
         if below >= CLASSES:
             return self.profile, self.closest, a
         t = a.table
-        table = t.with_extra({POOL: pools(server_quality(t.tolerated_min, t.caused_sum))})
+        table = t.with_extra({POOL: pools(table_quality(t))})
         bounded = self._bounded.get(below)
         if bounded is None:
             bounded = self._bounded[below] = (self.profile.with_args("paragon-arq-pool", below=below),
