@@ -26,3 +26,13 @@ def test_v2_is_unchanged() -> None:
     u = rng.random(5)
     assert ph[1].start == 0.25 + u[0] * (0.45 - 0.25) and ph[1].speed == 1.0 - (0.0 + u[4] * (0.15 - 0.0))
     assert ph[1].caused[0] == 1.0 + (0.1 + u[2] * (1.2 - 0.1))
+
+
+def test_a_phased_workloads_ideal_includes_its_slow_phase() -> None:
+    from sextant_sim.workloads.base import Phase
+    from sextant_sim.workloads.generate import phase_time_factor
+
+    # 30 % of the work (0.4 → 0.7) at speed 0.5: 0.4 + 0.3 / 0.5 + 0.3 = 1.3 × the phase-free time
+    phases = (Phase(start=0.0), Phase(start=0.4, speed=0.5), Phase(start=0.7))
+    assert abs(phase_time_factor(phases) - 1.3) < 1e-12
+    assert phase_time_factor(()) == 1.0
