@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
-from sextant_core.placement.retry import fits_any
 from sextant_core.policies import PlacementOutcome
 from sextant_core.state.model import ClusterState, ServerState, WorkloadState
 
@@ -248,13 +247,26 @@ class OraclePlanner:
         self._table: _Table | None = None
 
     def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool:
-        """A deferred workload is retried on a capacity event only if a freed server has the
-        cores (its threads, capped at the server's size) and memory `place` asks of a candidate.
-        [IMPL CHOICE] A deferral because every candidate would break a resident can also end by
-        time alone (residents progress); the periodic full retry (`Tick`) covers that."""
-        _, _, foot = self.view.pressure(w.workload_id)
-        return fits_any(state, freed, self.view.truth(w.workload_id).threads, foot * 1.02,
-                        exclude=w.workload_id)
+        """A deferred workload is retried on a capacity event only if a freed server could take it:
+        it has the cores (its threads, capped at the server's size) and memory `place` asks of a
+        candidate, and the truth says the newcomer breaks no resident there (and, for a
+        multi-node job, keeps ≥ 97 % of its speed) — the servers that did not free were all
+        ruled out at its last attempt. [IMPL CHOICE] A deferral can also end by time alone
+        (residents progress, deadlines pass); the periodic full retry (`Tick`) covers that."""
+        v = self.view
+        t = v.truth(w.workload_id)
+        _, _, foot = v.pressure(w.workload_id)
+        cands = [s for sid in freed if (s := state.servers.get(sid)) is not None and s.schedulable
+                 and s.free_cores >= min(t.threads, s.capacity.cores) and s.free_memory_gb >= foot * 1.02
+                 and w.workload_id not in s.residents]
+        if not cands:
+            return False
+        required = v.required_rate(w.workload_id, state.now) if t.shape == "single" else 1e-9
+        b = self._evaluate(w, t, cands, required, state.now)
+        ok = b.broken == 0
+        if t.shape != "single":
+            ok &= b.factor_new >= 0.97
+        return bool(ok.any())
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         v = self.view
