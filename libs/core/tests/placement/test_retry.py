@@ -49,7 +49,7 @@ def _ctx(at: float) -> DecisionContext:
     return DecisionContext(at=at, seed=7, state_position=0, causation=(), profile="t", policy_version="1")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data=st.data(), profile=st.sampled_from((*BASELINES, "paragon")))
 def test_could_use_false_means_the_retry_would_fail_too(data: st.DataObject, profile: str) -> None:
     """Deferred at S (the search failed), a resident ends (S'): if `could_use(S', freed)` is

@@ -32,7 +32,7 @@ from ..state.model import ClusterState, WorkloadState
 from .framework import Budget, Evaluation, Profile, best_row, evaluate, ranked_rows
 from .profiles import get_profile
 from .request import PlacementRequest, Sizer, request_for, requested_size
-from .retry import request_could_fit
+from .retry import ROW_LOCAL, request_could_fit, rows_pass
 from .spread import spread
 from .table import CandidateTable, TableIndex, without_workload
 from .trace import compact_trace, deferral_reasons, summary, verdicts
@@ -77,8 +77,18 @@ class ProfilePlanner:
         if any(s.name == "fit" and getattr(s.args, "reclaim_best_effort", False) for s in self.profile.filters):
             return True
         cores, memory_gb = self.sizer(state, w)
-        return request_could_fit(state, lambda: self.index.table(state), freed, cores, memory_gb,
-                                 scale_out=self.profile.scale_out)
+        if not request_could_fit(state, lambda: self.index.table(state), freed, cores, memory_gb,
+                                 scale_out=self.profile.scale_out):
+            return False
+        if not all(s.name in ROW_LOCAL for s in self.profile.filters):
+            return True
+        table = self.table(state, w)
+        rows = [table.row(sid) for sid in freed if sid in state.servers]
+        request = request_for(w, cores, memory_gb, seed=0)
+        if rows_pass(self.profile, table, rows, request):
+            return True
+        return self.profile.scale_out and cores > 1 and \
+            rows_pass(self.profile, table, rows, request.resized(1, memory_gb / cores))
 
 
 def planner_for(profile_name: str, **options: Any) -> ProfilePlanner:

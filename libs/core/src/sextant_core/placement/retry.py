@@ -1,20 +1,39 @@
 """Incremental retries of deferred placements (`Planner.could_use`, process.py).
 
 A deferred workload is retried when capacity comes back on some servers (`freed`). For a planner
-that places its whole request on one server, after a capacity filter, a retry can succeed only on
-a freed server (every other server lost capacity or kept it since the last attempt), so a retry
-where no freed server fits the request is answered without running the search.
+whose filters are row-local (a server passes or fails on its own columns: `ROW_LOCAL`), a retry
+can succeed only if a freed server passes them — every other server only lost capacity or gained
+residents since the last attempt — so a retry where no freed server passes is answered without
+running the search. For a profile with other filters only capacity is checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..state.model import ClusterState
+from .framework import Profile
 from .plugins.fit import MEMORY_EPS_GB
+from .request import PlacementRequest
 from .table import CandidateTable
+
+ROW_LOCAL = frozenset({"schedulable", "fit", "interference-d1", "interference-d2"})
+"""Filters whose verdict on a server reads only that server's columns and the request."""
+
+
+def rows_pass(profile: Profile, table: CandidateTable, rows: Sequence[int], request: PlacementRequest) -> bool:
+    """Some of `rows` passes every filter of `profile` (all of them row-local) for `request`."""
+    if not rows:
+        return False
+    sub = table.take(rows)
+    alive = np.ones(len(rows), dtype=np.bool_)
+    for step in profile.filters:
+        alive &= step.plugin.filter(sub, request, step.args).mask
+        if not alive.any():
+            return False
+    return True
 
 
 def fits_any(state: ClusterState, freed: Iterable[str], cores: int, memory_gb: float, *,

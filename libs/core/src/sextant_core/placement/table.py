@@ -35,7 +35,7 @@ thread-safe; give each planner (and each thread) its own.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -106,6 +106,13 @@ class CandidateTable:
                 raise ValueError(f"extra column {name!r} has shape {arr.shape}, expected ({len(self)}, ...)")
             extra[name] = _frozen(arr)
         return replace(self, extra=extra)
+
+    def take(self, rows: Sequence[int]) -> CandidateTable:
+        """A table of the given rows only (in that order), extra columns included."""
+        idx = np.asarray(rows, dtype=np.int64)
+        arrays = {name: _frozen(np.asarray(getattr(self, name))[idx]) for name in _ARRAY_FIELDS}
+        extra = {k: _frozen(np.asarray(v)[idx]) for k, v in self.extra.items()}
+        return replace(self, server_ids=tuple(self.server_ids[i] for i in rows), extra=extra, **arrays)
 
     def copy(self) -> CandidateTable:
         """A table with private copies of every array (survives later index updates)."""
