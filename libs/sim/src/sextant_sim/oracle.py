@@ -239,6 +239,13 @@ class _Batch:
         self.het = het
 
 
+def _candidate(s: ServerState, threads: int, need_mem: float, wid: str) -> bool:
+    """A server with room for the workload's true need: its threads (capped at the server's
+    size) and its footprint (+2 %), and not already hosting it."""
+    return s.schedulable and s.free_cores >= min(threads, s.capacity.cores) and s.free_memory_gb >= need_mem \
+        and wid not in s.residents
+
+
 class OraclePlanner:
     SANCTIONED_TRUTH_READ: ClassVar[str] = "oracle"
 
@@ -256,9 +263,8 @@ class OraclePlanner:
         v = self.view
         t = v.truth(w.workload_id)
         _, _, foot = v.pressure(w.workload_id)
-        cands = [s for sid in freed if (s := state.servers.get(sid)) is not None and s.schedulable
-                 and s.free_cores >= min(t.threads, s.capacity.cores) and s.free_memory_gb >= foot * 1.02
-                 and w.workload_id not in s.residents]
+        cands = [s for sid in freed if (s := state.servers.get(sid)) is not None
+                 and _candidate(s, t.threads, foot * 1.02, w.workload_id)]
         if not cands:
             return False
         required = v.required_rate(w.workload_id, state.now) if t.shape == "single" else 1e-9
@@ -273,8 +279,7 @@ class OraclePlanner:
         t = v.truth(w.workload_id)
         _, _, foot = v.pressure(w.workload_id)
         need_mem = foot * 1.02
-        cands = [s for s in state.servers.values() if s.schedulable and s.free_cores >= min(t.threads, s.capacity.cores)
-                 and s.free_memory_gb >= need_mem and w.workload_id not in s.residents]
+        cands = [s for s in state.servers.values() if _candidate(s, t.threads, need_mem, w.workload_id)]
         if not cands:
             return PlacementOutcome(allocation=None, reasons=("oracle/no_capacity",),
                                     trace=DecisionTrace(examined=len(state.servers)))
