@@ -9,6 +9,8 @@ import pytest
 from sextant_contracts import events as ev
 from sextant_core.planning.assess import SizingParams
 from sextant_core.planning.sextant import SextantParams, SextantPlanner
+from sextant_core.state import fold
+from sextant_core.testing.builders import record
 
 from .conftest import World, chosen, place, vec
 
@@ -199,3 +201,20 @@ def ctx_at(at: float) -> Any:
     from .conftest import ctx
 
     return ctx(at)
+
+
+def test_best_effort_stays_off_a_guarded_workloads_servers() -> None:
+    # r tolerates everything by its classification, so best effort may join it on a1 ...
+    world = (World().server("a1").workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100))
+             .workload("be", cores=2, best_effort=True, caused=vec(0, core=5)))
+    assert chosen(place(world.state(), planner(), wid="be")) == (("a1", 2, 1.0),)
+    # ... until the reprovisioner evicted best effort for r (issue 8's `evict` rung): then r's
+    # servers tolerate no added pressure, and a best-effort newcomer (D1 never relaxed) waits
+    r = world.state().workloads["r"]
+    assert r.allocation is not None and not r.guarded
+    evicted = ev.AllocationAdjusted(at=2.0, workload_id="r", decision=record(9), action="evict",
+                                    allocation=r.allocation, reason="interference suspected")
+    st = fold([evicted], world.state())
+    assert st.workloads["r"].guarded and st.servers["a1"].tolerated_min == (0.0,) * len(st.servers["a1"].tolerated_min)
+    d = place(st, planner(), wid="be")
+    assert isinstance(d.events[0], ev.PlacementDeferred)

@@ -45,7 +45,7 @@ from sextant_contracts.events import WorkloadClassified
 from sextant_contracts.model import INTERFERENCE_SOURCES
 
 from ..placement.table import CandidateTable
-from ..state.model import N_SOURCES, ClusterState, ServerJournal, interference_vectors
+from ..state.model import N_SOURCES, ClusterState, ServerJournal, resident_vectors
 from .arrays import FloatArray, IntArray
 
 EMPTY_M = 100.0
@@ -78,7 +78,7 @@ class ResidualIndex:
         self._t_pad: FloatArray = np.full((0, 1, N_SOURCES), 100.0)  # residents' t per row (padded)
         self._c_pad: FloatArray = np.zeros((0, 1, N_SOURCES))
         self._valid = np.zeros((0, 1), dtype=np.bool_)
-        self._raw: dict[str, tuple[WorkloadClassified | None, FloatArray, FloatArray]] = {}
+        self._raw: dict[str, tuple[WorkloadClassified | None, bool, FloatArray, FloatArray]] = {}
         self.rebuilds = 0
         self.syncs = 0
         self._checked: tuple[int, int] = (0, -1)
@@ -92,11 +92,11 @@ class ResidualIndex:
         if w is None:
             return None
         hit = self._raw.get(rid)
-        if hit is not None and hit[0] is w.classification:
-            return hit[1], hit[2]
-        t, c = interference_vectors(w.classification)
+        if hit is not None and hit[0] is w.classification and hit[1] == w.guarded:
+            return hit[2], hit[3]
+        t, c = resident_vectors(w)
         v = (np.array(t), np.array(c))
-        self._raw[rid] = (w.classification, *v)
+        self._raw[rid] = (w.classification, w.guarded, *v)
         return v
 
     def _residents(self, state: ClusterState, server_id: str,

@@ -239,7 +239,8 @@ def _(event: ev.WorkloadStarted, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.AllocationAdjusted, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
-    return _swap(state, event, event.allocation, decisions=w.decisions + 1)
+    guarded = w.guarded or (event.action == "evict" and not w.best_effort)
+    return _swap(state, event, event.allocation, decisions=w.decisions + 1, guarded=guarded)
 
 
 @_apply.register

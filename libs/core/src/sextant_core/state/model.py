@@ -36,6 +36,7 @@ from .records import copy_with
 N_SOURCES = len(INTERFERENCE_SOURCES)
 NO_PRESSURE: tuple[float, ...] = (0.0,) * N_SOURCES
 FULL_TOLERANCE: tuple[float, ...] = (100.0,) * N_SOURCES
+GUARDED_TOLERANCE: tuple[float, ...] = (0.0,) * N_SOURCES  # a guarded workload tolerates no added pressure
 JOURNAL_SPAN = 4096
 
 
@@ -53,6 +54,14 @@ def interference_vectors(c: WorkloadClassified | None) -> tuple[tuple[float, ...
     if c is None:
         return FULL_TOLERANCE, NO_PRESSURE
     return _vector(c.tolerated, 100.0), _vector(c.caused, 0.0)
+
+
+def resident_vectors(w: WorkloadState) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(tolerated, caused) of `w` as a resident of its servers: its classification's, except that a
+    `guarded` workload tolerates no added pressure (its co-runners' D1 checks fail on every source
+    a newcomer presses)."""
+    t, c = interference_vectors(w.classification)
+    return (GUARDED_TOLERANCE if w.guarded else t), c
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +132,10 @@ class WorkloadState:
     violations: int = 0
     decisions: int = 0
     end_reason: str = ""
+    # issue 8: a guaranteed workload whose best-effort co-runners were evicted for it (the ladder's
+    # `evict` rung: its classification under-stated its sensitivity, or it needed their room) —
+    # its servers tolerate nothing more (`server_aggregates`), so best effort does not come back
+    guarded: bool = False
 
     @property
     def holds_resources(self) -> bool:
@@ -150,7 +163,7 @@ def server_aggregates(server_id: str, residents: tuple[str, ...], workloads: Map
         w = workloads.get(rid)
         if w is None or rid == exclude:
             continue
-        t, c = interference_vectors(w.classification)
+        t, c = resident_vectors(w)
         for k in range(N_SOURCES):
             caused[k] += c[k]
             if t[k] < tolerated[k]:
