@@ -111,14 +111,14 @@ def test_service_under_load_scales_out() -> None:
     st, wid = service(nodes=1, cores=8)  # 1 node × 6e9 capacity at 8 cores (useful max): no growth in place
     (adj,) = observe(st, wid, ratio=1.01, value=6.6e9, p99=0.3)  # u = 1.1 > 1.05
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
-    # sized for u ≈ 0.85: need 6.6e9 / 0.85 = 7.8e9 → 2 nodes (12e9)
+    # sized for u ≈ 0.92: need 6.6e9 / 0.92 = 7.2e9 → 2 nodes (12e9)
     assert len(adj.allocation.assignments) == 2
 
 
 def test_idle_service_gives_nodes_back() -> None:
     st, wid = service(nodes=3, cores=8)  # 18e9 capacity
-    (adj,) = observe(st, wid, ratio=1.01, value=3.0e9, p99=0.2)  # u = 0.17 < 0.7, p99 cool (< 0.7 ms)
-    # keep ≥ 3e9 / 0.85 = 3.5e9: one 6e9 node suffices
+    (adj,) = observe(st, wid, ratio=1.01, value=3.0e9, p99=0.2)  # u = 0.17 < 0.8, p99 cool (< 0.7 ms)
+    # keep ≥ 3e9 / 0.92 = 3.3e9: one 6e9 node suffices
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_in"
     assert len(adj.allocation.assignments) == 1
 
@@ -127,7 +127,7 @@ def test_a_saturated_service_is_judged_by_its_offered_load() -> None:
     st, wid = service(nodes=1, cores=8)  # 6e9 capacity
     # saturated: 8e9 offered, only 2e9 served within the bound (ratio 0.25). By the served load
     # u = 2e9 / 6e9 = 0.33 would look idle; by the offered load u = 8e9 / 6e9 = 1.33 → add capacity:
-    # 8e9 / 0.85 = 9.4e9 → 2 nodes (12e9)
+    # 8e9 / 0.92 = 8.7e9 → 2 nodes (12e9)
     (adj,) = observe(st, wid, ratio=0.25, value=2.0e9, p99=5.0, offered=8.0e9)
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
     assert len(adj.allocation.assignments) == 2
@@ -151,14 +151,14 @@ def test_model_free_growth_reshapes_a_service_whose_node_size_no_server_has() ->
 
 def test_service_within_band_is_left_alone() -> None:
     st, wid = service(nodes=2, cores=8)  # 12e9
-    assert observe(st, wid, ratio=1.01, value=11.0e9, p99=0.3) == ()  # u = 0.92: between 0.7 and 1.05
+    assert observe(st, wid, ratio=1.01, value=11.0e9, p99=0.3) == ()  # u = 0.92: between 0.8 and 1.05
 
 
 def test_reclaim_shrinks_cores_when_no_whole_node_can_go() -> None:
     st, wid = service(nodes=2, cores=8)  # 12e9
-    (adj,) = observe(st, wid, ratio=1.01, value=8.0e9, p99=0.3)  # u = 0.67 < 0.7
-    # one node (6e9) < 8e9 / 0.85 = 9.4e9 keeps both; cores (U interpolated between c4 and c8):
-    # 6 → 2 × 4.75e9 = 9.5e9 ≥ 9.4e9, 5 → 2 × 4.125e9 = 8.25e9 < 9.4e9
+    (adj,) = observe(st, wid, ratio=1.01, value=8.0e9, p99=0.3)  # u = 0.67 < 0.8
+    # one node (6e9) < 8e9 / 0.92 = 8.7e9 keeps both; cores (U interpolated between c4 and c8):
+    # 6 → 2 × 4.75e9 = 9.5e9 ≥ 8.7e9, 5 → 2 × 4.125e9 = 8.25e9 < 8.7e9
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_down"
     assert [a.cores for a in adj.allocation.assignments] == [6, 6]
 
