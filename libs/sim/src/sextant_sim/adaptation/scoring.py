@@ -27,11 +27,13 @@ Phases (Paragon §3.4 Table IV, Quasar §4.1):
 from __future__ import annotations
 
 import bisect
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sextant_contracts import events as ev
 from sextant_core.reprovisioning.detection import measured_scores, probe_change
 from sextant_core.reprovisioning.params import AdaptationParams
@@ -256,3 +258,78 @@ def server_hours(events: Sequence[ev.Event], workload_id: str, end: float) -> fl
         nxt = timeline[i + 1][0] if i + 1 < len(timeline) else stop
         total += n * max(min(nxt, stop) - t, 0.0)
     return total / 3600.0
+
+
+# --- the ground truth's floor on a service's server-hours ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServerHoursBound:
+    lower_bound: float  # no allocation meeting `share` of requests uses fewer server-hours (Lagrangian dual)
+    plan: float  # server-hours of a plan that meets `share` (the primal of the best multiplier)
+    plan_share: float  # the share of requests that plan serves within the bound
+    share: float
+
+
+def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
+                       segments: Sequence[tuple[float, float]], share: float,
+                       max_servers: int | None = None) -> ServerHoursBound:
+    """The fewest server-hours with which *any* allocation serves at least `share` of a service's
+    requests within its latency bound, from the twin's ground truth.
+
+    `mus`: the service's capacity μ (requests/s within nothing else's interference) of one node on
+    each server; `segments`: (seconds, offered requests/s) of the load trace. An allocation of k
+    nodes (one per server, the load split evenly, as the twin runs a service) is at best the k
+    servers of highest μ with no co-runner, re-sized at every segment boundary with perfect
+    knowledge of the coming load, so per segment and k the share within the bound is at most
+    `met_fraction(μ_(k), λ/k)` (the weakest of the k binds, the twin's even split). Minimising
+    Σ k·dt subject to Σ met·requests ≥ share · Σ requests is a knapsack over the segments; its
+    Lagrangian dual — maxₐ Σ_seg min_k (k·dt − β·met_k·requests) + β·share·Σ requests — is a lower
+    bound on every such allocation, so on every policy in the twin (each pays interference, delays
+    and imperfect estimates on top). The dual is maximised over a fine log grid of β (any β gives
+    a valid bound); `plan` is the cheapest grid point whose per-segment choices meet `share`."""
+    from ..workloads.service import met_fraction
+
+    caps = sorted((m for m in mus if m > 0), reverse=True)[:max_servers]
+    if not caps or not segments:
+        return ServerHoursBound(lower_bound=0.0, plan=0.0, plan_share=1.0, share=share)
+    k = len(caps)
+    hours = np.array([[(j + 1) * dt / 3600.0 for j in range(k)] for dt, _lam in segments])
+    reqs = np.array([dt * lam for dt, lam in segments])
+    met = np.array([[met_fraction(caps[j], lam / (j + 1), base_ms, bound_ms) * dt * lam for j in range(k)]
+                    for dt, lam in segments])
+    total = float(reqs.sum())
+    if float(met.sum(axis=0).max()) < share * total - 1e-9 * total:  # not even every server serves it
+        return ServerHoursBound(lower_bound=math.inf, plan=math.inf, plan_share=0.0, share=share)
+    best_dual, best_plan, plan_met = -np.inf, np.inf, 0.0
+    scale = float(hours.max()) / max(float(met.max()), 1e-300)  # β in units of hours per request
+    for beta in scale * np.logspace(-4, 6, 4001):
+        obj = hours - beta * met
+        j = obj.argmin(axis=1)
+        rows = np.arange(len(segments))
+        dual = float(obj[rows, j].sum()) + beta * share * total
+        best_dual = max(best_dual, dual)
+        served = float(met[rows, j].sum())
+        cost = float(hours[rows, j].sum())
+        if served >= share * total - 1e-9 * total and cost < best_plan:
+            best_plan, plan_met = cost, served / total
+    return ServerHoursBound(lower_bound=float(best_dual), plan=best_plan, plan_share=plan_met, share=share)
+
+
+def service_floor(setup: Any, share: float) -> ServerHoursBound:
+    """`server_hours_floor` for the (first) service of a twin setup, over its life within the
+    horizon: μ per server = qps/core × the platform's per-core speed × scale-up on the server's
+    cores (no interference, no phase), the load = peak × the trace's fraction per segment."""
+    sub = next(s for s in setup.subs if s.truth.service is not None)
+    t = sub.truth
+    sv = t.service
+    pidx = {p.platform_id: i for i, p in enumerate(setup.cat.platforms)}
+    mus = [sv.qps_per_core * float(t.speed[pidx[p.platform_id]]) * t.scale_up(p.cores) for _sid, p in setup.servers]
+    end = min(t.work, setup.horizon - sub.at)
+    segments = []
+    for i, (off, frac) in enumerate(sv.trace):
+        nxt = sv.trace[i + 1][0] if i + 1 < len(sv.trace) else t.work
+        dt = min(nxt, end) - off
+        if dt > 0:
+            segments.append((dt, sv.peak_qps * frac))
+    return server_hours_floor(mus, sv.base_latency_ms, sv.latency_bound_ms, segments, share)
