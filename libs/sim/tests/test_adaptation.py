@@ -123,3 +123,33 @@ def test_autoscaling_rule(nodes: int, util: float, expect: tuple[str, int] | Non
         assert (adj.action, len(adj.allocation.assignments)) == expect
         if adj.action == "scale_out":  # the least-loaded server (most free cores, then id): s1
             assert adj.allocation.servers[-1] == f"s{nodes}"
+
+
+def test_the_agent_closes_single_node_windows_at_resident_changes() -> None:
+    """`telemetry.split_at_resident_changes`: a co-runner starting on a server closes the window
+    of every single-node workload already there at that instant; off, windows follow the period."""
+    from sextant_sim.adaptation.run import run
+    from sextant_sim.scenarios import load_scenario
+
+    sc = load_scenario("smoke")
+
+    def split_times(on: bool) -> set[float]:
+        s = sc.model_copy(update={"telemetry": sc.telemetry.model_copy(update={"split_at_resident_changes": on})})
+        r = run(s, "least-loaded", 1)
+        started = {e.workload_id: e.at for e in r.events if isinstance(e, ev.WorkloadStarted)}
+        period = s.telemetry.period_s
+        off_grid = set()
+        for e in r.events:
+            if isinstance(e, ev.PerformanceObserved) and e.workload_id in started:
+                k = (e.at - started[e.workload_id]) / period
+                if abs(k - round(k)) > 1e-6:
+                    off_grid.add(e.at)
+        return off_grid
+
+    assert split_times(False) == set()
+    on = split_times(True)
+    assert on  # some windows closed early...
+    r_starts = {e.at for e in run(sc.model_copy(update={"telemetry": sc.telemetry.model_copy(
+        update={"split_at_resident_changes": True})}), "least-loaded", 1).events
+        if isinstance(e, ev.WorkloadStarted | ev.WorkloadCompleted | ev.WorkloadFailed | ev.WorkloadRevoked)}
+    assert on <= r_starts  # ...and only when residents changed

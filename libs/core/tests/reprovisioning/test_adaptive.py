@@ -62,6 +62,15 @@ def test_below_target_scales_up_in_place_first() -> None:
     assert adj.allocation.assignments[0].cores == 8 and adj.reason.startswith("reactive below_target")
 
 
+def test_the_ladder_waits_a_period_after_an_allocation_change() -> None:
+    # placed at 2: not adjusted again within adjust_gap_s (300 s) — the change is not measured yet
+    st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
+    assert observe(st, "w", ratio=0.94, at=200.0) == ()
+    (adj,) = observe(st, "w", ratio=0.94, at=302.0)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_up"
+    assert observe(st, "w", ratio=0.94, at=302.0, p=AdaptationParams(adjust_gap_s=400.0)) == ()
+
+
 def test_far_below_the_estimate_reclassifies_instead() -> None:
     # estimate 0.95 × 0.85 = 0.81 > 0.5: the classification no longer describes it
     # (with the estimate rule on; off by default since the step detector, params.py)

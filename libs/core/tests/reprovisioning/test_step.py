@@ -107,11 +107,11 @@ def test_analytics_jobs_are_not_watched_by_default() -> None:
 
 
 def test_a_loud_new_neighbour_rebaselines_and_a_quiet_one_does_not() -> None:
-    # "n" arrives at 400 on s1 pressing memory_bw by 40 (loud) or 5 (quiet); w drops 1.90 → 1.60
+    # gate 12.5: "n" arrives at 400 on s1 pressing memory_bw by 40 (loud) or 5 (quiet); w drops 1.90 → 1.60
     for caused, expect in ((40.0, ()), (5.0, ("reactive step",))):
         st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), *life("n", "s1", at=400, caused=caused),
                    seen("w", 600, 1.60)])
-        out = assess(st, "w")
+        out = assess(st, "w", neighbour_gate=12.5)
         assert tuple(e.reason.split(":")[0] for e in out if isinstance(e, ev.ReclassificationRequested)) == expect, caused
 
 
@@ -129,3 +129,56 @@ def test_same_assignment_replacement_leaves_neighbours_baselines() -> None:
     assert st.servers["s1"].residents_changed_at == before == 10.0
     st = fold([ev.PlacementDecided(at=460, workload_id="n", decision=record(6), allocation=alloc(("s1", 1, 4.0)))], st)
     assert st.servers["s1"].residents_changed_at == 460.0
+
+
+def test_the_default_gate_rebaselines_on_a_quiet_neighbour_too() -> None:
+    # gate 0 (default): the 5-point neighbour re-baselines; the next window (600, 900] is the baseline
+    st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), *life("n", "s1", at=400, caused=5.0),
+               seen("w", 600, 1.60)])
+    assert assess(st, "w") == ()
+    st = fold([seen("w", 900, 1.60), seen("w", 1200, 1.30)], st)
+    (req,) = assess(st, "w")
+    assert isinstance(req, ev.ReclassificationRequested) and "baseline 1.600 (t=900" in req.reason
+
+
+def test_its_own_reclassification_does_not_move_the_pressure_around_it() -> None:
+    st = fold([server("s1"), *life("w", "s1", caused=10.0), seen("w", 300, 1.90)])
+    st = fold([ev.WorkloadClassified(at=330, workload_id="w", decision=record(4), scale_up={"c1": 1.0e9},
+                                     heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
+                                     caused={"memory_bw": 60.0}), seen("w", 600, 1.90)], st)
+    assert max(st.servers["s1"].caused_sum) == 60.0  # the server's aggregate follows its new row...
+    assert st.workloads["w"].observed[0][2] == st.workloads["w"].observed[1][2] == Q  # ...its neighbours' did not
+
+
+def test_a_reclassification_rebaselines_from_its_request() -> None:
+    # the step is flagged at 600 (request), the new classification lands at 630; window (600, 900]
+    # already describes the new phase, so it is the baseline and 1.20 at 1200 is a −25 % step
+    st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), seen("w", 600, 1.60),
+               ev.ReclassificationRequested(at=600, workload_id="w", decision=record(4), reason="reactive step"),
+               ev.WorkloadClassified(at=630, workload_id="w", decision=record(5), scale_up={"c1": 1.0e9},
+                                     heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
+                                     caused={"memory_bw": 10.0}),
+               seen("w", 900, 1.60)])
+    assert st.workloads["w"].classified_from == 600.0
+    assert assess(st, "w") == ()  # 1.60 vs 1.60: the old baseline (1.90) is gone
+    st = fold([seen("w", 1200, 1.20)], st)
+    (req,) = assess(st, "w")
+    assert isinstance(req, ev.ReclassificationRequested) and "(t=900" in req.reason
+
+
+def test_a_replan_onto_the_same_allocation_keeps_the_baseline() -> None:
+    a = alloc(("s1", 2, 4.0))
+    st = fold([server("s1"), *life("w", "s1"), seen("w", 300, 1.90), seen("w", 600, 1.90),
+               ev.PlacementDecided(at=610, workload_id="w", decision=record(6), allocation=a),
+               ev.WorkloadStarted(at=610, workload_id="w", allocation=a), seen("w", 900, 1.60)])
+    assert st.workloads["w"].allocated_at == 0.0 and st.workloads["w"].started_at == 610.0
+    (req,) = assess(st, "w")
+    # before the re-plan at 610 counted as a reset, (600, 900] straddling it had no baseline; the
+    # first window's start is unknown once `started_at` is the re-start, so the baseline is 600's
+    assert isinstance(req, ev.ReclassificationRequested) and "(t=600" in req.reason
+    # a real change (fewer cores) does reset: nothing after 620 to compare with yet
+    st = fold([ev.PlacementDecided(at=620, workload_id="w", decision=record(7), allocation=alloc(("s1", 1, 4.0))),
+               seen("w", 920, 1.20)], st)
+    assert st.workloads["w"].allocated_at == 620.0
+    assert assess(st, "w") == ()
+

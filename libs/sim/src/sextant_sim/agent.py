@@ -8,7 +8,10 @@
 - world happenings → `WorkloadCompleted`, `WorkloadFailed`, `ServerFailed`/`ServerRecovered`;
 - telemetry: every `telemetry.period_s` of a running workload, `PerformanceObserved` (window mean,
   in the target's units, × log-normal noise `noise.telemetry_sd`) and a `QosVerdict`
-  (met ⟺ ratio ≥ 1).
+  (met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (issue 8), a single-node
+  workload's window is also closed — one more pair of events — just before the residents of its
+  server change (a co-runner starts, moves, is resized, pauses or ends): what a node agent that
+  starts and stops the co-runners itself can do. The periodic schedule is unchanged.
 
 Ratios to target: single-node = window instruction rate / target rate; analytics = target seconds /
 projected completion (time since start + remaining work at the current rate); services = fraction
@@ -48,11 +51,17 @@ class Agent:
 
     def on_event(self, e: ev.Event) -> None:
         if isinstance(e, ev.PlacementDeferred):
+            a = self.world.active.get(e.workload_id)
+            if a is not None:
+                self._split([n.server for n in a.nodes], e.at)
             self.world.pause(e.workload_id, e.at)
         elif isinstance(e, ev.WorkloadFailed | ev.WorkloadRevoked):
             self._close(e.workload_id, e.at)
 
     def _close(self, wid: str, now: float) -> None:
+        live = self.world.active.get(wid)
+        if live is not None:
+            self._split([n.server for n in live.nodes], now, skip=wid)
         a = self.world.stop(wid, now) or self.world.finished.get(wid)
         if a is None:
             return
@@ -71,20 +80,54 @@ class Agent:
             self._profile(c, now, cause)
         elif isinstance(c, cmd.StartWorkload):
             truth = self.e.setup.truths[c.workload_id]
+            self._split_for(c.workload_id, c.allocation, now)
             victims = self.world.start(c.workload_id, truth, c.allocation, now)
             self.e.emit(ev.WorkloadStarted(at=now, workload_id=c.workload_id, allocation=c.allocation), cause)
             self._kill(victims, now, cause)
             if c.workload_id not in self._observing and c.workload_id in self.world.active:
                 self._observing.add(c.workload_id)
-                self.e.schedule(now + self.e.setup.scenario.telemetry.period_s, "observe", c.workload_id, 0)
+                self.e.schedule(now + self._period(truth), "observe", c.workload_id, 0)
         elif isinstance(c, cmd.ResizeWorkload):
             truth = self.e.setup.truths[c.workload_id]
             if c.workload_id in self.world.active:
+                self._split_for(c.workload_id, c.allocation, now)
                 self._kill(self.world.start(c.workload_id, truth, c.allocation, now), now, cause)
         elif isinstance(c, cmd.StopWorkload):
             self._close(c.workload_id, now)
         elif isinstance(c, cmd.ProbeInterference):
             self.adaptation.probe(c, now, cause)
+
+    # --- telemetry split at resident changes (issue 8) ----------------------------------------------
+
+    def _period(self, truth: object) -> float:
+        tel = self.e.setup.scenario.telemetry
+        single = getattr(truth, "shape", "") == "single"
+        return tel.single_period_s if single and tel.single_period_s is not None else tel.period_s
+
+    def _split_for(self, wid: str, alloc: object, now: float) -> None:
+        """Before `wid` starts on / moves to `alloc`: split the windows on every server whose
+        residents change (old and new servers; none when the placement is unchanged)."""
+        a = self.world.active.get(wid)
+        old = {(n.server, n.cores) for n in a.nodes} if a is not None else set()
+        sidx = self.world.sidx
+        new = {(sidx[x.server_id], x.cores) for x in alloc.assignments  # type: ignore[attr-defined]
+               if x.server_id in sidx}
+        if old == new:
+            return
+        self._split(sorted({s for s, _ in old | new}), now)
+
+    def _split(self, servers: list[int], now: float, skip: str | None = None) -> None:
+        if not self.e.setup.scenario.telemetry.split_at_resident_changes:
+            return
+        done: set[str] = set()
+        for s in sorted(set(servers)):
+            for wid in sorted(self.world.residents[s]):
+                if wid in done or wid == skip:
+                    continue
+                done.add(wid)
+                a = self.world.active.get(wid)
+                if a is not None and a.truth.shape == "single":
+                    self._report(wid, now)
 
     def _kill(self, victims: list[str], now: float, cause: str | None) -> None:
         for wid in victims:
@@ -148,8 +191,14 @@ class Agent:
         if a is None:
             self._observing.discard(wid)
             return
-        period = self.e.setup.scenario.telemetry.period_s
-        self.e.schedule(now + period, "observe", wid, 0)
+        self.e.schedule(now + self._period(a.truth), "observe", wid, 0)
+        self._report(wid, now)
+
+    def _report(self, wid: str, now: float) -> None:
+        """Close `wid`'s telemetry window at `now`: PerformanceObserved + QosVerdict."""
+        a = self.world.active.get(wid)
+        if a is None:
+            return
         w = self.e.state.workloads.get(wid)
         win = self.world.window(wid, now)
         if a.paused or win is None or w is None or w.phase.value != "running":

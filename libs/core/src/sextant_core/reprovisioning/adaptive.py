@@ -123,6 +123,8 @@ class Adaptive:
             if self.params.estimate_reclassify and self._reclassify_due(w, ctx):
                 return (self._reclassify(w, ctx, f"reactive {dev.describe()}"),)
             return ()
+        if w.allocated_at is not None and ctx.at - w.allocated_at < self.params.adjust_gap_s - 1e-9:
+            return ()  # the latest allocation change is not measured yet
         return self._more(state, w, ctx, f"reactive {dev.describe()}", need=1.0 / max(c.ratio_to_target, 1e-3))
 
     def assess_probe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,
@@ -181,17 +183,25 @@ class Adaptive:
 
     def _step(self, state: ClusterState, w: WorkloadState) -> Step | None:
         """The step test against the measured baseline (`detection.step_change`). The reset is
-        the latest of the workload's classification, start, allocation change and a change of
-        the residents of any of its servers (interference from a new neighbour is not a phase)."""
+        the latest of: when its classification starts to describe it (the reclassification's
+        request — the step's own observation or the probe — else the classification's time) and
+        its latest allocation change; neighbours re-baseline through the gate (or, with the gate
+        None, any change of the residents of its servers: interference is not a phase)."""
         assert w.allocation is not None
-        resets = [w.classification.at if w.classification is not None else -math.inf,
-                  w.started_at if w.started_at is not None else -math.inf,
+        cls_from = w.classified_from if w.classified_from is not None else (
+            w.classification.at if w.classification is not None else -math.inf)
+        # `started_at` is not a reset: a re-plan onto the same allocation re-starts it in place
+        # and changes nothing it runs with; its first placement is `allocated_at`
+        resets = [cls_from,
                   w.allocated_at if w.allocated_at is not None else -math.inf]
         gate = self.params.neighbour_gate
         if gate is None:
             resets += [s.residents_changed_at for sid in w.allocation.servers
                        if (s := state.servers.get(sid)) is not None]
-        first = w.started_at if len(w.observed) < OBSERVED_KEPT else None
+        # the first window starts at the start — unless the history is truncated, or `started_at`
+        # is a later re-start (a re-plan onto the same allocation restarts it in place)
+        first = w.started_at if len(w.observed) < OBSERVED_KEPT and w.observed \
+            and w.started_at is not None and w.started_at < w.observed[0][0] else None
         return step_change(w.observed, max(resets), first, self.params.step_threshold, gate, w.allocated_pressure)
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:

@@ -20,7 +20,17 @@ from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import WorkloadPhase, is_late_fact, next_phase
-from .model import EMPTY, N_SOURCES, NO_PRESSURE, ClusterState, ServerState, WorkloadState, journal_push, server_aggregates
+from .model import (
+    EMPTY,
+    N_SOURCES,
+    NO_PRESSURE,
+    ClusterState,
+    ServerState,
+    WorkloadState,
+    interference_vectors,
+    journal_push,
+    server_aggregates,
+)
 from .records import copy_with as replace
 
 OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a few telemetry windows
@@ -117,17 +127,21 @@ def _refresh_aggregates(state: ClusterState, server_ids: Iterable[str]) -> Clust
     return replace(state, servers=servers, server_journal=journal)
 
 
-def pressure_around(state: ClusterState, alloc: Allocation) -> tuple[float, ...]:
+def pressure_around(state: ClusterState, alloc: Allocation, exclude: str | None = None) -> tuple[float, ...]:
     """Σ over the allocation's servers of their residents' caused pressure, per source (rounded):
-    what a workload's neighbourhood presses on it (itself included), as its classification
-    rows estimate it."""
+    what a workload's neighbourhood presses on it, as its classification rows estimate it —
+    without `exclude`'s own share where it is a resident (its own reclassification is not a
+    change of its neighbourhood)."""
     total = [0.0] * N_SOURCES
+    w = state.workloads.get(exclude) if exclude is not None else None
+    own = interference_vectors(w.classification)[1] if w is not None else None
     for sid in sorted(set(alloc.servers)):
         s = state.servers.get(sid)
         if s is not None:
+            mine = own is not None and exclude in s.residents
             for k in range(N_SOURCES):
-                total[k] += s.caused_sum[k]
-    return tuple(round(v, 3) for v in total)
+                total[k] += s.caused_sum[k] - (own[k] if mine else 0.0)  # type: ignore[index]
+    return tuple(round(v, 3) + 0.0 for v in total)
 
 
 def _release(state: ClusterState, workload_id: str, at: float) -> ClusterState:
@@ -142,9 +156,12 @@ def _swap(state: ClusterState, event: ev.WorkloadEvent, alloc: Allocation, **cha
     before = {sid: state.servers[sid].residents_changed_at for sid in (old.servers if old is not None else ())
               if sid in state.servers}
     state = _release(state, event.workload_id, event.at)
-    state = _step(state, event, allocation=alloc, allocated_at=event.at, **changes)
+    moved = old is None or set(old.assignments) != set(alloc.assignments)
+    at = event.at if moved else _workload(state, event).allocated_at
+    state = _step(state, event, allocation=alloc, allocated_at=at, **changes)
     state = _take(state, event.workload_id, alloc, +1, event.at)
-    state = _step(state, event, allocated_pressure=pressure_around(state, alloc))
+    if moved:
+        state = _step(state, event, allocated_pressure=pressure_around(state, alloc, event.workload_id))
     # a workload re-placed on a server with the same cores and memory changes nothing for its
     # neighbours there: their `residents_changed_at` stays
     same = set(old.assignments) & set(alloc.assignments) if old is not None else set()
@@ -192,7 +209,10 @@ def _(event: ev.ProfilingCompleted, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.WorkloadClassified, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
-    state = _step(state, event, classification=event, decisions=w.decisions + 1)
+    req = w.reclassify_requested_at
+    pending = req is not None and (w.classification is None or req >= w.classification.at)
+    state = _step(state, event, classification=event, decisions=w.decisions + 1,
+                  classified_from=req if pending else event.at)
     if w.allocation is not None:  # reclassified in place: its servers' aggregates change
         state = _refresh_aggregates(state, w.allocation.servers)
     return state
@@ -252,13 +272,13 @@ def _(event: ev.MigrationDecided, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.ReclassificationRequested, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
-    return _step(state, event, decisions=w.decisions + 1)
+    return _step(state, event, decisions=w.decisions + 1, reclassify_requested_at=event.at)
 
 
 @_apply.register
 def _(event: ev.PerformanceObserved, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
-    here = pressure_around(state, w.allocation) if w.allocation is not None else NO_PRESSURE
+    here = pressure_around(state, w.allocation, w.workload_id) if w.allocation is not None else NO_PRESSURE
     kept = (*w.observed, (event.at, event.ratio_to_target, here))[-OBSERVED_KEPT:]
     return _step(state, event, last_ratio=event.ratio_to_target, observed=kept)
 

@@ -125,8 +125,12 @@ class WorkloadState:
     # baseline of the reprovisioner's step detector (issue 8; `reprovisioning.detection.step_change`)
     # (time, ratio to target, the pressure around it then: Σ caused_sum of its servers per source)
     observed: tuple[tuple[float, float, tuple[float, ...]], ...] = ()
-    allocated_at: float | None = None  # the latest placement, adjustment or migration
+    allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
     allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
+    reclassify_requested_at: float | None = None  # the latest ReclassificationRequested
+    # when its current classification starts to describe it: the request that led to it (a
+    # reactive step's observation, a probe) when one was pending, else the classification's time
+    classified_from: float | None = None
     last_verdict: bool | None = None
     verdicts: int = 0
     violations: int = 0
