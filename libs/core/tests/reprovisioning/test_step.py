@@ -53,6 +53,39 @@ def test_step_change(observed: tuple[tuple[float, float, tuple[float, ...]], ...
     assert (None if s is None else round(s.relative, 6)) == relative
 
 
+NOISE = (0.01, 300.0, 3.0)  # 1 % sd for a 300 s window, shrinking as 1/√length; steps beyond 3 sd
+
+
+@pytest.mark.parametrize(("observed", "relative"), [
+    # two 60 s windows: sd of the difference = 1 % · √(300/60 + 300/60) = 3.16 %, 3 sd = 9.5 %:
+    # −8 % is above the 5 % floor but within the noise
+    (obs((60, 1.00), (120, 0.92)), None),
+    # −12 % is a step
+    (obs((60, 1.00), (120, 0.88)), -0.12),
+    # a baseline of four 60 s windows (mean 1.00, 240 s): 3 · 1 % · √(300/240 + 300/60) = 7.5 % — −8 % counts
+    (obs((60, 0.98), (120, 1.02), (180, 1.00), (240, 1.00), (300, 0.92)), -0.08),
+    # a 6 s window (split at a neighbour's change) is √50 noisier: 3 · 1 % · √(300/60 + 300/6) = 22 %
+    (obs((60, 1.00), (66, 0.85)), None),
+], ids=["short-windows-within-noise", "short-windows-step", "long-baseline", "tiny-window"])
+def test_noise_aware_step(observed: tuple[tuple[float, float, tuple[float, ...]], ...], relative: float | None) -> None:
+    s = step_change(observed, 0.0, 0.0, 0.05, None, Q, NOISE)
+    assert (None if s is None else round(s.relative, 6)) == relative
+
+
+def test_a_harmless_neighbour_keeps_the_baseline() -> None:
+    # a neighbour arrives at 120 (pressure +40): the workload's level does not move across it
+    # (1.00 → 0.995), so with `effect_z` the baseline stays and the later −12 % counts against it
+    rows = obs((60, 1.00), (120, 1.00), (180, 0.995, LOUD), (240, 0.88, LOUD))
+    s = step_change(rows, 0.0, 0.0, 0.05, 0.0, Q, NOISE, effect_z=1.5)
+    assert s is not None and s.baseline_at == 60 and round(s.relative, 3) == -0.119
+    # without it the neighbour's window (120,180] is noisy: the baseline would be 240's, the latest
+    # observation itself — no step can be told yet
+    assert step_change(rows, 0.0, 0.0, 0.05, 0.0, Q, NOISE) is None
+    # ... nor when the level moved across the change (1.00 → 0.80: the neighbour's doing, or not)
+    moved = obs((60, 1.00), (120, 1.00), (180, 0.80, LOUD), (240, 0.80, LOUD))
+    assert step_change(moved, 0.0, 0.0, 0.05, 0.0, Q, NOISE, effect_z=1.5) is None
+
+
 # --- over a folded log -----------------------------------------------------------------------------
 
 

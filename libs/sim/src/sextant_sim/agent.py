@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 P99_SHARE = 0.99
 
 
+def window_noise_factor(elapsed: float, period_s: float) -> float:
+    """[IMPL CHOICE] Telemetry is a window mean of a noisy rate, so its noise shrinks as 1/√length:
+    `noise.telemetry_sd` is calibrated for the scenario's nominal window (`telemetry.period_s`), and
+    a shorter window — a split at a resident change, or a shorter single-node period — is
+    √(period / length) times noisier (a 60 s window of a 300 s scenario: ×2.24). Windows at least
+    as long as the period keep the calibrated noise (every scenario without split or short
+    windows is unchanged)."""
+    return math.sqrt(period_s / elapsed) if 0 < elapsed < period_s else 1.0
+
+
 class Agent:
     def __init__(self, engine: Engine) -> None:
         self.e = engine
@@ -207,7 +217,8 @@ class Agent:
         rng = self._telemetry.get(wid)
         if rng is None:
             rng = self._telemetry[wid] = rng_for(self.e.setup.seed, wid, "telemetry")
-        noise = math.exp(float(rng.normal()) * self.e.setup.gt.noise.telemetry_sd * self.e.setup.scenario.noise_scale)
+        noise = math.exp(float(rng.normal()) * self.e.setup.gt.noise.telemetry_sd * self.e.setup.scenario.noise_scale
+                         * window_noise_factor(elapsed, self.e.setup.scenario.telemetry.period_s))
         t = a.truth
         p99: float | None = None
         offered: float | None = None

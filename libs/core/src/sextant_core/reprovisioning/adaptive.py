@@ -202,7 +202,10 @@ class Adaptive:
         # is a later re-start (a re-plan onto the same allocation restarts it in place)
         first = w.started_at if len(w.observed) < OBSERVED_KEPT and w.observed \
             and w.started_at is not None and w.started_at < w.observed[0][0] else None
-        return step_change(w.observed, max(resets), first, self.params.step_threshold, gate, w.allocated_pressure)
+        p = self.params
+        noise = (p.telemetry_sd, p.telemetry_sd_window_s, p.step_z) if p.telemetry_sd is not None else None
+        return step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
+                           p.neighbour_effect_z)
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)

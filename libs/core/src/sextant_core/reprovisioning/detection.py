@@ -78,7 +78,8 @@ class Step:
 
 def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], reset_at: float,
                 first_window_start: float | None, threshold: float, gate: float | None = None,
-                reset_pressure: tuple[float, ...] | None = None) -> Step | None:
+                reset_pressure: tuple[float, ...] | None = None,
+                noise: tuple[float, float, float] | None = None, effect_z: float | None = None) -> Step | None:
     """The reactive step test (issue 8): the latest observation against the workload's baseline.
 
     `observed`: (time, ratio to target, pressure around it) oldest first; observation i covers the
@@ -93,7 +94,14 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
     The **baseline** is the first observation after the latest noisy window whose whole window lies
     after `reset_at`; the latest observation is tested against it: |latest / baseline − 1| >
     `threshold` is a step — the workload itself changed (a phase change, or a classification that
-    never described it). None without a baseline or a later observation, or within the threshold."""
+    never described it). None without a baseline or a later observation, or within the threshold.
+
+    With `noise` = (sd, reference window s, z) the telemetry's noise is known to be `sd` (relative)
+    for a window of the reference length and to shrink as 1/√length: the baseline is then the
+    length-weighted mean of every clean window from the first one to the one before the latest
+    (its noise shrinks with their total length), and the step must also exceed `z` standard
+    deviations of the difference, sd · √(ref / baseline length + ref / latest length) — a short
+    window (split at a neighbour's change) is not taken for a step because it is noisy."""
     eps = 1e-9
 
     def start(i: int) -> float | None:
@@ -105,7 +113,23 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
         prev = observed[i - 1][2] if i > 0 and observed[i - 1][0] >= reset_at - eps else reset_pressure
         if prev is None:
             return True
-        return max((abs(a - b) for a, b in zip(observed[i][2], prev, strict=False)), default=0.0) > gate
+        if max((abs(a - b) for a, b in zip(observed[i][2], prev, strict=False)), default=0.0) <= gate:
+            return False
+        return not harmless(i)
+
+    def harmless(i: int) -> bool:
+        # the neighbours changed, but the workload's measured level did not move beyond the noise
+        # between the window before the change and the one after it: keep the baseline
+        if noise is None or effect_z is None or i < 1 or observed[i - 1][1] <= 0 or observed[i][1] <= 0:
+            return False
+        a, b = start(i - 1), start(i)
+        if a is None or b is None:
+            return False
+        la, lb = observed[i - 1][0] - a, observed[i][0] - b
+        if la <= eps or lb <= eps:
+            return False
+        sd, ref, _z = noise
+        return abs(observed[i][1] / observed[i - 1][1] - 1.0) <= effect_z * sd * math.sqrt(ref / la + ref / lb)
 
     n = len(observed)
     inside = [i for i in range(n) if (st := start(i)) is not None and st >= reset_at - eps]
@@ -113,8 +137,20 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
     base = next((i for i in inside if i > last_noisy and observed[i][1] > 0), None)
     if base is None or base == n - 1:
         return None
-    step = Step(observed[base][0], observed[base][1], observed[-1][0], observed[-1][1])
-    return step if abs(step.relative) > threshold else None
+    if noise is None:
+        step = Step(observed[base][0], observed[base][1], observed[-1][0], observed[-1][1])
+        return step if abs(step.relative) > threshold else None
+    sd, ref, z = noise
+    lengths = {i: observed[i][0] - st for i in range(base, n) if (st := start(i)) is not None}
+    clean = [i for i in range(base, n - 1) if observed[i][1] > 0 and lengths.get(i, 0.0) > eps]
+    total = sum(lengths[i] for i in clean)
+    last = lengths.get(n - 1, 0.0)
+    if not clean or total <= eps or last <= eps:
+        return None
+    mean = sum(observed[i][1] * lengths[i] for i in clean) / total
+    step = Step(observed[base][0], mean, observed[-1][0], observed[-1][1])
+    bar = max(threshold, z * sd * math.sqrt(ref / total + ref / last))
+    return step if abs(step.relative) > bar else None
 
 
 def stable_hash(text: str) -> int:

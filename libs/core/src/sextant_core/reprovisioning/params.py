@@ -27,6 +27,17 @@ class AdaptationParams:
     # `step_threshold`: from the telemetry noise, 1 % sd per window (docs/twin.md), 1.4 % on a
     # ratio of two windows: 5 % is 3.5 sd, and half the smallest phase change of the issue (10 %).
     step_threshold: float = 0.05
+    # [IMPL CHOICE] the telemetry's noise as the operator measured it — `telemetry_sd` (relative) for
+    # a window of `telemetry_sd_window_s`, shrinking as 1/√length (the twin: 1 % per nominal window,
+    # `agent.window_noise_factor`) — and the step must exceed `step_z` standard deviations of the
+    # difference of the baseline (the mean of its clean windows) and the latest window. None: the
+    # plain `step_threshold` against the first clean window.
+    telemetry_sd: float | None = 0.01
+    telemetry_sd_window_s: float = 300.0
+    step_z: float = 3.0
+    # [IMPL CHOICE] a neighbour change re-baselines only if the workload's measured level moved
+    # across it by more than `neighbour_effect_z` standard deviations (None: always)
+    neighbour_effect_z: float | None = None
     # `neighbour_gate` (points, 0..100 per source): a window is noisy when the pressure around the
     # workload (Σ caused of its servers' residents, as their classifications estimate it) moved by
     # more than this on some source — a neighbour arrived, left or was reclassified. None: every
