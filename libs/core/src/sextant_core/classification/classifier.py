@@ -40,7 +40,6 @@ from .foldin import confidence, fold_in
 from .knowledge import KnowledgeBase, Matrix
 from .normalise import Normalisation, backward, forward, normalise_one, tolerance
 from .observations import CAUSED_PREFIX, TOLERATED_PREFIX, group_of
-from .offset import fold_in_raw
 
 if TYPE_CHECKING:
     from ..decide import DecisionContext
@@ -104,13 +103,10 @@ class CollaborativeClassifier:
             if i is not None and i < model.n_columns:
                 cols.append(i)
                 vals.append(val)
-        if model.offset_grid is not None:  # capacity above a per-row offset (`offset`)
-            raw, conf = fold_in_raw(model, np.array(cols, dtype=np.int64), np.array(vals))
-        else:
-            z = forward(kind, np.array(vals)) if vals else np.zeros(0)
-            est = fold_in(model, np.array(cols, dtype=np.int64), z)
-            raw = backward(kind, est.mean)
-            conf = confidence(est.std, tolerance(kind))
+        z = forward(kind, np.array(vals)) if vals else np.zeros(0)
+        est = fold_in(model, np.array(cols, dtype=np.int64), z)
+        raw = backward(kind, est.mean)
+        conf = confidence(est.std, tolerance(kind))
         out: dict[str, float] = {}
         confs = []
         for i, col in enumerate(matrix.columns[: model.n_columns]):

@@ -55,13 +55,9 @@ class EngineParams:
     cv_keep: int = 2
     score_bias_prior: bool = True  # `FitParams.row_bias_prior` for interference-score matrices
     reselect_doubling: bool = True  # rank CV only when the row count crosses a power of two
-    # matrices ("<classification>/<group>") modelled as capacity above a per-row offset (`offset`):
-    # services' QPS within a latency bound has a knee in cores and platform speed, not in nodes
-    offset_matrices: tuple[str, ...] = ("scale_up/service", "heterogeneity/service")
 
     def tag(self) -> str:
-        return (f"{self.fit.tag()}:sel={self.selection_rows}:keep={self.cv_keep}:dbl={int(self.reselect_doubling)}"
-                f":off={','.join(self.offset_matrices)}")
+        return f"{self.fit.tag()}:sel={self.selection_rows}:keep={self.cv_keep}:dbl={int(self.reselect_doubling)}"
 
 
 def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
@@ -76,10 +72,8 @@ def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
 
 def fit_params(matrix: Matrix, params: EngineParams) -> FitParams:
     """The engine's `FitParams` for one matrix: a row-bias prior where rows share one unit
-    (`Normalisation.SCORE`, interference scores; see `FitParams.row_bias_prior`); per-row offsets
-    for the performance matrices named in `EngineParams.offset_matrices` (`offset`)."""
-    return replace(params.fit, row_bias_prior=params.score_bias_prior and matrix.normalisation is Normalisation.SCORE,
-                   row_offset=matrix.key in params.offset_matrices and matrix.normalisation is Normalisation.LOG)
+    (`Normalisation.SCORE`, interference scores; see `FitParams.row_bias_prior`)."""
+    return replace(params.fit, row_bias_prior=params.score_bias_prior and matrix.normalisation is Normalisation.SCORE)
 
 
 def _memo_key(matrix: Matrix, rows: int, rank: int, params: EngineParams) -> tuple[str, str, int, str]:

@@ -80,8 +80,6 @@ class FactorModel:
     bias_prior: bool = False  # fold-in uses the joint prior of [b_u, q_u] below (else b_u flat)
     joint_mean: FloatArray | None = None  # (k + 1,) mean of [b_u, q_u] over well-determined rows
     joint_cov: FloatArray | None = None  # (k + 1, k + 1)
-    offset_grid: FloatArray | None = None  # rows are ln(x + K_u), K_u on this grid (`offset`); None = ln x
-    offset_logprior: FloatArray | None = None  # log prior of the grid values
 
     def content_hash(self) -> str:
         """sha256 over every parameter's bytes (little-endian float64): the `ModelRetrained` hash."""
@@ -94,10 +92,6 @@ class FactorModel:
             h.update(b"bias-prior")
             for a in (self.joint_mean, self.joint_cov):
                 h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
-        if self.offset_grid is not None and self.offset_logprior is not None:
-            h.update(b"row-offset")
-            for a in (self.offset_grid, self.offset_logprior):
-                h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
         return h.hexdigest()
 
 
@@ -109,7 +103,6 @@ class Fit:
     model: FactorModel
     row_bias: FloatArray  # (m,)
     row_factors: FloatArray  # (m, k)
-    row_offsets: FloatArray | None = None  # (m,) raw units, offset models only (`offset`)
 
 
 def _frozen(a: FloatArray) -> FloatArray:
@@ -192,10 +185,6 @@ def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = 
     k = params.rank if rank is None else rank
     if k is None:
         raise ValueError("train() needs a rank; use selection.select_rank to choose one")
-    if params.row_offset:  # performance as capacity above a per-row offset (`offset`)
-        from .offset import train_offset
-
-        return train_offset(y, mask, params, rank=k)
     y = np.where(mask, np.asarray(y, dtype=np.float64), 0.0)
     m_rows, n = y.shape
     if n == 0 or not np.all(mask.any(axis=0)):

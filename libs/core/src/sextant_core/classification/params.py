@@ -38,9 +38,6 @@ class FitParams:
                  there a flat prior lets one measured sensitive source drag every other estimate of
                  the row with it (measured on the twin: 16.4 -> see docs/classification.md).
                  Performance rows keep the flat prior (units per row, scale equivariance).
-    row_offset   model the rows as ``ln(x + K_u)`` with a per-row offset K_u (`offset`): capacity
-                 above an offset, the shape of services' QPS within a latency bound. Set by the
-                 engine for `EngineParams.offset_matrices`; `y` stays ``ln x``.
     """
 
     rank: int | None = None
@@ -52,10 +49,9 @@ class FitParams:
     max_epochs: int = 40
     tol: float = 1e-5
     row_bias_prior: bool = False
-    row_offset: bool = False
 
     def tag(self) -> str:
         """A compact, stable description (part of model hashes and versions)."""
         return (f"als:k={self.rank}:reg={self.reg!r}:rb={self.reg_bias!r}:cb={int(self.column_bias)}"
                 f":ii={self.init_iters}:rs={self.reg_start!r}:ep={self.max_epochs}:tol={self.tol!r}"
-                + (":rbp=1" if self.row_bias_prior else "") + (":off=1" if self.row_offset else ""))
+                + (":rbp=1" if self.row_bias_prior else ""))

@@ -35,7 +35,6 @@ from sextant_contracts.ids import seed_from
 from .factorize import BoolArray, fit_biases, train
 from .foldin import fold_in_many
 from .normalise import FloatArray
-from .offset import predict_raw
 from .params import MAX_AUTO_RANK, FitParams
 
 SLACK = 0.01
@@ -125,11 +124,7 @@ def select_rank(y: FloatArray, mask: BoolArray, row_keys: Sequence[str], params:
             parts = []
             for train_mask, probe_y, kept, hid in plans:
                 fit = train(y, train_mask, replace(params, rank=k, reg=reg))
-                if params.row_offset:  # y = ln x; the model predicts raw x (`offset`)
-                    raw, _ = predict_raw(fit.model, np.exp(np.where(kept, probe_y, 0.0)), kept)
-                    mean = np.log(raw)
-                else:
-                    mean, _ = fold_in_many(fit.model, probe_y, kept)
+                mean, _ = fold_in_many(fit.model, probe_y, kept)
                 parts.append(((mean - probe_y)[hid]) ** 2)
             cells[(k, reg)] = np.concatenate(parts)
             table[(k, reg)] = float(cells[(k, reg)].sum()) / max(count, 1)
