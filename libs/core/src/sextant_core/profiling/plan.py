@@ -70,7 +70,13 @@ def service_reference(candidates: list[str], w: WorkloadState, platform_cores: l
     from (measured on quasar-memcached-diurnal seeds 2 and 3: a c1 reference left memcached on
     one node serving nothing for 24 h). The cap keeps heterogeneity runs possible on half of the
     platforms (a service's request is its total over all nodes). None without a request."""
-    want = w.requested_cores
+    return reference_column(candidates, w.requested_cores, platform_cores)
+
+
+def reference_column(candidates: list[str], requested_cores: int | None, platform_cores: list[int]) -> str | None:
+    """`service_reference` for a request of `requested_cores` (the twin's offline campaign sizes
+    its service seeds' reference runs with it too, so seed rows and new rows are comparable)."""
+    want = requested_cores
     if not want or not candidates:
         return None
     if platform_cores:
