@@ -52,8 +52,11 @@ from sextant_contracts.model import Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.classification.seeding import SeedProfile, seed_events
 from sextant_core.policies import PolicySet
-from sextant_core.profiling.plan import _default_columns  # the plan's column set, by design
-from sextant_core.profiling.plan import column_cores, reference_column
+from sextant_core.profiling.plan import (
+    _default_columns,  # the plan's column set, by design
+    column_cores,
+    reference_column,
+)
 
 from .arrivals import rng_for
 from .groundtruth import SOURCES, TWIN_VERSION
