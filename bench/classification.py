@@ -95,6 +95,10 @@ class SyntheticSource:
     def seed_profiles(self) -> list[SeedProfile]:
         return [s.seed(self.high) for s in self.seeds]
 
+    def request(self, truth: TrueWorkload) -> dict[str, Any]:
+        """The synthetic world has no resource requests: submissions carry none."""
+        return {}
+
     def measure(self, wid: str, truth: TrueWorkload, r: ProfileRun, rng: np.random.Generator
                 ) -> tuple[float, float | None]:
         if r.classification is Classification.INTERFERENCE:
@@ -164,6 +168,12 @@ class TwinSource:
     def seed_profiles(self) -> list[SeedProfile]:
         return [s.profile for s in self.seeds if s.profile is not None]
 
+    def request(self, w: TwinWorkload) -> dict[str, Any]:
+        """The submission's resource request, as the twin submits it (`sextant_sim.arrivals`):
+        the workload's requested cores and memory (the profiling plan sizes a service's
+        reference run from the cores, `profiling.plan.service_reference`)."""
+        return {"requested_cores": w.truth.requested_cores, "requested_memory_gb": w.truth.requested_memory_gb}
+
     def measure(self, wid: str, w: TwinWorkload, r: ProfileRun, rng: np.random.Generator
                 ) -> tuple[float, float | None]:
         m = self.setup.profiler.measure(wid, w.truth, r)
@@ -213,13 +223,19 @@ def _apply(state: ClusterState, events: tuple[ev.Event, ...] | list[ev.Event]) -
     return state
 
 
+def submission(src: Source, wid: str, truth: Any, at: float) -> ev.WorkloadSubmitted:
+    """The workload's submission, with its resource request where the source has one (the twin
+    submits every workload with its requested cores and memory, `sextant_sim.arrivals`)."""
+    return ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="bench", kind=truth.kind,
+                                target={"type": "completion_time", "seconds": 100.0},
+                                spec={"type": "twin", "ref": wid}, **src.request(truth))
+
+
 def classify_one(src: Source, state: ClusterState, p: PolicySet, wid: str, truth: Any, at: float,
                  rng: np.random.Generator) -> tuple[ClusterState, ev.WorkloadClassified, dict[str, Any], float]:
     """Submit, plan, profile (noisy), classify. Returns the new state, the classification, the
     measured cells per class and the classification decision's wall time (s)."""
-    state = _apply(state, [ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="bench", kind=truth.kind,
-                                                target={"type": "completion_time", "seconds": 100.0},
-                                                spec={"type": "twin", "ref": wid})])
+    state = _apply(state, [submission(src, wid, truth, at)])
     c1 = cmd.PlanProfiling(workload_id=wid)
     state = _apply(state, decide(state, c1, params=p, seed=seed_for(c1, state), at=at).events)
     runs = state.workloads[wid].profile_runs
@@ -238,7 +254,9 @@ def classify_one(src: Source, state: ClusterState, p: PolicySet, wid: str, truth
     state = _apply(state, d.events)
     out = d.events[0]
     assert isinstance(out, ev.WorkloadClassified)
-    ref = min(r.cores for r in runs if r.classification is Classification.SCALE_UP)
+    # the reference run is the plan's first scale-up run (`observations.cells`); every other run
+    # uses its configuration. Not always the fewest cores: a service's is sized from its request.
+    ref = next(r.cores for r in runs if r.classification is Classification.SCALE_UP)
     return state, out, {"measured": measured, "ref_cores": ref}, dt
 
 

@@ -61,11 +61,39 @@ def test_every_seed_row_is_dense(ec2: Setup) -> None:
         assert all(0.0 <= v <= 100.0 for v in (*p.tolerated.values(), *p.caused.values()))
 
 
-def test_a_service_seed_is_profiled_at_its_threads_where_they_fit(smoke: Setup) -> None:
-    # smoke platforms: big 8, mid 4, small 2 cores; webserver threads 4 -> big and mid only
+def test_a_service_seed_is_profiled_at_its_reference_where_it_fits(smoke: Setup) -> None:
+    # smoke platforms: big 8, mid 4, small 2 cores; the webserver's reference is 4 cores -> big and mid only
     w = next(w for w in seeding.campaign(smoke, per_kind=2) if w.truth.kind is WorkloadKind.SERVICE)
-    assert seeding.reference_cores(smoke, w.truth) == w.truth.threads == 4
+    assert seeding.reference_cores(smoke, w.truth) == 4
     assert set(w.profile.heterogeneity) <= {"big", "mid"} and "big" in w.profile.heterogeneity
+
+
+def test_a_service_seed_is_profiled_at_the_configuration_the_online_plan_gives_it(ec2: Setup) -> None:
+    # the plan's reference run of a service is sized from its request (profiling.plan.service_reference);
+    # seeds measured elsewhere (e.g. at memcached-large's 8 threads, where online runs use 4 cores)
+    # put rows of another configuration into the matrices a new service is folded into
+    servers = [ev.ServerRegistered(at=0, server_id=f"s-{p.platform_id}", platform=p.platform_id,
+                                   capacity={"cores": p.cores, "memory_gb": p.memory_gb}) for p in ec2.cat.platforms]
+    base = EMPTY
+    for e in servers:
+        base = evolve(base, e, base.position + 1)
+    params = baselines.policy_set("sextant", estimates=None, oracle=None)  # type: ignore[arg-type]
+    camp = [w for w in seeding.campaign(ec2, tuple(ec2.gt.families)) if w.truth.kind is WorkloadKind.SERVICE]
+    differs = 0
+    for w in camp:
+        wid = f"w-{w.row_id}"
+        st = evolve(base, ev.WorkloadSubmitted(at=1, workload_id=wid, tenant="t", kind=w.truth.kind,
+                                               target={"type": "completion_time", "seconds": 1.0},
+                                               spec={"type": "twin", "ref": wid},
+                                               requested_cores=w.truth.requested_cores), base.position + 1)
+        c = cmd.PlanProfiling(workload_id=wid)
+        for e in decide(st, c, params=params, seed=seed_for(c, st), at=1).events:
+            st = evolve(st, e, st.position + 1)
+        ref = next(r for r in st.workloads[wid].profile_runs if r.classification is Classification.SCALE_UP)
+        assert seeding.reference_cores(ec2, w.truth) == ref.cores
+        assert all(p.cores >= ref.cores for p in ec2.cat.platforms if p.platform_id in w.profile.heterogeneity)
+        differs += w.truth.threads != ref.cores
+    assert differs > 0  # the threads would not do: some services' online reference is elsewhere
 
 
 def test_multi_node_seeds_have_a_scale_out_row_up_to_100_nodes(smoke: Setup) -> None:

@@ -56,3 +56,41 @@ def test_rank_is_cross_validated_only_when_rows_cross_a_power_of_two(cv_calls: l
 def test_reselection_can_be_switched_off(cv_calls: list[int]) -> None:
     assert choose_rank(_matrix(50, 40), 50, EngineParams(reselect_doubling=False)) == 1
     assert len(cv_calls) == 1
+
+
+def test_services_performance_matrices_get_a_row_bias_prior_and_the_others_do_not() -> None:
+    def prior(cls: Classification, group: str, norm: Normalisation = Normalisation.LOG) -> bool:
+        m = Matrix(classification=cls, group=group, normalisation=norm)
+        return engine.fit_params(m, EngineParams()).row_bias_prior
+
+    assert prior(Classification.HETEROGENEITY, "service") and prior(Classification.SCALE_UP, "service")
+    assert not prior(Classification.SCALE_OUT, "service")  # QPS ∝ nodes: exact in log space already
+    assert not prior(Classification.HETEROGENEITY, "batch") and not prior(Classification.SCALE_UP, "analytics")
+    assert prior(Classification.INTERFERENCE, "batch", Normalisation.SCORE)
+    assert not engine.fit_params(Matrix(classification=Classification.HETEROGENEITY, group="service",
+                                        normalisation=Normalisation.LOG),
+                                 EngineParams(bias_prior_matrices=())).row_bias_prior
+    assert EngineParams().tag() != EngineParams(bias_prior_matrices=()).tag()  # models are not shared
+
+
+def test_with_the_bias_prior_a_rows_level_tells_its_family_and_so_its_unmeasured_columns() -> None:
+    # two families in one unit: "fast" rows (level ~e^10) flat across columns, "slow" rows (level ~e^5)
+    # 3x faster on columns 4-5; both agree on columns 0-1, which are all a new row measured
+    from sextant_core.classification.factorize import train
+    from sextant_core.classification.foldin import fold_in
+    from sextant_core.classification.params import FitParams
+
+    r = np.random.default_rng(3)
+    shape = {"fast": np.zeros(6), "slow": np.array([0.0, 0.0, 0.3, 0.5, 1.1, 1.1])}
+    level = {"fast": 10.0, "slow": 5.0}
+    fams = ["fast", "slow"] * 20
+    y = np.array([level[f] + r.normal(0, 0.3) + shape[f] + r.normal(0, 0.02, 6) for f in fams])
+    mask = np.ones_like(y, dtype=bool)
+    truth = level["slow"] + 0.1 + shape["slow"]
+    cols = np.array([0, 1])
+    err = {}
+    for bp in (False, True):
+        model = train(y, mask, FitParams(rank=1, row_bias_prior=bp)).model
+        est = fold_in(model, cols, truth[cols])
+        err[bp] = float(np.abs(est.mean[4:] - truth[4:]).mean())
+    assert err[True] < 0.1 < err[False] / 3  # the flat prior cannot tell the families apart

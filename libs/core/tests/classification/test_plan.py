@@ -44,6 +44,16 @@ def test_two_entries_per_row(kind: WorkloadKind, scale_out: int) -> None:
             assert r.cores == ref  # every other run uses the reference configuration
     het = next(r for r in runs if r.classification is Classification.HETEROGENEITY)
     assert het.platform != "H" and {"M": 8, "S": 2, "T": 4}[het.platform] >= ref
+    # scale-out: the farthest node count online profiling uses (n1 comes from the reference run)
+    assert [(r.column, r.nodes) for r in runs if r.classification is Classification.SCALE_OUT] == \
+        ([("n4", 4)] if scale_out else [])
+
+
+def test_more_scale_out_entries_add_nearer_node_counts() -> None:
+    st, w = _state()
+    nodes = {e: [r.nodes for r in DefaultProfilingPlan(entries=e).plan(st, w, _ctx(1))
+                 if r.classification is Classification.SCALE_OUT] for e in (1, 2, 3, 4, 6)}
+    assert nodes == {1: [], 2: [4], 3: [3, 4], 4: [2, 3, 4], 6: [2, 3, 4]}
 
 
 def test_plan_is_reproducible_and_varies_with_the_seed() -> None:

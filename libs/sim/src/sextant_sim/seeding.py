@@ -19,10 +19,14 @@ world, like the profiler's.
   cores) on the high-end platform, 1 node;
 * **heterogeneity**: the seed's *reference configuration* on every platform that has its cores:
   1 core for batch and analytics workloads (whose performance is proportional to the speed of
-  their cores, so 1 core fits every platform and the row's ratios hold at any configuration), the
-  service's own threads per node for services (QPS within a latency bound is not proportional to
-  cores — it is 0 on one core for many memcached shards; a platform with fewer cores is left out,
-  and online profiling never runs a reference configuration on such a platform either);
+  their cores, so 1 core fits every platform and the row's ratios hold at any configuration), and
+  for services the configuration the online profiling plan gives the same request
+  (`profiling.plan.reference_column`: near the request, at most the cores half of the platforms
+  have — QPS within a latency bound is not proportional to cores, so a seed row measured at another
+  configuration, e.g. its 8 threads where new services are profiled on 4 cores, is another shape;
+  measured on the twin's benchmark, 30 new services: heterogeneity 73 -> 53 % avg error, see
+  docs/classification.md); a platform with fewer cores is left out, and online profiling never
+  runs a reference configuration on such a platform either;
 * **scale-out** (multi-node kinds): ``n<k>`` for k in `SCALE_OUT_NODES` (1–4 as online profiling
   runs, then up to Quasar's 100) on the high-end platform, the reference configuration per node;
 * **interference**: a ramp on every source on the high-end platform, giving the tolerated and the
@@ -48,7 +52,11 @@ from sextant_contracts.model import Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.classification.seeding import SeedProfile, seed_events
 from sextant_core.policies import PolicySet
-from sextant_core.profiling.plan import _default_columns  # the plan's column set, by design
+from sextant_core.profiling.plan import (
+    _default_columns,  # the plan's column set, by design
+    column_cores,
+    reference_column,
+)
 
 from .arrivals import rng_for
 from .groundtruth import SOURCES, TWIN_VERSION
@@ -102,9 +110,15 @@ def draw(setup: Setup, family: str, j: int, stream: str = "seeding") -> Workload
 
 
 def reference_cores(setup: Setup, t: WorkloadTruth) -> int:
-    """A seed's reference configuration: 1 core, or a service's threads per node (at most the
-    high-end platform's cores)."""
-    return max(1, min(t.threads, setup.cat.reference().cores)) if t.service is not None else 1
+    """A seed's reference configuration: 1 core, or for a service the configuration the online
+    profiling plan would give it (`profiling.plan.reference_column`: near its request, at most the
+    cores half of the platforms have), so that its heterogeneity and scale-out rows are measured
+    where a new service's are."""
+    if t.service is None:
+        return 1
+    col = reference_column(_default_columns(setup.cat.reference().cores), t.requested_cores,
+                           [p.cores for p in setup.cat.platforms])
+    return (column_cores(col) or 1) if col is not None else max(1, min(t.threads, setup.cat.reference().cores))
 
 
 def measure(setup: Setup, row_id: str, t: WorkloadTruth) -> SeedProfile:
