@@ -265,3 +265,63 @@ def test_two_evicted_co_runners_do_not_land_on_the_same_server() -> None:
     assert isinstance(m1, ev.MigrationDecided) and isinstance(m2, ev.MigrationDecided)
     assert {m1.allocation.servers, m2.allocation.servers} == {("s2",), ("s3",)}
     assert isinstance(adj, ev.AllocationAdjusted) and adj.allocation.assignments[0].cores == 8
+
+
+def _service_on(a: Any, het: dict[str, float]) -> list[ev.Event]:
+    t = ThroughputLatencyTarget(qps=5.0e8, p99_latency_ms=1.0)
+    return [
+        ev.WorkloadSubmitted(at=2.0, workload_id="svc", tenant="t", kind=WorkloadKind.SERVICE, target=t,
+                             spec=TwinWorkloadRef(ref="svc"), fast_path=True),
+        ev.WorkloadClassified(at=2.0, workload_id="svc", decision=record(1), scale_up=UP, heterogeneity=het,
+                              tolerated={"memory_bw": 50.0}, caused={"memory_bw": 10.0}),
+        ev.WorkloadAdmitted(at=2.0, workload_id="svc", decision=record(2), arq_class=0),
+        ev.PlacementDecided(at=2.0, workload_id="svc", decision=record(3), allocation=a),
+        ev.WorkloadStarted(at=2.0, workload_id="svc", allocation=a),
+    ]
+
+
+def test_extra_node_for_a_guarded_service_looks_past_best_effort_and_weaker_platforms() -> None:
+    from sextant_core.reprovisioning import ladder
+    from sextant_core.reprovisioning.estimate import performance_model
+
+    # svc on a1 (platform A); a2 (A) holds a best-effort job pressing memory_bw 80 > svc's 50; b1 is
+    # an empty server of platform B, where svc is half as fast
+    events = [server("a1"), server("a2"), server("b1", platform="B"),
+              *_service_on(alloc(("a1", 8, 4.0)), {"A": 1.0e9, "B": 0.5e9}),
+              *running("be", alloc(("a2", 4, 4.0)), best_effort=True)]
+    events[-4] = ev.WorkloadClassified(at=2.0, workload_id="be", decision=record(1), scale_up=UP,
+                                       heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
+                                       caused={"memory_bw": 80.0})
+    st = fold(events)
+    w = st.workloads["svc"]
+    m = performance_model(st, w)
+
+    def pick(state: ClusterState, **kw: Any) -> str | None:
+        n = ladder.extra_node(state, state.workloads["svc"], m, 8, 4.0, exclude=("a1",), over_best_effort=True, **kw)
+        return None if n is None else n.server_id
+
+    assert pick(st) == "b1"  # a2's best-effort pressure is more than svc tolerates: the weaker b1
+    # with a floor at svc's own node, a node weaker than it ranks last (the even split binds on it)
+    assert pick(st, at_least=m.node("A", 8)) == "a2"
+    # guarded (after an eviction for it), svc evicts every best-effort resident of a new server:
+    # their pressure no longer counts against a2
+    guarded = fold([ev.AllocationAdjusted(at=3.0, workload_id="svc", decision=record(4), action="evict",
+                                          allocation=w.allocation, reason="interference suspected")], st)
+    assert guarded.workloads["svc"].guarded and pick(guarded) == "a2"
+
+
+def test_a_guarded_service_scaling_out_evicts_best_effort_from_its_new_server() -> None:
+    # a2 has room for both (16 cores): an unguarded service leaves the best-effort job there
+    events = [server("a1"), server("a2", cores=16),
+              *_service_on(alloc(("a1", 8, 4.0)), {"A": 1.0e9}),
+              *running("be", alloc(("a2", 4, 4.0)), best_effort=True)]
+    st = fold(events)
+    adj, *rest = observe(st, "svc", ratio=1.01, value=6.6e9, p99=0.3)  # u = 1.1: one more node
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out" and adj.allocation.servers == ("a1", "a2")
+    assert rest == []
+    w = st.workloads["svc"]
+    guarded = fold([ev.AllocationAdjusted(at=3.0, workload_id="svc", decision=record(4), action="evict",
+                                          allocation=w.allocation, reason="interference suspected")], st)
+    adj, killed = observe(guarded, "svc", ratio=1.01, value=6.6e9, p99=0.3)
+    assert adj.allocation.servers == ("a1", "a2")  # type: ignore[attr-defined]
+    assert isinstance(killed, ev.WorkloadRevoked) and killed.workload_id == "be"

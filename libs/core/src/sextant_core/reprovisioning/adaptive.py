@@ -437,9 +437,12 @@ class Adaptive:
             if nodes <= n or any(state.servers[a.server_id].free_cores < size - a.cores for a in alloc.assignments):
                 continue
             added: list[Assignment] = []
+            weakest = min(m.node(state.servers[a.server_id].platform, size) for a in alloc.assignments
+                          if a.server_id in state.servers) if alloc.assignments else None
             for _ in range(nodes - n):
                 node = ladder.extra_node(state, w, m, size, per.memory_gb,
-                                         exclude=(*alloc.servers, *(a.server_id for a in added)), over_best_effort=True)
+                                         exclude=(*alloc.servers, *(a.server_id for a in added)), over_best_effort=True,
+                                         at_least=weakest)
                 if node is None:
                     break
                 added.append(node)
@@ -456,11 +459,13 @@ class Adaptive:
     def _evicted_for(self, state: ClusterState, w: WorkloadState, nodes: Sequence[Assignment],
                      ctx: DecisionContext) -> list[ev.WorkloadRevoked]:
         """Best-effort residents killed on new `nodes` that lack room for them (no search for
-        another home inside one decision), after the decision that needs their cores."""
+        another home inside one decision), after the decision that needs their cores — every
+        best-effort resident of those servers when `w` is guarded (it tolerates none next to it)."""
         victims: dict[str, None] = {}
         for a in nodes:
             s = state.servers[a.server_id]
-            if s.free_cores >= a.cores and s.free_memory_gb >= a.memory_gb:
+            # a guarded workload tolerates no best effort next to it (`state.model.resident_vectors`)
+            if s.free_cores >= a.cores and s.free_memory_gb >= a.memory_gb and not w.guarded:
                 continue
             for rid in s.residents:
                 r = state.workloads.get(rid)

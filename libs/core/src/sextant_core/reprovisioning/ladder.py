@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from sextant_contracts.model import Allocation, Assignment
 
 from ..planning.model import PerformanceModel
-from ..state.model import ClusterState, ServerState, WorkloadState, interference_vectors
+from ..state.model import ClusterState, ServerState, WorkloadState, interference_vectors, server_aggregates
 from .params import AdaptationParams
 
 
@@ -76,19 +76,30 @@ def best_effort_on(state: ClusterState, w: WorkloadState) -> list[WorkloadState]
     return sorted(seen.values(), key=lambda r: (-r.allocation.total_cores if r.allocation else 0, r.workload_id))
 
 
-def compatible(s: ServerState, w: WorkloadState) -> bool:
+def compatible(s: ServerState, w: WorkloadState, state: ClusterState | None = None) -> bool:
     """Paragon §3.2 both ways on the server aggregates: residents' summed caused pressure within
-    `w`'s tolerated scores, and `w`'s caused pressure within the residents' minimum tolerated."""
+    `w`'s tolerated scores, and `w`'s caused pressure within the residents' minimum tolerated.
+    With `state`, best-effort residents are left out (they are evicted for a guarded `w`)."""
     tol, caused = interference_vectors(w.classification)
-    return all(s.caused_sum[k] <= tol[k] and caused[k] <= s.tolerated_min[k] for k in range(len(tol)))
+    c_sum, t_min = s.caused_sum, s.tolerated_min
+    if state is not None and s.best_effort_cores > 0:
+        keep = tuple(r for r in s.residents if (x := state.workloads.get(r)) is not None and not x.best_effort)
+        agg = server_aggregates(s.server_id, keep, state.workloads)
+        c_sum, t_min = agg["caused_sum"], agg["tolerated_min"]
+    return all(c_sum[k] <= tol[k] and caused[k] <= t_min[k] for k in range(len(tol)))
 
 
 def extra_node(state: ClusterState, w: WorkloadState, model: PerformanceModel, cores: int, memory_gb: float,
-               exclude: tuple[str, ...] = (), over_best_effort: bool = False) -> Assignment | None:
+               exclude: tuple[str, ...] = (), over_best_effort: bool = False,
+               at_least: float | None = None) -> Assignment | None:
     """The best server for one more node of `cores` cores (see the module docstring). With
     `over_best_effort`, cores and memory held by best-effort residents count as free (they are
-    evicted to make room), and servers that need no eviction rank first among equals."""
-    best: tuple[int, float, int, str] | None = None
+    evicted to make room), and servers that need no eviction rank first among equals; a guarded
+    `w` evicts every best-effort resident of its new servers, so their pressure does not count
+    against them. With `at_least`, servers whose predicted node is weaker rank after every server
+    that is not (the load is split evenly: the weakest node binds)."""
+    best: tuple[int, int, float, int, str] | None = None
+    clear = state if w.guarded and over_best_effort else None
     for sid, s in sorted(state.servers.items()):
         extra_c = s.best_effort_cores if over_best_effort else 0
         extra_m = s.best_effort_memory_gb if over_best_effort else 0.0
@@ -96,12 +107,14 @@ def extra_node(state: ClusterState, w: WorkloadState, model: PerformanceModel, c
                 or s.free_memory_gb + extra_m < memory_gb:
             continue
         evicts = 0 if s.free_cores >= cores and s.free_memory_gb >= memory_gb else 1
-        key = (0 if compatible(s, w) else 1, -model.node(s.platform, cores), evicts, sid)
+        perf = model.node(s.platform, cores)
+        weak = 1 if at_least is not None and perf < at_least * (1.0 - 1e-9) else 0
+        key = (weak, 0 if compatible(s, w, clear) else 1, -perf, evicts, sid)
         if best is None or key < best:
             best = key
     if best is None:
         return None
-    return Assignment(server_id=best[3], cores=cores, memory_gb=memory_gb)
+    return Assignment(server_id=best[4], cores=cores, memory_gb=memory_gb)
 
 
 def drop_node(state: ClusterState, alloc: Allocation, model: PerformanceModel) -> Allocation | None:
