@@ -39,6 +39,14 @@ def test_straggler_score_counts_detections_after_the_injection_only() -> None:
     assert other.mean_delay_s == 100.0
     assert scoring.lead(sc, other) == pytest.approx(1 - 70.0 / 100.0)
     assert scoring.lead(sc, scoring.score_stragglers(injected, [])) is None
+    # censored: an injected straggler never relaunched counts until its job ended (j2 ended at 900)
+    ends = {"j1": 1000.0, "j2": 900.0}
+    ours = scoring.censored_delays(sc, injected, ends)
+    assert ours == {("j1", "s1"): 70.0, ("j2", "s2"): 700.0}
+    none = scoring.censored_delays(scoring.score_stragglers(injected, []), injected, ends)
+    assert none == {("j1", "s1"): 900.0, ("j2", "s2"): 700.0}  # defined for a rule that finds nothing
+    assert scoring.censored_lead(ours, none) == pytest.approx(1 - 385.0 / 800.0)
+    assert scoring.censored_lead({}, none) is None
 
 
 def adjusted(wid: str, at: float, servers: tuple[str, ...], action: str = "scale_out", reason: str = "") -> ev.AllocationAdjusted:
