@@ -20,9 +20,9 @@ def exact(mus: list[float], segments: list[tuple[float, float]], share: float) -
     total = sum(dt * lam for dt, lam in segments)
     best = float("inf")
     for ks in itertools.product(range(1, len(caps) + 1), repeat=len(segments)):
-        met = sum(met_fraction(caps[k - 1], lam / k, BASE, BOUND) * dt * lam for k, (dt, lam) in zip(ks, segments))
+        met = sum(met_fraction(caps[k - 1], lam / k, BASE, BOUND) * dt * lam for k, (dt, lam) in zip(ks, segments, strict=True))
         if met >= share * total - 1e-9 * total:
-            best = min(best, sum(k * dt / 3600.0 for k, (dt, _l) in zip(ks, segments)))
+            best = min(best, sum(k * dt / 3600.0 for k, (dt, _l) in zip(ks, segments, strict=True)))
     return best
 
 

@@ -110,7 +110,7 @@ class CandidateTable:
     def take(self, rows: Sequence[int]) -> CandidateTable:
         """A table of the given rows only (in that order), extra columns included."""
         idx = np.asarray(rows, dtype=np.int64)
-        arrays = {name: _frozen(np.asarray(getattr(self, name))[idx]) for name in _ARRAY_FIELDS}
+        arrays: dict[str, Any] = {name: _frozen(np.asarray(getattr(self, name))[idx]) for name in _ARRAY_FIELDS}
         extra = {k: _frozen(np.asarray(v)[idx]) for k, v in self.extra.items()}
         return replace(self, server_ids=tuple(self.server_ids[i] for i in rows), extra=extra, **arrays)
 
