@@ -37,14 +37,18 @@ if TYPE_CHECKING:
 P99_SHARE = 0.99
 
 
+MIN_NOISE_WINDOW_S = 1.0
+
+
 def window_noise_factor(elapsed: float, period_s: float) -> float:
     """[IMPL CHOICE] Telemetry is a window mean of a noisy rate, so its noise shrinks as 1/√length:
     `noise.telemetry_sd` is calibrated for the scenario's nominal window (`telemetry.period_s`), and
     a shorter window — a split at a resident change, or a shorter single-node period — is
     √(period / length) times noisier (a 60 s window of a 300 s scenario: ×2.24). Windows at least
     as long as the period keep the calibrated noise (every scenario without split or short
-    windows is unchanged)."""
-    return math.sqrt(period_s / elapsed) if 0 < elapsed < period_s else 1.0
+    windows is unchanged). Lengths below `MIN_NOISE_WINDOW_S` count as that (no overflow on a
+    split a hair after the previous report; such a window is already ±√period noisy)."""
+    return math.sqrt(period_s / max(elapsed, MIN_NOISE_WINDOW_S)) if 0 < elapsed < period_s else 1.0
 
 
 class Agent:

@@ -125,6 +125,8 @@ class Adaptive:
             return ()
         if w.allocated_at is not None and ctx.at - w.allocated_at < self.params.adjust_gap_s - 1e-9:
             return ()  # the latest allocation change is not measured yet
+        if len(w.observed) >= 2 and w.observed[-1][0] - w.observed[-2][0] < self.params.ladder_min_window_s - 1e-9:
+            return ()  # too short a window (split at a neighbour's change) to size an adjustment on
         return self._more(state, w, ctx, f"reactive {dev.describe()}", need=1.0 / max(c.ratio_to_target, 1e-3))
 
     def assess_probe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,

@@ -62,8 +62,9 @@ def deviation(observed: float, expected: float | None, p: AdaptationParams) -> D
 class Step:
     """A step of the observed performance against the workload's measured baseline."""
 
-    baseline_at: float
-    baseline: float  # ratio to target of the baseline observation
+    baseline_at: float  # the (first) baseline window's observation time
+    baseline: float  # ratio to target of the baseline: its observation, or with a noise model the
+    # length-weighted mean of its clean windows
     at: float
     observed: float  # ratio to target now
 

@@ -96,8 +96,8 @@ def extra_node(state: ClusterState, w: WorkloadState, model: PerformanceModel, c
     `over_best_effort`, cores and memory held by best-effort residents count as free (they are
     evicted to make room), and servers that need no eviction rank first among equals; a guarded
     `w` evicts every best-effort resident of its new servers, so their pressure does not count
-    against them. With `at_least`, servers whose predicted node is weaker rank after every server
-    that is not (the load is split evenly: the weakest node binds)."""
+    against them. With `at_least`, among compatible (then incompatible) servers those whose
+    predicted node is weaker rank last (the load is split evenly: the weakest node binds)."""
     best: tuple[int, int, float, int, str] | None = None
     clear = state if w.guarded and over_best_effort else None
     for sid, s in sorted(state.servers.items()):
@@ -109,7 +109,7 @@ def extra_node(state: ClusterState, w: WorkloadState, model: PerformanceModel, c
         evicts = 0 if s.free_cores >= cores and s.free_memory_gb >= memory_gb else 1
         perf = model.node(s.platform, cores)
         weak = 1 if at_least is not None and perf < at_least * (1.0 - 1e-9) else 0
-        key = (weak, 0 if compatible(s, w, clear) else 1, -perf, evicts, sid)
+        key = (0 if compatible(s, w, clear) else 1, weak, -perf, evicts, sid)
         if best is None or key < best:
             best = key
     if best is None:

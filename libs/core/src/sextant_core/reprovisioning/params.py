@@ -28,15 +28,23 @@ class AdaptationParams:
     # ratio of two windows: 5 % is 3.5 sd, and half the smallest phase change of the issue (10 %).
     step_threshold: float = 0.05
     # [IMPL CHOICE] the telemetry's noise as the operator measured it — `telemetry_sd` (relative) for
-    # a window of `telemetry_sd_window_s`, shrinking as 1/√length (the twin: 1 % per nominal window,
-    # `agent.window_noise_factor`) — and the step must exceed `step_z` standard deviations of the
+    # a window of `telemetry_sd_window_s`, shrinking as 1/√length (the twin: 1 % per window of the
+    # scenario's period, `agent.window_noise_factor` — 300 s in paragon-local-phases, where this
+    # matters; with longer periods the 5 % floor governs, with shorter ones the bar is cautious) —
+    # and the step must exceed `step_z` standard deviations of the
     # difference of the baseline (the mean of its clean windows) and the latest window. None: the
     # plain `step_threshold` against the first clean window.
     telemetry_sd: float | None = 0.01
     telemetry_sd_window_s: float = 300.0
     step_z: float = 3.0
+    # [IMPL CHOICE] the ladder sizes no adjustment on a window shorter than this (a window split at a
+    # neighbour's change can be seconds long, √(300 / length) × 1 % noisy in the twin)
+    ladder_min_window_s: float = 30.0
     # [IMPL CHOICE] a neighbour change re-baselines only if the workload's measured level moved
-    # across it by more than `neighbour_effect_z` standard deviations (None: always)
+    # across it by more than `neighbour_effect_z` standard deviations (None: always). Off: on
+    # paragon-local-phases seed 1, 1.5 / 2.5 sd lifted reactive detection 0.77 → 0.82 / 0.86 with
+    # 4–5× the false claims (a neighbour's own phase change moves a workload under an unchanged
+    # estimated pressure; docs/adaptation.md).
     neighbour_effect_z: float | None = None
     # `neighbour_gate` (points, 0..100 per source): a window is noisy when the pressure around the
     # workload (Σ caused of its servers' residents, as their classifications estimate it) moved by

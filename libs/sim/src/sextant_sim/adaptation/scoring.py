@@ -238,7 +238,7 @@ def censored_delays(score: StragglerScore, injected: Sequence[tuple[str, str, fl
     out: dict[tuple[str, str], float] = {}
     for w, s, at, _f in injected:
         hit = score.delays.get((w, s))
-        out[(w, s)] = hit if hit is not None else max(ends.get(w, at) - at, 0.0)
+        out[(w, s)] = hit if hit is not None else max(ends[w] - at, 0.0)
     return out
 
 
@@ -300,11 +300,12 @@ def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
     requests within its latency bound, from the twin's ground truth.
 
     `mus`: the service's capacity μ (requests/s within nothing else's interference) of one node on
-    each server; `segments`: (seconds, offered requests/s) of the load trace. An allocation of k
-    nodes (one per server, the load split evenly, as the twin runs a service) is at best the k
-    servers of highest μ with no co-runner, re-sized at every segment boundary with perfect
-    knowledge of the coming load, so per segment and k the share within the bound is at most
-    `met_fraction(μ_(k), λ/k)` (the weakest of the k binds, the twin's even split). Minimising
+    each server; `segments`: (seconds, offered requests/s) of the load trace. The twin runs a
+    service on k nodes, one per server, with the load split evenly, and counts the requests within
+    the bound as the mean of its nodes' shares, (1/k) Σᵢ `met_fraction(μᵢ, λ/k)` (`cluster`'s
+    `_service_quality`). Each share grows with μᵢ, so for a given k the k servers of highest μ,
+    with no co-runner, serve the most; re-sized at every segment boundary with perfect knowledge of
+    the coming load, and k = 0 (paused) allowed. Minimising
     Σ k·dt subject to Σ met·requests ≥ share · Σ requests is a knapsack over the segments; its
     Lagrangian dual — maxₐ Σ_seg min_k (k·dt − β·met_k·requests) + β·share·Σ requests — is a lower
     bound on every such allocation, so on every policy in the twin (each pays interference, delays
@@ -316,12 +317,13 @@ def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
     if not caps or not segments:
         return ServerHoursBound(lower_bound=0.0, plan=0.0, plan_share=1.0, share=share)
     k = len(caps)
-    hours = np.array([[(j + 1) * dt / 3600.0 for j in range(k)] for dt, _lam in segments])
+    # column j = j nodes (0 … k): server-hours and requests within the bound per segment
+    hours = np.array([[j * dt / 3600.0 for j in range(k + 1)] for dt, _lam in segments])
     reqs = np.array([dt * lam for dt, lam in segments])
-    met = np.array([[met_fraction(caps[j], lam / (j + 1), base_ms, bound_ms) * dt * lam for j in range(k)]
-                    for dt, lam in segments])
+    met = np.array([[0.0] + [sum(met_fraction(caps[i], lam / j, base_ms, bound_ms) for i in range(j)) / j * dt * lam
+                             for j in range(1, k + 1)] for dt, lam in segments])
     total = float(reqs.sum())
-    if float(met.sum(axis=0).max()) < share * total - 1e-9 * total:  # not even every server serves it
+    if float(met.max(axis=1).sum()) < share * total - 1e-9 * total:  # not even the best k per segment serves it
         return ServerHoursBound(lower_bound=math.inf, plan=math.inf, plan_share=0.0, share=share)
     best_dual, best_plan, plan_met = -np.inf, np.inf, 0.0
     scale = float(hours.max()) / max(float(met.max()), 1e-300)  # β in units of hours per request
@@ -338,16 +340,17 @@ def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
     return ServerHoursBound(lower_bound=float(best_dual), plan=best_plan, plan_share=plan_met, share=share)
 
 
-def service_floor(setup: Any, share: float) -> ServerHoursBound:
+def service_floor(setup: Any, share: float, started_at: float | None = None) -> ServerHoursBound:
     """`server_hours_floor` for the (first) service of a twin setup, over its life within the
-    horizon: μ per server = qps/core × the platform's per-core speed × scale-up on the server's
-    cores (no interference, no phase), the load = peak × the trace's fraction per segment."""
+    horizon from `started_at` (its trace runs from its start; default: its submission, the
+    earliest it can start): μ per server = qps/core × the platform's per-core speed × scale-up on
+    the server's cores (no interference, no phase), the load = peak × the trace's fraction."""
     sub = next(s for s in setup.subs if s.truth.service is not None)
     t = sub.truth
     sv = t.service
     pidx = {p.platform_id: i for i, p in enumerate(setup.cat.platforms)}
     mus = [sv.qps_per_core * float(t.speed[pidx[p.platform_id]]) * t.scale_up(p.cores) for _sid, p in setup.servers]
-    end = min(t.work, setup.horizon - sub.at)
+    end = min(t.work, setup.horizon - (sub.at if started_at is None else started_at))
     segments = []
     for i, (off, frac) in enumerate(sv.trace):
         nxt = sv.trace[i + 1][0] if i + 1 < len(sv.trace) else t.work
