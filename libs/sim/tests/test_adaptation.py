@@ -134,30 +134,44 @@ def test_autoscaling_rule(nodes: int, util: float, expect: tuple[str, int] | Non
 
 
 def test_the_agent_closes_single_node_windows_at_resident_changes() -> None:
-    """`telemetry.split_at_resident_changes`: a co-runner starting on a server closes the window
-    of every single-node workload already there at that instant; off, windows follow the period."""
+    """`telemetry.split_at_resident_changes`: a co-runner starting, moving or ending on a server
+    closes the window of the single-node workloads there at that instant; off, windows follow the
+    period from each workload's first start."""
     from sextant_sim.adaptation.run import run
     from sextant_sim.scenarios import load_scenario
 
     sc = load_scenario("smoke")
 
-    def split_times(on: bool) -> set[float]:
+    def events(on: bool) -> list[ev.Event]:
         s = sc.model_copy(update={"telemetry": sc.telemetry.model_copy(update={"split_at_resident_changes": on})})
-        r = run(s, "least-loaded", 1)
-        started = {e.workload_id: e.at for e in r.events if isinstance(e, ev.WorkloadStarted)}
-        period = s.telemetry.period_s
-        off_grid = set()
-        for e in r.events:
-            if isinstance(e, ev.PerformanceObserved) and e.workload_id in started:
-                k = (e.at - started[e.workload_id]) / period
-                if abs(k - round(k)) > 1e-6:
-                    off_grid.add(e.at)
-        return off_grid
+        return run(s, "least-loaded", 1).events
 
-    assert split_times(False) == set()
-    on = split_times(True)
-    assert on  # some windows closed early...
-    r_starts = {e.at for e in run(sc.model_copy(update={"telemetry": sc.telemetry.model_copy(
-        update={"split_at_resident_changes": True})}), "least-loaded", 1).events
-        if isinstance(e, ev.WorkloadStarted | ev.WorkloadCompleted | ev.WorkloadFailed | ev.WorkloadRevoked)}
-    assert on <= r_starts  # ...and only when residents changed
+    def off_grid(es: list[ev.Event]) -> list[tuple[str, float]]:
+        first: dict[str, float] = {}
+        for e in es:
+            if isinstance(e, ev.WorkloadStarted):
+                first.setdefault(e.workload_id, e.at)
+        period = sc.telemetry.period_s
+        return [(e.workload_id, e.at) for e in es if isinstance(e, ev.PerformanceObserved) and e.workload_id in first
+                and abs((k := (e.at - first[e.workload_id]) / period) - round(k)) > 1e-6]
+
+    assert off_grid(events(False)) == []
+    es = events(True)
+    early = off_grid(es)
+    assert early  # some windows closed early ...
+    # ... each at an instant when another workload arrived on, left or ended on its own server
+    servers: dict[str, tuple[str, ...]] = {}
+    changes: dict[float, set[str]] = {}
+    for e in es:
+        if isinstance(e, ev.WorkloadStarted | ev.AllocationAdjusted | ev.MigrationDecided):
+            old = servers.get(e.workload_id, ())
+            servers[e.workload_id] = e.allocation.servers
+            changes.setdefault(e.at, set()).update(set(old) ^ set(e.allocation.servers) or set(old))
+        elif isinstance(e, ev.WorkloadCompleted | ev.WorkloadFailed | ev.WorkloadRevoked):
+            changes.setdefault(e.at, set()).update(servers.pop(e.workload_id, ()))
+    where: dict[str, tuple[str, ...]] = {}
+    for e in es:
+        if isinstance(e, ev.WorkloadStarted | ev.AllocationAdjusted | ev.MigrationDecided):
+            where[e.workload_id] = e.allocation.servers
+        elif isinstance(e, ev.PerformanceObserved) and (e.workload_id, e.at) in early:
+            assert set(where[e.workload_id]) & changes.get(e.at, set()), (e.workload_id, e.at)
