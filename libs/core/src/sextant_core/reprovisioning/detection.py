@@ -118,19 +118,25 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
             return False
         return not harmless(i)
 
+    def length(i: int) -> float:  # the window's length, 0 when its start is unknown
+        st = start(i)
+        return observed[i][0] - st if st is not None else 0.0
+
+    def bar(k: float, la: float, lb: float) -> float:
+        # k standard deviations of the relative difference of two window means of lengths la, lb
+        assert noise is not None
+        sd, ref, _z = noise
+        return k * sd * math.sqrt(ref / la + ref / lb)
+
     def harmless(i: int) -> bool:
         # the neighbours changed, but the workload's measured level did not move beyond the noise
         # between the window before the change and the one after it: keep the baseline
         if noise is None or effect_z is None or i < 1 or observed[i - 1][1] <= 0 or observed[i][1] <= 0:
             return False
-        a, b = start(i - 1), start(i)
-        if a is None or b is None:
-            return False
-        la, lb = observed[i - 1][0] - a, observed[i][0] - b
+        la, lb = length(i - 1), length(i)
         if la <= eps or lb <= eps:
             return False
-        sd, ref, _z = noise
-        return abs(observed[i][1] / observed[i - 1][1] - 1.0) <= effect_z * sd * math.sqrt(ref / la + ref / lb)
+        return abs(observed[i][1] / observed[i - 1][1] - 1.0) <= bar(effect_z, la, lb)
 
     n = len(observed)
     inside = [i for i in range(n) if (st := start(i)) is not None and st >= reset_at - eps]
@@ -141,17 +147,14 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
     if noise is None:
         step = Step(observed[base][0], observed[base][1], observed[-1][0], observed[-1][1])
         return step if abs(step.relative) > threshold else None
-    sd, ref, z = noise
-    lengths = {i: observed[i][0] - st for i in range(base, n) if (st := start(i)) is not None}
-    clean = [i for i in range(base, n - 1) if observed[i][1] > 0 and lengths.get(i, 0.0) > eps]
-    total = sum(lengths[i] for i in clean)
-    last = lengths.get(n - 1, 0.0)
+    clean = [i for i in range(base, n - 1) if observed[i][1] > 0 and length(i) > eps]
+    total = sum(length(i) for i in clean)
+    last = length(n - 1)
     if not clean or total <= eps or last <= eps:
         return None
-    mean = sum(observed[i][1] * lengths[i] for i in clean) / total
+    mean = sum(observed[i][1] * length(i) for i in clean) / total
     step = Step(observed[base][0], mean, observed[-1][0], observed[-1][1])
-    bar = max(threshold, z * sd * math.sqrt(ref / total + ref / last))
-    return step if abs(step.relative) > bar else None
+    return step if abs(step.relative) > max(threshold, bar(noise[2], total, last)) else None
 
 
 def stable_hash(text: str) -> int:

@@ -195,7 +195,7 @@ class StragglerScore:
 
     @property
     def mean_delay_s(self) -> float | None:
-        return sum(self.delays.values()) / len(self.delays) if self.delays else None
+        return _mean_of(self.delays)
 
 
 def relaunches(events: Sequence[ev.Event]) -> list[tuple[str, str, float]]:
@@ -242,12 +242,18 @@ def censored_delays(score: StragglerScore, injected: Sequence[tuple[str, str, fl
     return out
 
 
+def _mean_of(delays: dict[tuple[str, str], float]) -> float | None:
+    return sum(delays.values()) / len(delays) if delays else None
+
+
+def _lead(a: float | None, b: float | None) -> float | None:
+    """1 − a / b: how much earlier a delay of `a` is than one of `b`; None without both."""
+    return None if a is None or b is None or b <= 0 else 1.0 - a / b
+
+
 def censored_lead(ours: dict[tuple[str, str], float], theirs: dict[tuple[str, str], float]) -> float | None:
     """1 − (our mean censored delay / theirs), each over its own injected stragglers."""
-    if not ours or not theirs:
-        return None
-    a, b = sum(ours.values()) / len(ours), sum(theirs.values()) / len(theirs)
-    return None if b <= 0 else 1.0 - a / b
+    return _lead(_mean_of(ours), _mean_of(theirs))
 
 
 def lead(ours: StragglerScore, theirs: StragglerScore) -> float | None:
@@ -255,10 +261,7 @@ def lead(ours: StragglerScore, theirs: StragglerScore) -> float | None:
     earlier we detect (Quasar §4.3: 19 % earlier than Hadoop, 8 % than LATE). [IMPL CHOICE] not
     restricted to stragglers both detected: the runs diverge after the first relaunch, so the
     same (job, server) is rarely injected in both. None when either detected nothing."""
-    a, b = ours.mean_delay_s, theirs.mean_delay_s
-    if a is None or b is None or b <= 0:
-        return None
-    return 1.0 - a / b
+    return _lead(ours.mean_delay_s, theirs.mean_delay_s)
 
 
 # --- a service's server-hours (Quasar §6.4) ------------------------------------------------------------
