@@ -1,4 +1,4 @@
-"""The twin's ground-truth parameters: one versioned YAML file (`CURRENT`, now `v3.yaml`), validated here.
+"""The twin's ground-truth parameters: one versioned YAML file (`CURRENT`, now `v4.yaml`), validated here.
 
 Older versions stay loadable (`load("v1.yaml")`) so a report made with them can be reproduced.
 
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sextant_contracts.model import INTERFERENCE_SOURCES
 
 SOURCES = tuple(s.value for s in INTERFERENCE_SOURCES)
-CURRENT = "v3.yaml"
+CURRENT = "v4.yaml"
 
 
 class _M(BaseModel):
