@@ -1,4 +1,4 @@
-"""Issue 8 in the twin: the baselines' rules and the scoring of detections against truths."""
+"""Monitoring and reprovisioning in the twin: the baselines' rules and the scoring of detections against truths."""
 
 from __future__ import annotations
 

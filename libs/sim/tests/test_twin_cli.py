@@ -1,4 +1,4 @@
-"""`sextant sim run|compare` on the smoke scenario (issue 3 item 9)."""
+"""`sextant sim run|compare` on the smoke scenario."""
 
 from __future__ import annotations
 

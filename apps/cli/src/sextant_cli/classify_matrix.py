@@ -1,4 +1,4 @@
-"""`sextant classify-matrix IN.csv OUT.csv`: collaborative filtering on any matrix (issue 4 item 5).
+"""`sextant classify-matrix IN.csv OUT.csv`: collaborative filtering on any matrix (docs/classification.md).
 
 Input: CSV, first row = header (its first cell names the id column, the others are column ids),
 first column = row id (unique), every other cell a positive real or empty (= unknown). Output: the

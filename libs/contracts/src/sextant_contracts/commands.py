@@ -135,7 +135,7 @@ class ReviewWorkload(Command):
 
 
 
-# --- monitoring and reprovisioning (issue 8) ----------------------------------------------------
+# --- monitoring and reprovisioning -------------------------------------------------------------
 
 
 class ProbeInterference(Command):

@@ -273,7 +273,7 @@ class MigrationDecided(DecisionEvent):
 
 
 
-# --- monitoring and reprovisioning (issue 8) ----------------------------------------------------
+# --- monitoring and reprovisioning -------------------------------------------------------------
 
 
 class ProbeRequested(DecisionEvent):

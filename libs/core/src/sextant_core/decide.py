@@ -99,7 +99,7 @@ def _classify(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySe
               ctx: DecisionContext) -> Decision:
     if not allows(w.phase, "WorkloadClassified"):
         return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
-    # A classifier may retrain models whose event count is due (issue 4): the retrains are
+    # A classifier may retrain models whose event count is due (classification/engine.py): the retrains are
     # appended right after the decision event (a block starts with its decision) and the
     # classification already uses them (they pin their row prefix, so log order is immaterial).
     retrains = getattr(p.classifier, "retrains", None)
@@ -181,7 +181,7 @@ def _review(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     return Decision(events=tuple(events))
 
 
-# issue 8: monitoring inputs for the reprovisioner. A reprovisioner without the method (e.g.
+# Monitoring inputs for the reprovisioner. A reprovisioner without the method (e.g.
 # `NoAdaptation`, the foundation's) decides nothing for them.
 _ASSESSORS = {cmd.AssessObservation: "observe", cmd.AssessProbe: "assess_probe", cmd.AssessTasks: "assess_tasks"}
 

@@ -155,7 +155,7 @@ class FirstFitPlanner:
 
 
 class NoAdaptation:
-    """Never adjusts a running workload (the `no-adaptation` baseline of issue 8)."""
+    """Never adjusts a running workload (the `no-adaptation` baseline, docs/adaptation.md)."""
 
     def review(self, state: ClusterState, w: WorkloadState, reason: str,
                ctx: DecisionContext) -> Sequence[ev.Event]:

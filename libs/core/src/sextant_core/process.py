@@ -64,7 +64,7 @@ def _(event: ev.WorkloadClassified, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.WorkloadAdmitted, state: ClusterState) -> Commands:
-    # the class queue it left moves on: its new head is retried (issue 5, ARQ; no-op without queues)
+    # the class queue it left moves on: its new head is retried (ARQ; no-op without queues)
     nxt = class_queues(state)[event.arq_class] if state.queued else ()
     return (cmd.PlaceWorkload(workload_id=event.workload_id),) + \
         tuple(cmd.AdmitWorkload(workload_id=w) for w in nxt[:1])
@@ -149,7 +149,7 @@ def _(event: ev.Tick, state: ClusterState) -> Commands:
         _probe_round(event, state)
 
 
-# --- issue 8: monitoring → reprovisioning ------------------------------------------------------
+# --- monitoring → reprovisioning ---------------------------------------------------------------
 
 PROBE_ROUND_S = 600.0
 """Proactive detection runs in rounds (Quasar §4.1: every 10 minutes): the first `Tick` at or past
@@ -206,7 +206,7 @@ def _held(state: ClusterState, workload_id: str) -> tuple[str, ...]:
 
 def _capacity_freed(state: ClusterState, freed: tuple[str, ...]) -> Commands:
     """Capacity came back on `freed`: retry the head of every ARQ class queue (most demanding class
-    first; issue 5), then deferred placements, in order, each told which servers freed.
+    first), then deferred placements, in order, each told which servers freed.
 
     [IMPL CHOICE] Incremental retries: a workload that ends holding nothing frees nothing, so it
     retries no deferred placement; otherwise each retry carries `freed`, and a planner that can

@@ -41,7 +41,7 @@ def _foundation() -> PolicySet:
                      planner=planner_for("least-loaded"), reprovisioner=ReclassifyOnViolation())
 
 
-# --- issue 5: Sextant, Paragon and reservation + Paragon (sextant_core.planning.policysets) -------
+# --- Sextant, Paragon and reservation + Paragon (sextant_core.planning.policysets) -------
 
 
 @register("sextant")
@@ -73,7 +73,7 @@ def _reservation_paragon() -> PolicySet:
     return reservation_paragon_policy_set()
 
 
-# --- issue 8: monitoring and reprovisioning (sextant_core.reprovisioning) -------------------------
+# --- monitoring and reprovisioning (sextant_core.reprovisioning) -------------------------
 
 
 @register("sextant-adaptive")
@@ -91,7 +91,7 @@ def _sextant_adaptive() -> PolicySet:
 
 @register("no-adaptation")
 def _no_adaptation() -> PolicySet:
-    """`sextant` that never adjusts a running workload (issue 8's `no-adaptation` baseline)."""
+    """`sextant` that never adjusts a running workload (the `no-adaptation` baseline)."""
     from .planning.policysets import sextant_policy_set
 
     return sextant_policy_set(name="no-adaptation")

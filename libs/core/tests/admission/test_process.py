@@ -1,4 +1,4 @@
-"""The process manager moves ARQ queues (the additive hooks of issue 5 in process.py)."""
+"""The process manager moves ARQ queues (the additive ARQ hooks in process.py)."""
 
 from __future__ import annotations
 

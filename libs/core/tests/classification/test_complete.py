@@ -1,4 +1,4 @@
-"""`complete_matrix` (the classify-matrix engine) on matrices it did not make (issue 4 acceptance)."""
+"""`complete_matrix` (the classify-matrix engine) on matrices it did not make (docs/classification.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sextant_core.classification.complete import MatrixError, complete_matrix, t
 
 
 def _bias_fill(y: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Exact least-squares fit of μ + b_u + c_i to the known cells (the baseline of issue 4)."""
+    """Exact least-squares fit of μ + b_u + c_i to the known cells (the baseline the engine must halve)."""
     m, n = y.shape
     rows, cols = np.nonzero(mask)
     design = np.zeros((len(rows), 1 + m + n))

@@ -1,4 +1,4 @@
-"""The classification-driven profiling plan (issue 4 item 3)."""
+"""The classification-driven profiling plan."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No peeking (issue 5): the `sextant` profile decides from what was observed, never from what a
+"""No peeking: the `sextant` profile decides from what was observed, never from what a
 workload *is*. Two platforms see the same observations (servers, submissions' targets and sizes,
 profiling samples, starts) for workloads whose hidden identity differs (their spec points at
 another ground-truth record, their names differ); every decision they make must be byte-identical.

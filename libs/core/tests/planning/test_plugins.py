@@ -1,4 +1,4 @@
-"""Table tests for issue 5's placement plugins (STYLE 9): each case shows its arithmetic."""
+"""Table tests for the planner's placement plugins (STYLE 9): each case shows its arithmetic."""
 
 from __future__ import annotations
 

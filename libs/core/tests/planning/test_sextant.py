@@ -208,7 +208,7 @@ def test_best_effort_stays_off_a_guarded_workloads_servers() -> None:
     world = (World().server("a1").workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100))
              .workload("be", cores=2, best_effort=True, caused=vec(0, core=5)))
     assert chosen(place(world.state(), planner(), wid="be")) == (("a1", 2, 1.0),)
-    # ... until the reprovisioner evicted best effort for r (issue 8's `evict` rung): then r's
+    # ... until the reprovisioner evicted best effort for r (the ladder's `evict` rung): then r's
     # servers tolerate no added pressure, and a best-effort newcomer (D1 never relaxed) waits
     r = world.state().workloads["r"]
     assert r.allocation is not None and not r.guarded

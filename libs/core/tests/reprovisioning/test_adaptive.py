@@ -1,4 +1,4 @@
-"""The `Adaptive` reprovisioner's ladder as pure decisions (issue 8): what each rung emits, in
+"""The `Adaptive` reprovisioner's ladder as pure decisions: what each rung emits, in
 which order, and that the process manager routes monitoring to it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Detection rules (issue 8): reactive deviation, the proactive rotation, probe significance,
+"""Detection rules: reactive deviation, the proactive rotation, probe significance,
 stragglers, the migration cost rule — table tests showing their arithmetic."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Replay re-derives every adjustment decision of the ladder byte for byte, and never re-runs a
-reactor: the agent (probes, resizes, starts) is not called by replay (DESIGN §4, issue 8)."""
+reactor: the agent (probes, resizes, starts) is not called by replay (DESIGN §4)."""
 
 from __future__ import annotations
 

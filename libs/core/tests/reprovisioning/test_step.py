@@ -1,4 +1,4 @@
-"""The reactive step detector (issue 8): a workload's measured baseline and a step against it —
+"""The reactive step detector: a workload's measured baseline and a step against it —
 table tests showing the arithmetic, and the `Adaptive` decisions it drives over a folded log."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The baseline profiles of issue 3 as `PolicySet`s, runnable by the twin.
+"""The baseline profiles of the papers as `PolicySet`s, runnable by the twin.
 
 Names (exactly): `least-loaded`, `heterogeneity-oblivious`, `interference-oblivious`, `random`,
 `reservation-least-loaded`, `oracle`. All but `oracle` get their planner from the core's placement
 framework (`sextant_core.placement.planner_for(name)`); until that exists they fall back to the
 core's `FirstFitPlanner` (so they are then all alike — a stop-gap, reported by `planner_source`).
-Their classifier is the classification engine of issue 4 (`CollaborativeClassifier`, seeded with
+Their classifier is the classification engine (`CollaborativeClassifier`, seeded with
 the twin's offline campaign — what Paragon's NH/NI use, Paragon's own classification), so every
 profile decides on the same kind of information; `classifier="estimates"` swaps in the estimate
 port instead (`estimates.py`: ground truth + Table III noise — the planning side alone, as the
@@ -15,7 +15,7 @@ could run, so its classifier (which it never reads) is always the cheap estimate
 `reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
 of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
 for analytics, peak provisioning by an autoscaler for services) instead of the requirement;
-`reservation-paragon` (issue 5's profile) gets the same sizer here.
+`reservation-paragon` (a planning profile) gets the same sizer here.
 
 Every profile profiles (the default plan), admits everything (`AdmitAll`) and never adapts
 (`NoAdaptation`): the baselines differ only where the papers' baselines differ — in placement.
@@ -69,14 +69,14 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
                classifier: Classifier | str | None = None) -> PolicySet:
     """The `PolicySet` for `profile` in a twin run (estimates and oracle view bound to it).
     `classifier`: a `Classifier`, or "cf" (the default: the classification engine) or
-    "estimates" (the twin's estimate port) for the baselines and issue 5's profiles."""
+    "estimates" (the twin's estimate port) for the baselines and the planning profiles."""
     if classifier is None:
         classifier = "cf"
     if isinstance(classifier, str) and classifier not in CLASSIFIERS:
         raise ValueError(f"unknown classifier {classifier!r}; known: {', '.join(CLASSIFIERS)}")
     chosen: Classifier | None = (EstimateClassifier(estimates) if classifier == "estimates"
                                  else None if classifier == "cf" else classifier)  # type: ignore[assignment]
-    if profile == "reservation-paragon":  # issue 5's profile, with the twin's reservation sizer
+    if profile == "reservation-paragon":  # a planning profile, with the twin's reservation sizer
         from sextant_core.planning.policysets import reservation_paragon_policy_set
 
         return reservation_paragon_policy_set(classifier=chosen, sizer=reservation_size)

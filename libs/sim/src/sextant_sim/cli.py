@@ -1,4 +1,4 @@
-"""`sextant sim run|compare|list`: the cluster twin from the command line (issue 3 item 9).
+"""`sextant sim run|compare|list`: the cluster twin from the command line (docs/twin.md, "How to run").
 
     sextant sim run SCENARIO --profile P [--seed N] [--out DIR] [--quiet]
         one profile on one scenario: a progress bar, then a summary table; with --out DIR the JSONL

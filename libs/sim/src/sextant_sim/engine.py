@@ -151,7 +151,7 @@ class Engine:
     def _register_servers(self) -> None:
         for sid, p in self.setup.servers:
             self.emit(ev.ServerRegistered(at=0.0, server_id=sid, platform=p.platform_id, capacity=p.capacity))
-        for e in seeding.events_for(self.setup, self.params):  # offline seeds of the classifier (issue 4)
+        for e in seeding.events_for(self.setup, self.params):  # offline seeds of the classifier (seeding.py)
             self.emit(e)
         self.drain()
 

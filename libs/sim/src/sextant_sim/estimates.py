@@ -1,6 +1,6 @@
 """The estimate port: a `Classifier` that returns the ground truth plus Table III noise.
 
-It stands in for the classification engine (issue 4) so the baselines of issue 3 have estimates to
+It stands in for the classification engine (docs/classification.md) so the baselines have estimates to
 act on, exactly as Paragon's NH/NI baselines use Paragon's classification (§5). It is one of the two
 sanctioned readers of the ground truth (the other is `oracle.py`); `SANCTIONED_TRUTH_READ` marks it
 so `tests/architecture/test_no_peeking.py` can tell it apart. Swap it for the real engine by putting

@@ -1,4 +1,4 @@
-"""The twin's metrics, defined once (issue 3 item 8; docs/twin.md repeats these definitions).
+"""The twin's metrics, defined once (docs/twin.md repeats these definitions).
 
 Per workload w (every *submitted* workload counts, whatever happened to it):
 

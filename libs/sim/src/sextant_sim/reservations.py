@@ -3,7 +3,7 @@
 Quasar's baselines do not size from a performance target: they allocate a *reservation* — what the
 user, the framework or an autoscaler asks for — and then place it (least-loaded, or Paragon's
 selector). `reservation_size` is that reservation as a `Sizer` (`sextant_core.placement.request`)
-for the `reservation-least-loaded` profile (and, through `policy_set`, for issue 5's
+for the `reservation-least-loaded` profile (and, through `policy_set`, for the planning
 `reservation-paragon`). It is a policy: it sees only the `WorkloadState` (kind, request, id) —
 never the ground truth — and is a pure function of it (replay-identical).
 

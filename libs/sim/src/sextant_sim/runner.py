@@ -84,7 +84,7 @@ def summary_of(engine: Engine, wall: float) -> dict[str, Any]:
 
 def compare(scenario: str | Scenario, profiles: list[str], seed: int = 1,
             progress: Progress | None = None, classifier: str = "cf") -> dict[str, Any]:
-    """All `profiles` on the same arrivals; the JSON of issue 3 item 9 (plus more keys)."""
+    """All `profiles` on the same arrivals; the JSON of `sextant sim compare --json`."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     setup = prepare(sc, seed)
     out: dict[str, Any] = {"scenario": sc.name, "seed": seed, "twin_version": TWIN_VERSION,

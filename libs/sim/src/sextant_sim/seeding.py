@@ -1,5 +1,5 @@
 """The offline profiling campaign of the twin: exhaustively profiled seed workloads for the
-classification engine (issue 4 items 2 and 6; Paragon §2.2, Quasar §3.2).
+classification engine (docs/classification.md; Paragon §2.2, Quasar §3.2).
 
 Paragon seeds each matrix with "a few tens" of workloads profiled on every column ("20 and 30
 offline workloads for a 40 and 1000-server cluster"); Quasar profiles "20–30 workload types"

@@ -1,4 +1,4 @@
-"""Admission control (issue 5): ARQ, Paragon's multiclass admission with resource-quality
+"""Admission control: ARQ, Paragon's multiclass admission with resource-quality
 classes, queues, server pools, bypassing, the Eq. 2 waiting bound and a stability check (§4).
 
     from sextant_core.admission.arq import ArqAdmission          # the AdmissionPolicy

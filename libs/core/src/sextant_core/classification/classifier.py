@@ -1,4 +1,4 @@
-"""`CollaborativeClassifier`: the `sextant_core.policies.Classifier` of issue 4.
+"""`CollaborativeClassifier`: the `sextant_core.policies.Classifier` of the classification engine.
 
 For a workload it takes the cells its profiling filled (the knowledge base's pending row, mapped
 by `observations.cells`), and for each of the four classifications folds them into the current

@@ -1,4 +1,4 @@
-"""Completing an external matrix (the engine behind ``sextant classify-matrix``, issue 4 item 5).
+"""Completing an external matrix (the engine behind ``sextant classify-matrix``).
 
 ``complete_matrix(values, row_ids)`` takes a dense float array with NaN for unknown cells and
 returns every cell filled, plus a confidence per cell. It runs the same engine as the

@@ -19,12 +19,12 @@ Ties: `ranked_rows` orders feasible rows by total score descending, then by row 
 are sorted by server id, so equal scores go to the smallest server id.
 
 Work budget (DESIGN §5): a search is bounded by candidates examined, never by a clock. One
-columnar pass charges one unit per row; sequential steps (the scale-out walk, issue 5's
+columnar pass charges one unit per row; sequential steps (the scale-out walk, the planner's
 backtracking passes) charge per candidate they look at and stop when `Budget.exhausted`.
 [IMPL CHOICE] the first full pass always runs, even if it alone exceeds the limit: it is the
 least work that can decide anything; `budget_exhausted` then says so in the trace.
 
-Designed for issue 5: per-source margins, difficulty orders and a `slack` argument live in
+Designed for the planner (`sextant_core.planning`): per-source margins, difficulty orders and a `slack` argument live in
 `plugins/interference.py`, so backtracking = re-running `evaluate` with
 `profile.with_args(name, slack=δ)` and a shared `Budget`.
 """

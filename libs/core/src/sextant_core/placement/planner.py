@@ -14,7 +14,7 @@
    `budget/exhausted` when the first pass already spent the work budget: no scale-out then).
 
 `predicted_performance` [IMPL CHOICE]: the core-weighted mean of the workload's predicted
-performance on the platforms it is placed on (0 when none is predicted); issue 5's sizing
+performance on the platforms it is placed on (0 when none is predicted); the planner's sizing
 replaces it with a target-aware estimate.
 """
 

@@ -1,4 +1,4 @@
-"""Named placement profiles: the baselines of issue 3 (and any profile registered later).
+"""Named placement profiles: the papers' baselines (and any profile registered later).
 
 | profile | filters (after `schedulable`) | scorers (weight) |
 |---|---|---|

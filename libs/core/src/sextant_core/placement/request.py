@@ -7,7 +7,7 @@ baseline plugins), interference scores 0..100 in `INTERFERENCE_SOURCES` order.
 
 [IMPL CHOICE] A workload that requests nothing gets 1 core and 1 GiB (`requested_size`), as the
 foundation's stand-in planner did; reservation-based or target-driven sizers (the twin's
-`reservation-*` baselines, issue 5's joint sizing) replace the sizer, not the planner.
+`reservation-*` baselines, the planner's joint sizing) replace the sizer, not the planner.
 """
 
 from __future__ import annotations

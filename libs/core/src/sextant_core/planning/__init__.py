@@ -1,4 +1,4 @@
-"""Planning (issue 5): Quasar's joint sizing and assignment on Paragon's interference filters,
+"""Planning: Quasar's joint sizing and assignment on Paragon's interference filters,
 Paragon's greedy selector with backtracking, and the `sextant`, `paragon`, `reservation-paragon`
 policy sets.
 

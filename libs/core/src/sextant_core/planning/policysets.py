@@ -1,4 +1,4 @@
-"""The policy sets of issue 5, registered in `sextant_core.profiles` under these names:
+"""The planning policy sets, registered in `sextant_core.profiles` under these names:
 
 | profile | admission | planner (size → placement) |
 |---|---|---|
@@ -8,7 +8,7 @@
 
 All three profile with the default plan (`DefaultProfilingPlan`), classify with the collaborative
 filtering engine (`CollaborativeClassifier`) unless a classifier is passed, and never adapt a
-running workload (`NoAdaptation`: reprovisioning is issue 8).
+running workload (`NoAdaptation`: reprovisioning is `sextant_core.reprovisioning`).
 
 `reservation-paragon` is Quasar §6's "reservation + Paragon" baseline: what differs from `paragon`
 is the size placed, the reservation, which the caller supplies as a `Sizer` (default: the

@@ -37,7 +37,7 @@ take leftovers: their requested cores (capped where the scale-up curve saturates
 they do not hurt (strict D1, never relaxed), ranked by least added pressure then packing; no target,
 no scale-out; when nothing is left they wait (deferred). Their trace carries the note
 `best_effort` and their cores are counted by the server aggregates (`best_effort_cores`), which is
-what eviction (issue 8) reads first.
+what eviction (the reprovisioner's ladder) reads first.
 
 The trace (`DecisionTrace`): per-filter rejection counts of the deciding pass, the top candidates,
 candidates examined (budget units), backtracking passes, and notes such as `scale_out`,

@@ -1,4 +1,4 @@
-"""The profiling plan, driven by the classification matrices (issue 4 item 3; Quasar §3.2,
+"""The profiling plan, driven by the classification matrices (docs/classification.md; Quasar §3.2,
 Paragon §2.4). Pure: the same workload, seed and state give the same plan.
 
 With ``entries`` = 2 (the papers' default density) a new workload gets:

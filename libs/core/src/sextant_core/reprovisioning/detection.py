@@ -81,7 +81,7 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
                 first_window_start: float | None, threshold: float, gate: float | None = None,
                 reset_pressure: tuple[float, ...] | None = None,
                 noise: tuple[float, float, float] | None = None, effect_z: float | None = None) -> Step | None:
-    """The reactive step test (issue 8): the latest observation against the workload's baseline.
+    """The reactive step test: the latest observation against the workload's baseline.
 
     `observed`: (time, ratio to target, pressure around it) oldest first; observation i covers the
     telemetry window (observed[i-1] time, its time] — the first from `first_window_start` (None:

@@ -1,6 +1,6 @@
 """What the classification predicts for a running workload on its current allocation.
 
-Reuses the planner's performance model (`planning.model.model_for`, issue 5): per node
+Reuses the planner's performance model (`planning.model.model_for`): per node
 H(p) · S(c), aggregated by the scale-out efficiency E(n). The requirement comes from
 `planning.targets.requirement` (same units, same relative-unit fallback), so the estimated ratio
 is directly comparable with the `ratio_to_target` telemetry reports. Interference is not in the

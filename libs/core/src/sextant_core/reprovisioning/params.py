@@ -1,4 +1,4 @@
-"""The knobs of monitoring and reprovisioning (issue 8), with the choice behind each default.
+"""The knobs of monitoring and reprovisioning (docs/adaptation.md), with the choice behind each default.
 
 Quasar §4.1 and Paragon §3.4 leave the thresholds open (quasar spec §9 item 10, paragon spec
 §3.4 [GAP]); each default below is a documented [IMPL CHOICE], tested in
@@ -18,7 +18,7 @@ class AdaptationParams:
     # `estimate_margin` (relative). The detection window is one telemetry period: the first
     # observation after a change either shows it or the change is missed.
     estimate_margin: float = 0.15
-    # [IMPL CHOICE] the step detector (`detection.step_change`, issue 8): each workload's own
+    # [IMPL CHOICE] the step detector (`detection.step_change`): each workload's own
     # measured baseline — its first observation whose window lies wholly after its latest
     # (re)classification, placement or adjustment and after the latest *noisy* window — and a
     # relative step of a later observation beyond `step_threshold` means the workload itself

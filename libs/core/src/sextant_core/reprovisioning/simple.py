@@ -1,4 +1,4 @@
-"""The platform loop's starting reprovisioning policy (issue 6; the full ladder is issue 8's).
+"""The platform loop's starting reprovisioning policy (the full ladder is `adaptive.Adaptive`).
 
 A QoS violation (a failed `QosVerdict`, routed here by the process manager as `ReviewWorkload`)
 asks for a reclassification — profiling in place, then a re-plan against the new rows

@@ -40,7 +40,7 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
     """Fold one event. `position` is its global log position when it comes from the log."""
     new = _apply(event, state)
     changes: dict[str, object] = {}
-    kb = evolve_knowledge(new.knowledge, event)  # the classification matrices (issue 4)
+    kb = evolve_knowledge(new.knowledge, event)  # the classification matrices
     if kb is not new.knowledge:
         changes["knowledge"] = kb
     if event.at > new.now:

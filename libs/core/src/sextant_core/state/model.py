@@ -80,7 +80,7 @@ class ServerState:
     best_effort_cores: int = 0  # cores held here by best-effort residents (evictable first)
     best_effort_memory_gb: float = 0.0
     # when `residents` last changed (a workload placed, moved, resized or gone): the reprovisioner's
-    # reactive detector re-measures a workload's baseline after its neighbourhood changed (issue 8)
+    # reactive detector re-measures a workload's baseline after its neighbourhood changed
     residents_changed_at: float = float("-inf")
 
     @property
@@ -122,7 +122,7 @@ class WorkloadState:
     ended_at: float | None = None
     last_ratio: float | None = None
     # the latest `OBSERVED_KEPT` observations, (time, ratio to target), oldest first: the measured
-    # baseline of the reprovisioner's step detector (issue 8; `reprovisioning.detection.step_change`)
+    # baseline of the reprovisioner's step detector (`reprovisioning.detection.step_change`)
     # (time, ratio to target, the pressure around it then: Σ caused_sum of its servers per source)
     observed: tuple[tuple[float, float, tuple[float, ...]], ...] = ()
     allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
@@ -136,7 +136,7 @@ class WorkloadState:
     violations: int = 0
     decisions: int = 0
     end_reason: str = ""
-    # issue 8: a guaranteed workload whose best-effort co-runners were evicted for it (the ladder's
+    # a guaranteed workload whose best-effort co-runners were evicted for it (the ladder's
     # `evict` rung: its classification under-stated its sensitivity, or it needed their room) —
     # its servers tolerate nothing more (`server_aggregates`), so best effort does not come back
     guarded: bool = False
@@ -222,7 +222,7 @@ class ClusterState:
     models: Map[str, ModelRetrained] = field(default_factory=Map)
     queued: tuple[str, ...] = ()  # ARQ queue, in admission order
     deferred: tuple[str, ...] = ()  # admitted but not placed, in order
-    knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices (issue 4)
+    knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices
     server_journal: ServerJournal | None = field(default=None, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> ClusterState:

@@ -1,6 +1,6 @@
 """pytest plugin: "nothing skipped" — prove the integration tiers really ran against real servers.
 
-Rules (issue 2, acceptance "Nothing skipped"):
+Rules (DESIGN: integration tiers are never silently skipped):
 - A test *used* real PostgreSQL when `pg_node` was active for it (requesting `pg_url`,
   `fresh_pg_url`, `stack_env` or any fixture built on them counts, statically or through
   `request.getfixturevalue`), real Kafka when `kafka_node` was. Tests whose static fixture

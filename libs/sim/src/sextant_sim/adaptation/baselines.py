@@ -1,4 +1,4 @@
-"""Issue 8's baselines, as reprovisioners on top of the `sextant` policy set (same profiling,
+"""The adaptation baselines, as reprovisioners on top of the `sextant` policy set (same profiling,
 classification, admission and initial planner; only the adaptation differs):
 
 - `no-adaptation` (core profile): never adjusts.

@@ -72,13 +72,13 @@ class Failures(_M):
 class Telemetry(_M):
     period_s: float = Field(default=600.0, gt=0)  # PerformanceObserved + QosVerdict per workload
     tick_s: float = Field(default=60.0, gt=0)  # Tick events (and utilisation samples)
-    # [IMPL CHOICE] issue 8: the node agent closes a single-node workload's telemetry window early
+    # [IMPL CHOICE] (adaptation) the node agent closes a single-node workload's telemetry window early
     # (one more PerformanceObserved + QosVerdict) when the residents of its server change — a
     # co-runner starts, moves, is resized, pauses or ends. A real node agent knows when it starts
     # and stops co-runners; it does not know their phases. Each window then has one set of
     # neighbours, so a step inside a window is the workload's own (docs/adaptation.md, "Phases").
     split_at_resident_changes: bool = False
-    # [IMPL CHOICE] issue 8: the telemetry period of single-node workloads when it differs from
+    # [IMPL CHOICE] (adaptation) the telemetry period of single-node workloads when it differs from
     # `period_s` (None: the same)
     single_period_s: float | None = Field(default=None, gt=0)
 

@@ -9,21 +9,21 @@
 | `random` | score | `random_score.py` |
 | `platform` | score | `platform_score.py` |
 | `least-added-pressure`, `interference-fit` | scores | `interference.py` |
-| `paragon-d1-residual` | filter | `paragon_residual.py` (issue 5) |
-| `paragon-arq-pool` | filter | `paragon_arq.py` (issue 5) |
-| `quasar-fit`, `quasar-target` | filters | `quasar_sizing.py` (issue 5) |
-| `quasar-quality`, `quasar-least-cores`, `quasar-packing` | scores | `quasar_scores.py` (issue 5) |
+| `paragon-d1-residual` | filter | `paragon_residual.py` |
+| `paragon-arq-pool` | filter | `paragon_arq.py` |
+| `quasar-fit`, `quasar-target` | filters | `quasar_sizing.py` |
+| `quasar-quality`, `quasar-least-cores`, `quasar-packing` | scores | `quasar_scores.py` |
 """
 
 from . import (
     fit,
     interference,
     least_allocated,
-    paragon_arq,  # issue 5
-    paragon_residual,  # issue 5
+    paragon_arq,
+    paragon_residual,
     platform_score,
-    quasar_scores,  # issue 5
-    quasar_sizing,  # issue 5
+    quasar_scores,
+    quasar_sizing,
     random_score,
     schedulable,
 )

@@ -3,7 +3,7 @@
 
 Memory is compared with a tolerance of 1e-9 GiB, the rounding `evolve` applies to used memory.
 Args: `reclaim_best_effort` — for a request that is not best-effort, count the cores and memory
-held by best-effort residents as free (they are evicted first, Quasar §4 / issue 5). Off by
+held by best-effort residents as free (they are evicted first, Quasar §4). Off by
 default: the baselines never evict.
 """
 

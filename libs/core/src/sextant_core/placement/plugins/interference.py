@@ -8,7 +8,7 @@ aggregates `evolve` maintains; an empty server has t = 100 and c = 0):
     D2(k) = t_new(k) − c_server(k)   can the newcomer tolerate what the residents cause?
 
 Filters `interference-d1` / `interference-d2` keep servers with D(k) ≥ −slack on every source
-(`slack` ≥ 0, default 0: Paragon's strict filter; issue 5's backtracking relaxes it in steps).
+(`slack` ≥ 0, default 0: Paragon's strict filter; the planner's backtracking relaxes it in steps).
 Paragon filters source by source in order of difficulty: D1 by decreasing c_new(k) ("most
 difficult to satisfy first"); D2 [GAP, our choice] by increasing t_new(k) (least tolerant first);
 ties by canonical source order. Without backtracking the surviving set does not depend on the
