@@ -1,12 +1,15 @@
-"""Tables of docs/baselines.md from the `sim compare --json` documents (no simulation here).
+"""Tables of docs/results/baselines.md from the `sim compare --json` documents (no simulation here).
 
     .venv/bin/python bench/baselines_doc.py [--dir bench/results/sim-compare] > tables.md
+
+`bench/results_docs.py` writes the page with `table` and `dominance`; run alone, this script also
+prints each scenario's demand/capacity ratios (recomputed from the scenario and seed, so they
+follow the current twin, not the JSON).
 
 For every `SCENARIO.json` in the folder (written by `sextant sim compare SCENARIO --seed 6
 --profiles ... --json DIR/SCENARIO.json`, or `bench/sim.py --compare-json` for paragon-ec2-2500):
 one markdown table of the profiles' headline metrics with the paper's figure beside them where the
-papers report one, the scenario's demand/capacity ratios (recomputed from the scenario and seed),
-and at the end the question issue 3 asks — is the oracle at least as good as every other profile
+papers report one, and at the end the twin's sanity question — is the oracle at least as good as every other profile
 on QoS met and on mean normalised performance — answered per scenario from the same numbers.
 """
 
@@ -52,12 +55,13 @@ def ratios(scenario: str, seed: int) -> tuple[float, float]:
     return st.demand_capacity_ratio, st.peak_demand_ratio()
 
 
-def table(doc: dict[str, Any]) -> list[str]:
+def table(doc: dict[str, Any], demand: tuple[float, float] | None = None) -> list[str]:
+    """The scenario's table; `demand` = (demand/capacity, peak) ratios for the heading, if known."""
     sc, seed, prof = doc["scenario"], doc["seed"], doc["profiles"]
-    demand, peak = ratios(sc, seed)
     paper = PAPER_QOS.get(sc, {})
-    lines = [f"### `{sc}` — seed {seed}, classifier {doc.get('classifier', 'cf')}, "
-             f"demand/capacity {demand:.3f} (peak {peak:.3f})", "",
+    ratio = "" if demand is None else f", demand/capacity {demand[0]:.3f} (peak {demand[1]:.3f})"
+    twin = f", twin `{doc['twin_version']}`" if "twin_version" in doc else ""
+    lines = [f"### `{sc}` — seed {seed}, classifier {doc.get('classifier', 'cf')}{twin}{ratio}", "",
              "| profile | QoS met | paper | mean perf | perf/target | CPU | overprov. | failed | unfinished | wall s |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     best_q = max(v["qos_met_fraction"] for v in prof.values())
@@ -102,7 +106,7 @@ def main() -> int:
     docs = [json.loads((folder / f"{s}.json").read_text()) for s in SCENARIOS if (folder / f"{s}.json").exists()]
     out: list[str] = []
     for doc in docs:
-        out += [*table(doc), ""]
+        out += [*table(doc, ratios(doc["scenario"], doc["seed"])), ""]
     out += ["### Is the oracle at least as good as every other profile?", "", *dominance(docs)]
     print("\n".join(out))
     return 0

@@ -1,0 +1,346 @@
+"""The results pages of `docs/results/`, generated from the benchmarks' JSON (no benchmark runs here).
+
+    .venv/bin/python bench/results_docs.py            # rewrite docs/results/*.md
+    .venv/bin/python bench/results_docs.py --check    # exit 1 when a page differs from its JSON
+
+One page per JSON document: `bench/results/<name>.json` → `docs/results/<name>.md`, and the folder
+`bench/results/sim-compare/` (one `sextant sim compare --json` document per scenario) →
+`docs/results/baselines.md` (tables of `bench/baselines_doc.py`). A page holds what the JSON holds:
+the machine and the code version it records, then its numbers as tables — nested objects become
+sections, collections of records become one table each. Its text is the page's heading and the
+few lines of `INTRO` (what is measured, the command that wrote the JSON, where the definitions
+live); interpretation belongs to the how-it-works pages, history to CHANGELOG.md.
+
+Output is a pure function of the JSON files (sorted keys where the JSON's order is not meaningful
+is not imposed: the JSON's own order is kept), so `tests/architecture/test_docs.py` regenerates
+every page and compares bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is scripts, not a package
+
+import baselines_doc  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+PAGES = ROOT / "docs" / "results"
+VERSION_KEYS = ("code_version", "twin_version", "oracle_code", "oracle_twin_version", "commit")
+SKIP = {"machine"}  # rendered in the header
+
+# name of the JSON (without .json) → (title, what it measures and how to reproduce it)
+INTRO: dict[str, tuple[str, str]] = {
+    "adaptation": (
+        "Monitoring and reprovisioning",
+        "Phase detection on `paragon-local-phases`, the diurnal memcached service (with the "
+        "ground-truth floor of its server-hours) on `quasar-memcached-diurnal`, stragglers on "
+        "`quasar-hadoop-stragglers`, against the adaptation baselines. Written by "
+        "`bench/adaptation.py --json bench/results/adaptation.json --seeds 1-3 --diurnal-seeds 1-3`. "
+        "Definitions: docs/adaptation.md, \"The benchmark\"."),
+    "classification": (
+        "Classification engine, full run",
+        "Accuracy (Quasar Table 2 and Paragon Table I forms), the density sweep, the 300-seed "
+        "yardstick, QoS and speed, on the twin. Written by `bench/classification.py --parts "
+        "accuracy,sweep,yardstick,qos,speed --json bench/results/classification.json`. Errors are "
+        "scored on hidden cells against the noise-free truth: relative error for performance, "
+        "absolute points for interference scores. Definitions: docs/classification.md."),
+    "classification-twin-accuracy": (
+        "Classification engine on the twin",
+        "Accuracy, density sweep and yardstick on the twin's world. Written by "
+        "`bench/classification.py --source twin --parts accuracy,sweep,yardstick --json "
+        "bench/results/classification-twin-accuracy.json`. Definitions: docs/classification.md."),
+    "classification-synthetic": (
+        "Classification engine on the synthetic world",
+        "Accuracy, density sweep and yardstick on `classification/synthetic.py`'s world. Written by "
+        "`bench/classification.py --source synthetic --parts accuracy,sweep,yardstick --json "
+        "bench/results/classification-synthetic.json`. Definitions: docs/classification.md."),
+    "decision-speed": (
+        "Decision speed",
+        "Admission and placement of one workload on a cell folded from events (1 000 and 10 000 "
+        "servers), each decision timed alone (`decide`, state → events); thread time in ms. Written "
+        "by `bench/decision_speed.py --sizes 1000,10000 --decisions 200 --json "
+        "bench/results/decision-speed.json`. Timings never gate tests."),
+    "quality-cf": (
+        "Decision quality, every profile on the classification engine",
+        "`paragon-ec2-2500`, seeds 6–10, every profile classifying with the seeded engine. Written by "
+        "`bench/quality.py --scenarios paragon-ec2-2500 --seeds 6-10 --no-robustness --profiles "
+        "sextant,sextant-dense,paragon,least-loaded,heterogeneity-oblivious,interference-oblivious,"
+        "random,oracle --json bench/results/quality-cf.json`. Metrics: docs/twin.md, \"Metrics\"."),
+    "quality-est": (
+        "Decision quality on the estimate port",
+        "The planning profiles on the twin's estimate port (ground truth + Paragon Table III noise): "
+        "the planner isolated from classification; worlds `@gradedx2`, `@logisticx1`, "
+        "`@thresholdx1` are the robustness variants. Written by `bench/quality.py --classifier "
+        "estimates`. Metrics: docs/twin.md, \"Metrics\"."),
+    "sim": (
+        "Twin speed",
+        "`paragon-ec2-2500`, seed 6, one run per profile on one prepared scenario. Written by "
+        "`bench/sim.py --seed 6 --json bench/results/sim.json`."),
+    "eventstore": (
+        "Event store",
+        "`PostgresEventStore.append` throughput (batch 1 and 100, 1 and 8 writers in one process), "
+        "`tail()` reads, and PG → relay → Kafka → consumer latency at fixed rates (*delivered*: "
+        "append committed → the consumer's handler sees the event; *processed*: → the consumer's "
+        "output and tracking row are committed). Written by `bench/eventstore.py --json "
+        "bench/results/eventstore.json` (real PostgreSQL with fsync on, real Kafka). "
+        "Design: docs/platform.md."),
+    "e2e": (
+        "Platform end to end",
+        "Open-loop HTTP submissions at fixed rates to the whole platform (Kafka, PostgreSQL, six "
+        "services, relay, twin agent as separate processes); a workload's latency ends at its first "
+        "placement decision; platform CPU per workload from `/proc`; replay speed over an in-process "
+        "log. Written by `bench/e2e.py --json bench/results/e2e.json`. Design: docs/platform.md."),
+}
+
+BASELINES_INTRO = (
+    "Every table is one `sextant sim compare` run: all baseline profiles and the oracle on the same "
+    "arrivals, ground truths and measurement noise (common random numbers). Written by "
+    "`sextant sim compare SCENARIO --seed 6 --json bench/results/sim-compare/SCENARIO.json --profiles "
+    "least-loaded,heterogeneity-oblivious,interference-oblivious,random,reservation-least-loaded,oracle`. "
+    "Profiles ↔ papers: Paragon's LL = `least-loaded`, NH = `heterogeneity-oblivious`, NI = "
+    "`interference-oblivious`; Quasar's \"reservation + LL\" = `reservation-least-loaded`; `random` is "
+    "ours; `oracle` places with the ground truth (a yardstick, not a policy). The paper column gives "
+    "the papers' figure for the profile that plays the paper's scheduler (the oracle's row carries "
+    "Paragon's or Quasar's own). Columns and definitions: docs/twin.md, \"Metrics\"; demand/capacity "
+    "of each scenario: docs/twin.md, \"Scenarios\".")
+
+
+# --- values -------------------------------------------------------------------------------------
+
+
+def is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def is_plain(v: Any) -> bool:
+    """A cell: a scalar or a list of scalars."""
+    return is_scalar(v) or (isinstance(v, list) and all(is_scalar(x) for x in v))
+
+
+def fmt(v: Any) -> str:
+    """A cell's text: about four significant digits, never scientific notation for ordinary sizes."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        a = abs(v)
+        if v == 0:
+            return "0"
+        if a >= 1000:
+            return f"{v:.0f}"
+        if a >= 1e-4:
+            return f"{v:.4g}"
+        return f"{v:.2e}"
+    if isinstance(v, list):
+        return ", ".join(fmt(x) for x in v)
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+
+def as_row(v: Any) -> dict[str, Any] | None:
+    """A record: a mapping of cells, possibly with nested mappings of cells (flattened `a.b`) when it
+    has at least one cell of its own. None when `v` is not a record."""
+    if not isinstance(v, dict) or not v:
+        return None
+    if all(is_plain(x) for x in v.values()):
+        return dict(v)
+    if not any(is_plain(x) for x in v.values()):
+        return None
+    flat: dict[str, Any] = {}
+    for k, x in v.items():
+        if is_plain(x):
+            flat[k] = x
+        elif isinstance(x, dict) and x and all(is_plain(y) for y in x.values()):
+            flat.update({f"{k}.{kk}": y for kk, y in x.items()})
+        else:
+            return None
+    return flat
+
+
+def records(v: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Every record under `v` with the keys that lead to it; raises ValueError when something under
+    `v` is neither a record nor a collection of them."""
+    row = as_row(v)
+    if row is not None:
+        yield path, row
+    elif isinstance(v, dict) and v:
+        for k, x in v.items():
+            yield from records(x, (*path, str(k)))
+    elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+        for x in v:
+            yield from records(x, path)
+    else:
+        raise ValueError(path)
+
+
+def table_of(v: Any) -> list[str] | None:
+    """One markdown table for a collection of records found at one depth, else None."""
+    if as_row(v) is not None:
+        return None
+    try:
+        rows = list(records(v))
+    except ValueError:
+        return None
+    depths = {len(p) for p, _ in rows}
+    if not rows or len(depths) != 1:
+        return None
+    depth = depths.pop()
+    cols: list[str] = []
+    for _, r in rows:
+        cols += [c for c in r if c not in cols]
+    lead = [""] * depth
+    head = ["key" if depth == 1 else f"key {i + 1}" for i in range(depth)] if depth else []
+    if depth == 0:
+        lead = []
+    lines = ["| " + " | ".join(head + cols) + " |", "|" + "---|" * (len(head) + len(cols))]
+    for p, r in rows:
+        cells = [fmt(x) for x in p] if depth else lead
+        lines.append("| " + " | ".join(cells + [fmt(r.get(c)) for c in cols]) + " |")
+    return lines
+
+
+def section(v: dict[str, Any], level: int) -> list[str]:
+    """A mapping: its cells as a key/value table, then each other entry as a table or a section."""
+    out: list[str] = []
+    cells = [(k, x) for k, x in v.items() if is_plain(x) and k not in SKIP]
+    if cells:
+        out += ["| key | value |", "|---|---|", *(f"| {fmt(k)} | {fmt(x)} |" for k, x in cells), ""]
+    for k, x in v.items():
+        if is_plain(x) or k in SKIP:
+            continue
+        out.append(f"{'#' * min(level, 6)} {k}")
+        out.append("")
+        row = as_row(x)
+        tab = table_of(x)
+        if row is not None:
+            out += ["| key | value |", "|---|---|", *(f"| {fmt(kk)} | {fmt(y)} |" for kk, y in row.items()), ""]
+        elif tab is not None:
+            out += [*tab, ""]
+        elif isinstance(x, dict):
+            out += section(x, level + 1)
+        else:  # a list mixing records and other values
+            out += [f"- {fmt(y) if is_plain(y) else json.dumps(y, sort_keys=True)}" for y in x] + [""]
+    return out
+
+
+# --- pages --------------------------------------------------------------------------------------
+
+
+def versions(v: Any, path: str = "") -> dict[str, list[str]]:
+    """Every recorded code or twin version → the JSON paths that carry it, in document order."""
+    found: dict[str, list[str]] = {}
+
+    def walk(x: Any, p: str) -> None:
+        if isinstance(x, dict):
+            for k, y in x.items():
+                if k in VERSION_KEYS and is_scalar(y) and y is not None:
+                    found.setdefault(f"{k} `{y}`", []).append(p or "(top level)")
+                else:
+                    walk(y, f"{p}.{k}" if p else str(k))
+        elif isinstance(x, list):
+            for y in x:
+                walk(y, p)
+
+    walk(v, path)
+    return found
+
+
+def where(paths: list[str]) -> str:
+    """The JSON paths that carry a version, three at most."""
+    ps = list(dict.fromkeys(paths))
+    return ", ".join(ps) if len(ps) <= 3 else f"{', '.join(ps[:3])} and {len(ps) - 3} more records"
+
+
+def header(title: str, source: str, intro: str, doc: Any) -> list[str]:
+    m = doc.get("machine") if isinstance(doc, dict) else None
+    if isinstance(m, dict):
+        machine = "; ".join(f"{k} {fmt(x)}" for k, x in m.items())
+    else:
+        machine = fmt(m) if m is not None else "not recorded in the JSON"
+    vs = versions(doc)
+    if vs:
+        code = "; ".join(f"{v} ({where(ps)})" if len(vs) > 1 else v for v, ps in vs.items())
+    else:
+        code = "not recorded in the JSON"
+    return [f"# Results: {title}", "",
+            f"<!-- generated by bench/results_docs.py from {source}; edit the JSON or the generator -->", "",
+            intro, "",
+            f"- source: `{source}`",
+            f"- machine: {machine}",
+            f"- code version: {code}", ""]
+
+
+def page(name: str, doc: Any) -> str:
+    title, intro = INTRO.get(name, (name, f"Written by `bench/{name.split('-')[0]}.py`."))
+    out = header(title, f"bench/results/{name}.json", intro, doc)
+    if isinstance(doc, dict):
+        out += section(doc, 2)
+    else:
+        out += table_of(doc) or [f"```\n{json.dumps(doc, indent=1)}\n```"]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def baselines_page(folder: Path) -> str:
+    docs = [json.loads((folder / f"{s}.json").read_text()) for s in baselines_doc.SCENARIOS
+            if (folder / f"{s}.json").exists()]
+    vs: dict[str, list[str]] = {}
+    for d in docs:
+        for v in versions({k: x for k, x in d.items() if k != "profiles"}):
+            vs.setdefault(v, []).append(d["scenario"])
+    code = "; ".join(f"{v} ({', '.join(s)})" for v, s in vs.items()) or "not recorded in the JSON"
+    out = ["# Results: baselines on the twin, next to the papers", "",
+           "<!-- generated by bench/results_docs.py from bench/results/sim-compare/*.json; "
+           "edit the JSON or the generator -->", "",
+           BASELINES_INTRO, "",
+           "- source: `bench/results/sim-compare/<scenario>.json`",
+           "- machine: not recorded in the JSON",
+           f"- code version: {code}", ""]
+    for d in docs:
+        out += [*baselines_doc.table(d), ""]
+    out += ["## Is the oracle at least as good as every other profile?", "", *baselines_doc.dominance(docs)]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render(results: Path = RESULTS) -> dict[str, str]:
+    """File name under docs/results/ → its text, for every JSON document in `results`."""
+    pages = {f"{p.stem}.md": page(p.stem, json.loads(p.read_text())) for p in sorted(results.glob("*.json"))}
+    if (results / "sim-compare").is_dir():
+        pages["baselines.md"] = baselines_page(results / "sim-compare")
+    return pages
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    args = ap.parse_args()
+    pages = render()
+    stale = sorted(n for n, t in pages.items() if not (PAGES / n).exists() or (PAGES / n).read_text() != t)
+    extra = sorted(p.name for p in PAGES.glob("*.md") if p.name not in pages) if PAGES.exists() else []
+    if args.check:
+        for n in stale + extra:
+            print(f"docs/results/{n}: out of date (run bench/results_docs.py)")
+        return 1 if stale or extra else 0
+    PAGES.mkdir(parents=True, exist_ok=True)
+    for n in stale:
+        (PAGES / n).write_text(pages[n])
+        print(f"wrote docs/results/{n}")
+    for n in extra:
+        (PAGES / n).unlink()
+        print(f"removed docs/results/{n} (its JSON is gone)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
