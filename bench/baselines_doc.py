@@ -9,7 +9,7 @@ follow the current twin, not the JSON).
 For every `SCENARIO.json` in the folder (written by `sextant sim compare SCENARIO --seed 6
 --profiles ... --json DIR/SCENARIO.json`, or `bench/sim.py --compare-json` for paragon-ec2-2500):
 one markdown table of the profiles' headline metrics with the paper's figure beside them where the
-papers report one, and at the end the twin's sanity question — is the oracle at least as good as every other profile
+papers report one, and at the end the sanity question — is the oracle at least as good as every other profile
 on QoS met and on mean normalised performance — answered per scenario from the same numbers.
 """
 

@@ -1,4 +1,4 @@
-"""Monitoring and reprovisioning in the twin: the baselines' rules and the scoring of detections against truths."""
+"""Adaptation in the twin: the baselines' rules and the scoring of detections against truths."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ground truth v3 (phases for the adaptation study): phase magnitudes drawn from a fixed distribution whose smallest
+"""Ground truth v3 (adaptation's phases): phase magnitudes drawn from a fixed distribution whose smallest
 changes are 10 % and that holds a good share of small 10–30 % changes; v2 draws as before."""
 
 from __future__ import annotations

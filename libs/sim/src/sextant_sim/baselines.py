@@ -2,8 +2,9 @@
 
 Names (exactly): `least-loaded`, `heterogeneity-oblivious`, `interference-oblivious`, `random`,
 `reservation-least-loaded`, `oracle`. All but `oracle` get their planner from the core's placement
-framework (`sextant_core.placement.planner_for(name)`); until that exists they fall back to the
-core's `FirstFitPlanner` (so they are then all alike — a stop-gap, reported by `planner_source`).
+framework (`sextant_core.placement.planner_for(name)`, policy version `1+placement-framework`);
+`framework_planner` falls back to the core's `FirstFitPlanner` (version `1+first-fit`) only for a
+name the framework does not register — none of these.
 Their classifier is the classification engine (`CollaborativeClassifier`, seeded with
 the twin's offline campaign — what Paragon's NH/NI use, Paragon's own classification), so every
 profile decides on the same kind of information; `classifier="estimates"` swaps in the estimate

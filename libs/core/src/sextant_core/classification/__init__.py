@@ -1,4 +1,4 @@
-"""The classification engine (docs/classification.md; Paragon §2, Quasar §3): collaborative filtering of the four
+"""The classification engine (Paragon §2, Quasar §3; docs/classification.md): collaborative filtering of the four
 classifications over event-sourced utility matrices.
 
 Numerics (no state): `normalise` (entry normalisation), `factorize` (initial SVD + ALS training),

@@ -24,7 +24,7 @@ backtracking passes) charge per candidate they look at and stop when `Budget.exh
 [IMPL CHOICE] the first full pass always runs, even if it alone exceeds the limit: it is the
 least work that can decide anything; `budget_exhausted` then says so in the trace.
 
-Designed for the planner (`sextant_core.planning`): per-source margins, difficulty orders and a `slack` argument live in
+Designed for `sextant_core.planning`: per-source margins, difficulty orders and a `slack` argument live in
 `plugins/interference.py`, so backtracking = re-running `evaluate` with
 `profile.with_args(name, slack=δ)` and a shared `Budget`.
 """

@@ -3,7 +3,7 @@ filters (Paragon §3.2) — the `Planner` of the `sextant` profile.
 
 For a workload w (one `Assessment`, `assess.py`):
 
-0. **ARQ pools** (Paragon §4) — while a class above w's ARQ class has workloads waiting, the
+0. **ARQ pools** (Paragon §4; off unless `reserve_pools`) — while a class above w's ARQ class has workloads waiting, the
    pools kept for them are out of bounds (`paragon-arq-pool`, `admission.queues.reserved_from`).
 1. **Single node, least resources** — the profile `sextant` (filters `schedulable`, `quasar-fit`,
    `paragon-d1-residual` (strict), `quasar-target` (predicted ratio ≥ 1); scorers
@@ -22,7 +22,7 @@ For a workload w (one `Assessment`, `assess.py`):
    profile is re-run once with `with_args("paragon-d1-residual", slack=δ)`. The trace counts the
    steps as backtracking passes. If no step within `d1_max` helps, the workload is deferred with
    the filters' reasons.
-5. **Residents' floor** (Quasar §3.3: co-location must not push others below their QoS; Paragon
+5. **Residents' floor** (off unless `resident_floor` > 0; Quasar §3.3: co-location must not push others below their QoS; Paragon
    §2.3 reads t as the 5 % point, not a cliff) — in steps 1, 3 and 4 the rows that pass the
    filters are examined in ranking order (chunks of 8, 16, 32, ...; budget charged) and the first
    on which every resident keeps a predicted interference factor ≥ `resident_floor` wins

@@ -1,4 +1,4 @@
-"""`Adaptive`: the reprovisioner of the `sextant-adaptive` profile — monitoring, detection and the adjustment ladder as
+"""`Adaptive`: the reprovisioner of `sextant-adaptive` — monitoring, detection and the adjustment ladder as
 pure decisions (Quasar §4.1, §4.3; Paragon §3.4, §3.6).
 
 Inputs (routed by the process manager, `sextant_core.process`):

@@ -1,4 +1,4 @@
-"""The cluster agent's side of monitoring and reprovisioning (called from `agent.py`; part of the world, not policy).
+"""The cluster agent's side of adaptation (called from `agent.py`; part of the world, not policy).
 
 - `probe`: executes `ProbeInterference` — two microbenchmarks next to the running workload —
   and reports `InterferenceProbed` at once. The scores are what the profiler measures for the

@@ -1,4 +1,4 @@
-"""One twin run for the adaptation benchmark (bench/adaptation.py): like `runner.run_profile`, plus the sim-side baselines
+"""One twin run for bench/adaptation.py: like `runner.run_profile`, plus the sim-side baselines
 (`autoscaling[-threshold]`, `hadoop-speculative`, `late`), the events kept for scoring, and the
 phase-change and straggler truths.
 """
