@@ -1,4 +1,4 @@
-"""Monitoring and reprovisioning (issue 8) against the papers, in the cluster twin.
+"""Monitoring and reprovisioning (docs/adaptation.md) against the papers, in the cluster twin.
 
 Three studies, each a same-run comparison (every profile on the same arrivals: one `Setup` per
 (scenario, seed), `sextant_sim.adaptation.run.run` per profile):
@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from quality import code_version, seeds_of  # the same code version and seed syntax as issue 5's bench
+from quality import code_version, seeds_of  # the same code version and seed syntax as bench/quality.py
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / "results" / "adaptation"
@@ -53,7 +53,7 @@ STRAGGLERS = "quasar-hadoop-stragglers"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 QUICK_THRESHOLDS = (0.5, 0.7, 0.9)
 BE_INTERVAL_S = 120.0
-TARGET_SHARE = 0.988  # issue 8: requests within the latency bound (Quasar §6.4: 98.8 %)
+TARGET_SHARE = 0.988  # requests within the latency bound (Quasar §6.4: 98.8 %)
 PAPER = {"reactive_detection": "0.94 (Quasar) / 0.96 (Paragon)", "proactive_detection": "0.78 (Quasar) / 0.75 (Paragon)",
          "false_positive_rate": "0.08 (Quasar) / 0.051 (Paragon)", "qos_met_fraction": "0.66 (Paragon)",
          "requests_meeting_target": "0.988 (Quasar)", "autoscaling_requests_meeting_target": "0.80",

@@ -1,4 +1,4 @@
-"""Benchmark of the classification engine (issue 4): accuracy tables, density sweep, defaults, speed.
+"""Benchmark of the classification engine (docs/classification.md): accuracy tables, density sweep, defaults, speed.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/classification.py [--quick] [--json PATH]
         [--source synthetic|twin] [--seed N]

@@ -1,4 +1,4 @@
-"""Decision speed of issue 5's admission and planning (DESIGN §7: size + place one workload on a
+"""Decision speed of the admission and planning policies (DESIGN §7: size + place one workload on a
 10 000-server cell ≤ 2 ms median; p99, backtracking and exhausted-budget rates reported).
 
 A cell of `n` servers over 14 platforms is folded from events, about half of its cores held by

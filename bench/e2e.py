@@ -1,4 +1,4 @@
-"""bench/e2e.py — the platform's speed over real Kafka and PostgreSQL (issue 6, DESIGN §7).
+"""bench/e2e.py — the platform's speed over real Kafka and PostgreSQL (docs/platform.md, DESIGN §7).
 
 1. **Submission → placement decision latency** at fixed open-loop rates (25, 50, 100 /s, then
    higher until p99 passes 250 ms; when 25/s already misses it, lower rates down to 1/s, so the

@@ -6,7 +6,7 @@ arrive one by one; each decision is `decide(PlaceWorkload)` end to end (request,
 table, filters, scores, selection, trace, decision event) and is timed alone; its events and
 an occasional completion are folded untimed before the next arrival, so the planner's index
 follows a moving state as it does in the twin and the planning service. `composite` is not a
-baseline: it has the shape issue 5's Paragon placement will have (D1 + D2 filters, platform,
+baseline: it has the shape of Paragon's placement (D1 + D2 filters, platform,
 interference-fit and least-added-pressure scores) and shows the headroom left for it. The cold first decision
 (full table build) is reported separately and excluded from the median/p99.
 
@@ -37,7 +37,7 @@ from sextant_core.testing.builders import record
 
 PLATFORMS = [f"P{i:02d}" for i in range(14)]
 PROFILES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random", "composite")
-# issue 5's shape, to show the headroom left for it: both interference filters, platform and best-fit scores
+# Paragon's shape, to show the headroom left for it: both interference filters, platform and best-fit scores
 COMPOSITE = make_profile("composite", filters=["fit", "interference-d1", "interference-d2"],
                          scorers=[("platform", 10.0), ("interference-fit", 1.0), ("least-added-pressure", 1.0)])
 SOURCES = [s.value for s in INTERFERENCE_SOURCES]

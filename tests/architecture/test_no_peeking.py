@@ -1,4 +1,4 @@
-"""No policy peeks at the twin's ground truth (issue 3; DESIGN §2: a policy sees only the log).
+"""No policy peeks at the twin's ground truth (docs/twin.md; DESIGN §2: a policy sees only the log).
 
 The twin's *ground-truth modules* are the world and everything that holds or derives truths:
 `cluster` (the world), `groundtruth` (its parameters), `workloads` (the truths), `interference`,

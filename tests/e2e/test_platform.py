@@ -1,7 +1,7 @@
-"""The platform end to end (issue 6): real PostgreSQL and Kafka, the six services, the relay and the
+"""The platform end to end (docs/platform.md): real PostgreSQL and Kafka, the six services, the relay and the
 cluster agent as separate processes; 250 twin workloads submitted over REST.
 
-One run (module fixture) carries the whole acceptance list of issue 6:
+One run (module fixture) carries the whole acceptance list of the platform loop:
 
 - **chaos** — every service process, the relay and the agent are SIGKILLed once at a seeded point
   of the submission sequence (between 10 % and 60 %) and restarted at once;
