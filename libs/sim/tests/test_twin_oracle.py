@@ -4,7 +4,7 @@ least as good as every baseline on QoS met and on mean normalised performance.
 [IMPL CHOICE / known limit] The oracle is a per-workload greedy with perfect knowledge, not a global
 optimum: on single seeds of the 6-server smoke cluster it can lose to a baseline that never starts
 a hopeless analytics job (pending jobs cost a baseline nothing extra, while the oracle runs them
-on the big servers). Hence the average over seeds here; docs/baselines.md reports per scenario.
+on the big servers). Hence the average over seeds here; docs/results/baselines.md reports per scenario.
 """
 
 from __future__ import annotations

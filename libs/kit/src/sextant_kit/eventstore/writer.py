@@ -33,7 +33,7 @@ statements inside the server, no client round trip, and the commit is asynchrono
 the lock); durability is restored after the commit, outside the lock, by a barrier whose WAL
 flushes concurrent writers share (`durability.py`). Throughput is bounded by ~1 / (hold time)
 appends per second whatever the number of writers — batching amortises it (see
-`bench/eventstore.py` and docs/benchmarks.md).
+`bench/eventstore.py` and docs/results/eventstore.md).
 """
 
 from __future__ import annotations

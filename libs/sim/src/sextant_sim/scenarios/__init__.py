@@ -84,7 +84,7 @@ class Telemetry(_M):
 
 
 class PaperResult(_M):
-    """A result the paper reports for this scenario, quoted in docs/baselines.md."""
+    """A result the paper reports for this scenario, quoted in docs/results/baselines.md."""
 
     source: str
     qos_met_fraction: dict[str, float] = Field(default_factory=dict)
