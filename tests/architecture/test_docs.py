@@ -121,3 +121,20 @@ def test_every_named_doc_exists() -> None:
             if "*" not in ref and "<" not in ref and not (ROOT / ref).exists():
                 missing.add(f"{f.relative_to(ROOT)}: {ref}")
     assert not missing, sorted(missing)
+
+
+SECTION_REF = re.compile(r'(docs/[\w./-]+?\.md),? "([^"]+)"')
+
+
+def test_every_named_section_exists() -> None:
+    """A reference `docs/<page>.md, "<heading>"` names a heading of that page."""
+    missing = set()
+    for f in text_files((*SCANNED, "bench", "tests")):
+        if f.suffix not in {".py", ".md", ".yaml", ".yml", ".toml"}:
+            continue
+        for page, heading in SECTION_REF.findall(f.read_text(encoding="utf-8")):
+            target = ROOT / page
+            heads = [ln for ln in target.read_text().splitlines() if ln.startswith("#")] if target.exists() else []
+            if not any(heading in h for h in heads):
+                missing.add(f"{f.relative_to(ROOT)}: {page}, \"{heading}\"")
+    assert not missing, sorted(missing)

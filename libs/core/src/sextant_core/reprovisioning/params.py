@@ -55,7 +55,7 @@ class AdaptationParams:
     # seeds 1–5: 15 exceeded 8 % on seeds 2 and 3 (0.114, 0.094); 12.5 was the largest gate
     # that kept every seed at or below 8 % (0.056–0.074; detection 0.47–0.52, mean 0.49).
     # Now 0: with single-node telemetry every 60 s, split at resident changes (paragon-local-phases,
-    # docs/adaptation.md "Phases"), a segment of constant neighbours holds several windows, so
+    # docs/twin.md "The world"), a segment of constant neighbours holds several windows, so
     # re-baselining on every move of the pressure costs little detection and no longer lets a
     # neighbour's effect pass as a step: seed 1 at 60 s windows, gate 0 → 0.77 detection with 47
     # false claims in 8037 observations; gate 12.5 → 0.92 with 480 false claims in 9082 (0.053 per
@@ -93,7 +93,7 @@ class AdaptationParams:
     # [IMPL CHOICE] batch and analytics: the ladder does not adjust a workload again within
     # `adjust_gap_s` of its latest allocation change (placement, adjustment, migration) — one
     # telemetry period of paragon-local-phases, so the previous change is measured first. Needed
-    # once single-node telemetry is finer than the period (docs/adaptation.md, "Phases"): with
+    # once single-node telemetry is finer than the period (docs/twin.md, "The world"): with
     # 60 s windows and no gap, the migrate rung ran on every window and migrations went from 88 to
     # 156 on seed 1 (each loses the footprint's copy time).
     adjust_gap_s: float = 300.0

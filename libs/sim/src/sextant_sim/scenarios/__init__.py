@@ -76,7 +76,7 @@ class Telemetry(_M):
     # (one more PerformanceObserved + QosVerdict) when the residents of its server change — a
     # co-runner starts, moves, is resized, pauses or ends. A real node agent knows when it starts
     # and stops co-runners; it does not know their phases. Each window then has one set of
-    # neighbours, so a step inside a window is the workload's own (docs/adaptation.md, "Phases").
+    # neighbours, so a step inside a window is the workload's own (docs/twin.md, "The world").
     split_at_resident_changes: bool = False
     # [IMPL CHOICE] (adaptation) the telemetry period of single-node workloads when it differs from
     # `period_s` (None: the same)
