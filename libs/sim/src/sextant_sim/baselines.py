@@ -43,7 +43,7 @@ VERSION = "1"
 
 
 def framework_planner(profile: str) -> tuple[Planner, str]:
-    """(planner, source): the placement framework's planner for `profile`, or the stop-gap.
+    """(planner, source): the placement framework's planner for `profile`, or first-fit for a name it lacks.
     `reservation-*` profiles place the reservation (`reservations.reservation_size`)."""
     try:
         from sextant_core import placement
