@@ -11,9 +11,8 @@ sections, collections of records become one table each. Its text is the page's h
 few lines of `INTRO` (what is measured, the command that wrote the JSON, where the definitions
 live); interpretation belongs to the how-it-works pages, history to CHANGELOG.md.
 
-Output is a pure function of the JSON files (sorted keys where the JSON's order is not meaningful
-is not imposed: the JSON's own order is kept), so `tests/architecture/test_docs.py` regenerates
-every page and compares bytes.
+Output is a pure function of the JSON files (in the JSON's own key order), so
+`tests/architecture/test_docs.py` regenerates every page and compares bytes.
 """
 
 from __future__ import annotations
