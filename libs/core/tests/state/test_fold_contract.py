@@ -3,7 +3,7 @@ does not know (old shapes of known types reach it through the upcasters)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from sextant_contracts import events as ev
@@ -65,8 +65,6 @@ def test_a_decision_about_an_unknown_workload_stops_the_fold() -> None:
 
 class Unregistered(ev.WorkloadEvent):
     """A workload event the fold has no handler for (no TYPE: not in the catalogue either)."""
-
-    note: ClassVar[str] = "test only"
 
 
 def test_an_unknown_event_type_raises() -> None:

@@ -6,8 +6,8 @@ A `DeciderHandler` is the `ConsumerLoop` handler of a deciding service. For each
    folded exactly once — the log, not the Kafka partition order, defines the state);
 2. asks the decider to react (a pure step of the core; the kit does not know what a decision is)
    — unless the decider says no reaction can follow from the record (`DeciderPort.reacts`), in
-   which case steps 1–2 are skipped: most records of a busy log (profile samples, starts) are of those
-   types, and they are folded at the next catch-up anyway;
+   which case steps 1–2 are skipped: most records of a busy log (profile samples, starts) are of
+   such types, and they are folded at the next catch-up anyway;
 3. returns the outputs with `expected_head` = the position its state was folded to, so the
    consumer loop appends them — with the tracking row and outbox rows, in one transaction —
    **right after the state they were decided on**. If another writer got there first, the loop
