@@ -1,10 +1,11 @@
 """`TwinExecutor`: the cluster twin as the platform's executor, in scaled wall-clock time.
 
-It reuses the twin's own agent (`sextant_sim.agent.Agent`) and world unchanged, behind the small
-engine facade they expect (`world`, `setup`, `state`, `now`, `schedule`, `emit`, `ledger`): the
-same ground truth, profiler and telemetry the simulator uses, but the decisions come from the
-platform's log instead of an in-process `decide`. Virtual time is `(wall - wall0) × speed`; facts
-are reported with wall-clock times (`at = wall0 + virtual / speed`), the platform's time base.
+It reuses the twin's own agent (`sextant_sim.agent.Agent`) and world unchanged, as their host
+(`sextant_sim.host.AgentHost`: `world`, `setup`, `state`, `now`, `ledger`, `schedule`, `emit`): the
+same ground truth, profiler and telemetry the simulator uses, and the same order of happenings at
+equal time (`sextant_sim.host.PRIORITY`), but the decisions come from the platform's log instead of
+an in-process `decide`. Virtual time is `(wall - wall0) × speed`; facts are reported with
+wall-clock times (`at = wall0 + virtual / speed`), the platform's time base.
 
 Workloads are matched to ground truths by their `TwinWorkloadRef.ref` (a workload id of the
 scenario). Performance observations become raw samples for the telemetry service; the twin's own
@@ -24,12 +25,13 @@ from sextant_core.domain.lifecycle import WorkloadPhase
 from sextant_core.state.model import EMPTY, ClusterState
 from sextant_sim.agent import Agent
 from sextant_sim.cluster import World
+from sextant_sim.host import PRIORITY, AgentHost
 from sextant_sim.ledger import Ledger, Record
 from sextant_sim.scenarios import load_scenario
 from sextant_sim.setup import Setup, prepare
 
 
-class TwinExecutor:
+class TwinExecutor(AgentHost):
     def __init__(self, scenario: str, seed: int, *, speed: float, wall0: float,
                  inject_failures: bool = False) -> None:
         self.setup: Setup = prepare(load_scenario(scenario), seed)
@@ -48,17 +50,18 @@ class TwinExecutor:
         pidx = [self.setup.cat.index(p.platform_id) for _, p in self.setup.servers]
         self.world = World(self.setup.cat, sids, pidx, self.setup.model, self.setup.scale, self.schedule,
                            self.setup.gt.memory.oom_headroom)
-        self.agent = Agent(self)  # type: ignore[arg-type]
+        self.agent = Agent(self)
         if inject_failures:
             for i, f in enumerate(self.setup.failures):
-                self.schedule(f.at, "fail", str(i), 0, 0)
-                self.schedule(f.repaired_at, "recover", str(i), 0, 1)
+                self.schedule(f.at, "fail", str(i), 0)
+                self.schedule(f.repaired_at, "recover", str(i), 0)
 
-    # --- the engine facade the twin's agent expects ---------------------------------------------
+    # --- AgentHost ---------------------------------------------------------------------------------
 
     def schedule(self, at: float, kind: str, key: str, version: int, priority: int | None = None) -> None:
         self._seq += 1
-        heapq.heappush(self._heap, (at, priority if priority is not None else 5, self._seq, kind, key, version))
+        heapq.heappush(self._heap, (at, priority if priority is not None else PRIORITY[kind], self._seq,
+                                    kind, key, version))
 
     def emit(self, e: ev.Event, cause: str | None = None) -> None:
         wall = self.wall0 + e.at / self.speed

@@ -317,6 +317,7 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     full verdicts switched on; returns the lines `sextant explain` prints."""
     from sextant_contracts import events as ev
     from sextant_core.decide import decide, seed_for
+    from sextant_core.policies import ExplainablePlanner
     from sextant_core.process import react
     from sextant_core.profiles import policy_set
     from sextant_core.state import fold
@@ -331,8 +332,8 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     state = fold([e for e in log if e.position <= rec.state_position])
     cause = next((e for e in log if e.id in rec.causation), None)
     params = policy_set(rec.profile)
-    if hasattr(params.planner, "explain"):  # a placement framework planner: per-plugin verdicts on
-        params = replace(params, planner=_with_explain(params.planner))
+    if isinstance(params.planner, ExplainablePlanner):  # every plugin's verdict on every server
+        params = replace(params, planner=params.planner.explaining())
     out = [f"{event.TYPE} for workload {event.workload_id} at position {found.position}",
            f"  decided on the state at position {rec.state_position}, profile {rec.profile} "
            f"v{rec.policy_version}, model {rec.model_version or '-'}, seed {rec.seed}"]
@@ -376,8 +377,3 @@ def _same_outcome(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a.model_dump(exclude=strip) == b.model_dump(exclude=strip)
 
 
-def _with_explain(planner: Any) -> Any:
-    clone = type(planner).__new__(type(planner))
-    clone.__dict__.update(planner.__dict__)
-    clone.explain = True
-    return clone

@@ -5,9 +5,10 @@ Each event is a frozen pydantic model with a constant `TYPE` (the CloudEvents `c
 and a `stream` (the aggregate it belongs to: `workload-<id>`, `server-<id>`, `clock`,
 `model-<classification>`). Streams are the Kafka keys, so per-workload order holds.
 
-Decision events (`WorkloadAdmitted`, `WorkloadQueued`, `PlacementDecided`, `PlacementDeferred`,
-`AllocationAdjusted`, `MigrationDecided`, `ReclassificationRequested`, `WorkloadClassified`,
-`ProfilingPlanned`) carry a `DecisionRecord` so `sextant replay` can re-derive them.
+Decision events (the `DecisionEvent` subclasses: `WorkloadAdmitted`, `WorkloadQueued`,
+`PlacementDecided`, `PlacementDeferred`, `AllocationAdjusted`, `MigrationDecided`,
+`ReclassificationRequested`, `ProbeRequested`, `WorkloadClassified`, `ProfilingPlanned`) carry a
+`DecisionRecord` so `sextant replay` can re-derive them; the fold counts each one per workload.
 """
 
 from __future__ import annotations

@@ -6,51 +6,37 @@ versions, the seed), and returns them with a trace. Nothing here reads a clock, 
 a global random source: `at` (the time of the triggering event) and `seed` come from the caller,
 and `seed_for` derives the seed from the workload id (common random numbers, DESIGN §5).
 
-Commands that the core does not decide (agent commands) raise `NotADecision`.
+Commands that the core does not decide (agent commands) raise `NotADecision`. `DecisionContext`
+(`context.py`) is re-exported here for the callers that build one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
-from sextant_contracts.ids import derive_id, seed_from
-from sextant_contracts.model import DecisionRecord, DecisionTrace
+from sextant_contracts.ids import seed_from
+from sextant_contracts.model import DecisionTrace
 
+from .context import DecisionContext
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
-from .policies import PolicySet
+from .policies import (
+    ObservationAssessor,
+    PolicySet,
+    ProbeAssessor,
+    RetrainingClassifier,
+    RetryHint,
+    TaskAssessor,
+)
 from .state.evolve import evolve
 from .state.model import ClusterState, WorkloadState
 
 
 class NotADecision(ValueError):
     """The command is executed by an edge (the cluster agent), not decided by the core."""
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionContext:
-    """What a policy may know besides the state: the time, its random stream, its provenance."""
-
-    at: float
-    seed: int
-    state_position: int
-    causation: tuple[str, ...]
-    profile: str
-    policy_version: str
-
-    def rng(self) -> np.random.Generator:
-        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed)))
-
-    def record(self, kind: str, workload_id: str, model_version: str = "") -> DecisionRecord:
-        did = derive_id(kind, workload_id, self.state_position, *self.causation)
-        return DecisionRecord(decision_id=did, causation=self.causation,
-                              state_position=max(self.state_position, 0), profile=self.profile,
-                              policy_version=self.policy_version, model_version=model_version,
-                              seed=self.seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +85,12 @@ def _classify(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySe
               ctx: DecisionContext) -> Decision:
     if not allows(w.phase, "WorkloadClassified"):
         return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
-    # A classifier may retrain models whose event count is due (classification/engine.py): the retrains are
-    # appended right after the decision event (a block starts with its decision) and the
-    # classification already uses them (they pin their row prefix, so log order is immaterial).
-    retrains = getattr(p.classifier, "retrains", None)
-    extra: tuple[ev.Event, ...] = tuple(retrains(state, w, ctx)) if retrains is not None else ()
+    # A classifier may retrain models whose event count is due (`RetrainingClassifier`): the
+    # retrains are appended right after the decision event (a block starts with its decision) and
+    # the classification already uses them (they pin their row prefix, so log order is immaterial).
+    extra: tuple[ev.Event, ...] = ()
+    if isinstance(p.classifier, RetrainingClassifier):
+        extra = tuple(p.classifier.retrains(state, w, ctx))
     seen = state
     for r in extra:
         seen = evolve(seen, r)
@@ -140,10 +127,9 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     assert isinstance(c, cmd.PlaceWorkload)
     if not _placement_applies(w, c):
         return Decision(events=(), detail={"skipped": f"{c.reason} in phase {w.phase}"})
-    if c.freed and w.phase == WorkloadPhase.DEFERRED:
-        could_use = getattr(p.planner, "could_use", None)  # optional: see Planner.could_use
-        if could_use is not None and not could_use(state, w, c.freed):
-            return Decision(events=(), detail={"still_deferred": "no freed server fits it"})
+    if (c.freed and w.phase == WorkloadPhase.DEFERRED and isinstance(p.planner, RetryHint)
+            and not p.planner.could_use(state, w, c.freed)):
+        return Decision(events=(), detail={"still_deferred": "no freed server fits it"})
     out = p.planner.place(state, w, ctx)
     rec = ctx.record("placement", w.workload_id)
     e: ev.Event
@@ -181,19 +167,21 @@ def _review(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     return Decision(events=tuple(events))
 
 
-# Monitoring inputs for the reprovisioner. A reprovisioner without the method (e.g.
-# `NoAdaptation`, the foundation's) decides nothing for them.
-_ASSESSORS = {cmd.AssessObservation: "observe", cmd.AssessProbe: "assess_probe", cmd.AssessTasks: "assess_tasks"}
-
-
 def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
             ctx: DecisionContext) -> Decision:
+    """Monitoring inputs for the reprovisioner, each answered by its assessor capability; a
+    reprovisioner without it (e.g. `NoAdaptation`) decides nothing for that input."""
     if w.phase != WorkloadPhase.RUNNING:
         return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
-    fn = getattr(p.reprovisioner, _ASSESSORS[type(c)], None)
-    if fn is None:
-        return Decision(events=())
-    return Decision(events=tuple(fn(state, w, c, ctx)))
+    r = p.reprovisioner
+    events: Sequence[ev.Event] = ()
+    if isinstance(c, cmd.AssessObservation) and isinstance(r, ObservationAssessor):
+        events = r.observe(state, w, c, ctx)
+    elif isinstance(c, cmd.AssessProbe) and isinstance(r, ProbeAssessor):
+        events = r.assess_probe(state, w, c, ctx)
+    elif isinstance(c, cmd.AssessTasks) and isinstance(r, TaskAssessor):
+        events = r.assess_tasks(state, w, c, ctx)
+    return Decision(events=tuple(events))
 
 
 _HANDLERS = {

@@ -1,6 +1,19 @@
 """The seams every later capability plugs into: one Protocol per decision, its outcome type, and
 `PolicySet`, the bundle a profile names.
 
+Optional capabilities are Protocols too, the way the Kubernetes scheduler framework declares its
+optional plugin interfaces: a policy that has one declares it by subclassing the Protocol
+(`class ProfilePlanner(RetryHint): ...`), so mypy checks the method's name and signature and an
+implementer that misses it cannot be instantiated (the methods are abstract). `decide` asks the
+type (`isinstance(planner, RetryHint)`), never a name:
+
+- `RetryHint` (planner): `could_use`, asked before a deferred workload is retried;
+- `ExplainablePlanner` (planner): `explaining`, the same planner recording every verdict;
+- `RetrainingClassifier` (classifier): `retrains`, model retrains due before a classification;
+- `ObservationAssessor`, `ProbeAssessor`, `TaskAssessor` (reprovisioner): the monitoring inputs
+  `AssessObservation`, `AssessProbe`, `AssessTasks`; a reprovisioner without one decides nothing
+  for that input.
+
 The simple implementations at the bottom (`AdmitAll`, `FirstFitPlanner`, `ObservedOnlyClassifier`,
 `NoAdaptation`) are the starting policies the foundation ships so the whole loop runs; the
 classification engine, ARQ admission, Sextant planning and reprovisioning replace them through
@@ -9,19 +22,18 @@ classification engine, ARQ admission, Sextant planning and reprovisioning replac
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
+from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace, Frozen
 
+from .context import DecisionContext
 from .state.model import ClusterState, WorkloadState
-
-if TYPE_CHECKING:
-    from .decide import DecisionContext
-
 
 # --- outcomes ----------------------------------------------------------------------------------
 
@@ -74,17 +86,79 @@ class AdmissionPolicy(Protocol):
 
 
 class Planner(Protocol):
-    """`place` decides; a planner may also define `could_use(state, w, freed) -> bool`, asked
-    before a deferred workload is retried because `freed` servers got capacity back: False means
-    the search cannot succeed now (e.g. no freed server fits the one-server request, and nothing
-    else changed in its favour), so the retry is answered without searching (process.py)."""
+    """`place` decides; see `RetryHint` and `ExplainablePlanner` for what a planner may add."""
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome: ...
 
 
 class Reprovisioner(Protocol):
+    """`review` decides on a review (QoS verdict, probe round); see the assessors for what a
+    reprovisioner may add."""
+
     def review(self, state: ClusterState, w: WorkloadState, reason: str,
                ctx: DecisionContext) -> Sequence[ev.Event]: ...
+
+
+# --- optional capabilities ---------------------------------------------------------------------
+
+
+@runtime_checkable
+class RetryHint(Protocol):
+    """A planner capability (the scheduler framework's queueing hint): asked before a deferred
+    workload is retried because `freed` servers got capacity back. False means the search cannot
+    succeed now (e.g. no freed server fits the one-server request, and nothing else changed in
+    its favour), so the retry is answered without searching (`process.py`); True means search.
+    A planner without it is always searched."""
+
+    @abstractmethod
+    def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool: ...
+
+
+@runtime_checkable
+class ExplainablePlanner(Protocol):
+    """A planner capability: `explaining()` is the same planner (same decisions) recording every
+    server's verdict from every plugin in the outcome's detail, for `sextant explain`."""
+
+    @abstractmethod
+    def explaining(self) -> Planner: ...
+
+
+@runtime_checkable
+class RetrainingClassifier(Protocol):
+    """A classifier capability: the `ModelRetrained` events due before classifying `w` (models
+    whose event count is due). `decide` appends them right after the classification event, which
+    already uses them; none due is an empty sequence."""
+
+    @abstractmethod
+    def retrains(self, state: ClusterState, w: WorkloadState,
+                 ctx: DecisionContext) -> Sequence[ev.ModelRetrained]: ...
+
+
+@runtime_checkable
+class ObservationAssessor(Protocol):
+    """A reprovisioner capability: decide on a running workload's performance observation."""
+
+    @abstractmethod
+    def observe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessObservation,
+                ctx: DecisionContext) -> Sequence[ev.Event]: ...
+
+
+@runtime_checkable
+class ProbeAssessor(Protocol):
+    """A reprovisioner capability: decide on the result of an in-place interference probe."""
+
+    @abstractmethod
+    def assess_probe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,
+                     ctx: DecisionContext) -> Sequence[ev.Event]: ...
+
+
+@runtime_checkable
+class TaskAssessor(Protocol):
+    """A reprovisioner capability: decide on an analytics job's per-task progress view."""
+
+    @abstractmethod
+    def assess_tasks(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
+                     ctx: DecisionContext) -> Sequence[ev.Event]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,9 @@ A `DeciderHandler` is the `ConsumerLoop` handler of a deciding service. For each
 1. catches the decider's state up with the PostgreSQL log (global position order, each event
    folded exactly once — the log, not the Kafka partition order, defines the state);
 2. asks the decider to react (a pure step of the core; the kit does not know what a decision is)
-   — unless the decider says no reaction can follow from the record's type (`reacts`), in which
-   case steps 1–2 are skipped: most records of a busy log (profile samples, starts) are of those
-   types, and they are folded at the next catch-up anyway;
+   — unless the decider says no reaction can follow from the record (`DeciderPort.reacts`), in
+   which case steps 1–2 are skipped: most records of a busy log (profile samples, starts) are of
+   such types, and they are folded at the next catch-up anyway;
 3. returns the outputs with `expected_head` = the position its state was folded to, so the
    consumer loop appends them — with the tracking row and outbox rows, in one transaction —
    **right after the state they were decided on**. If another writer got there first, the loop
@@ -53,6 +53,11 @@ class DeciderPort(Protocol):
     def position(self) -> int: ...
 
     def fold(self, envelopes: Sequence[Envelope]) -> None: ...
+
+    def reacts(self, envelope: Envelope) -> bool:
+        """False when no output can follow from `envelope` (the handler skips catching up and
+        handling it; it is folded at the next catch-up); True when it may."""
+        ...
 
     def handle(self, envelope: Envelope) -> StepOutput: ...
 
@@ -133,8 +138,7 @@ class DeciderHandler:
         self._last_snapshot_at = time.monotonic()
 
     async def __call__(self, env: Envelope) -> Outputs:
-        reacts = getattr(self.decider, "reacts", None)
-        if reacts is not None and not reacts(env):
+        if not self.decider.reacts(env):
             return Outputs(items=())  # nothing can follow from it; folded at the next catch-up
         # Read the log only when this record is past what we folded. A state that is behind the
         # head otherwise is harmless: the head-conditional append refuses outputs decided on it

@@ -8,7 +8,7 @@
 - world happenings → `WorkloadCompleted`, `WorkloadFailed`, `ServerFailed`/`ServerRecovered`;
 - telemetry: every `telemetry.period_s` of a running workload, `PerformanceObserved` (window mean,
   in the target's units, × log-normal noise `noise.telemetry_sd`) and a `QosVerdict`
-  (met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (docs/adaptation.md), a single-node
+  (met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (issue 8), a single-node
   workload's window is also closed — one more pair of events — just before the residents of its
   server change (a co-runner starts, moves, is resized, pauses or ends): what a node agent that
   starts and stops the co-runners itself can do. The periodic schedule is unchanged.
@@ -21,7 +21,6 @@ of the window's requests within the latency bound / 0.99 (a p99 bound is met whe
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from sextant_contracts import commands as cmd
@@ -29,10 +28,8 @@ from sextant_contracts import events as ev
 
 from .adaptation.hooks import AdaptationHooks
 from .arrivals import IDEAL_IPS, rng_for
+from .host import AgentHost
 from .profiler import Measurement
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 P99_SHARE = 0.99
 
@@ -52,14 +49,17 @@ def window_noise_factor(elapsed: float, period_s: float) -> float:
 
 
 class Agent:
-    def __init__(self, engine: Engine) -> None:
-        self.e = engine
-        self.world = engine.world
+    """The cluster agent of the twin, run by an `AgentHost` (the simulator's engine or the
+    platform's twin executor)."""
+
+    def __init__(self, host: AgentHost) -> None:
+        self.e = host
+        self.world = host.world
         self._profiles: dict[str, list[tuple[ev.ProfileRun, Measurement]]] = {}
         self._profile_seq: dict[str, int] = {}
         self._observing: set[str] = set()
         self._telemetry: dict[str, np.random.Generator] = {}
-        self.adaptation = AdaptationHooks(self)  # probes, task view, phase truth
+        self.adaptation = AdaptationHooks(host)  # probes, task view, phase truth
 
     # --- hooks on emitted events ---------------------------------------------------------------
 
@@ -111,7 +111,7 @@ class Agent:
         elif isinstance(c, cmd.ProbeInterference):
             self.adaptation.probe(c, now, cause)
 
-    # --- telemetry split at resident changes (adaptation) ----------------------------------------------
+    # --- telemetry split at resident changes (issue 8) ----------------------------------------------
 
     def _period(self, truth: object) -> float:
         tel = self.e.setup.scenario.telemetry

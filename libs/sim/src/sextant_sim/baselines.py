@@ -30,6 +30,7 @@ from typing import Any
 
 from sextant_core import profiles as core_profiles
 from sextant_core.classification.classifier import CollaborativeClassifier
+from sextant_core.placement import planner_for
 from sextant_core.policies import AdmitAll, Classifier, FirstFitPlanner, NoAdaptation, Planner, PolicySet
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
@@ -45,13 +46,6 @@ VERSION = "1"
 def framework_planner(profile: str) -> tuple[Planner, str]:
     """(planner, source): the placement framework's planner for `profile`, or first-fit for a name it lacks.
     `reservation-*` profiles place the reservation (`reservations.reservation_size`)."""
-    try:
-        from sextant_core import placement
-    except ImportError:  # pragma: no cover - core always has the package
-        return FirstFitPlanner(), "first-fit"
-    planner_for: Any = getattr(placement, "planner_for", None)
-    if planner_for is None:
-        return FirstFitPlanner(), "first-fit"
     options: dict[str, Any] = {"sizer": reservation_size} if profile.startswith("reservation-") else {}
     try:
         return planner_for(profile, **options), "placement-framework"

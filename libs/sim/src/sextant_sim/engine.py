@@ -33,12 +33,10 @@ from sextant_core.state.model import EMPTY, ClusterState
 from . import seeding
 from .agent import Agent
 from .cluster import World
+from .host import PRIORITY, AgentHost
 from .ledger import Ledger, Record
 from .logsink import LogSink
 from .setup import Setup
-
-# priorities at equal time (lower first)
-P_FAIL, P_RECOVER, P_MILESTONE, P_LOAD, P_PROFILED, P_ARRIVAL, P_OBSERVE, P_TICK = range(8)
 
 Progress = Callable[[float, int, int], None]  # (now, ended workloads, total workloads)
 
@@ -50,7 +48,7 @@ class Counters:
     happenings: int = 0
 
 
-class Engine:
+class Engine(AgentHost):
     """One run of one profile on one prepared scenario."""
 
     def __init__(self, setup: Setup, params: PolicySet, *, log: LogSink | None = None,
@@ -85,7 +83,7 @@ class Engine:
     # --- scheduling ----------------------------------------------------------------------------
 
     def schedule(self, at: float, kind: str, key: str, version: int, priority: int | None = None) -> None:
-        prio = priority if priority is not None else _PRIORITY[kind]
+        prio = priority if priority is not None else PRIORITY[kind]
         self._seq += 1
         heapq.heappush(self._heap, (at, prio, self._seq, kind, key, version))
 
@@ -179,7 +177,3 @@ class Engine:
     def total_workloads(self) -> int:
         return len(self.setup.subs)
 
-
-_PRIORITY = {"fail": P_FAIL, "recover": P_RECOVER, "milestone": P_MILESTONE, "service_end": P_MILESTONE,
-             "load": P_LOAD, "profiled": P_PROFILED, "arrival": P_ARRIVAL, "observe": P_OBSERVE,
-             "tick": P_TICK}

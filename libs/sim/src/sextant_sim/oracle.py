@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
-from sextant_core.policies import PlacementOutcome
+from sextant_core.policies import PlacementOutcome, RetryHint
 from sextant_core.state.model import ClusterState, ServerState, WorkloadState
 
 from .arrivals import QOS_FRACTION
@@ -246,7 +246,7 @@ def _candidate(s: ServerState, threads: int, need_mem: float, wid: str) -> bool:
         and wid not in s.residents
 
 
-class OraclePlanner:
+class OraclePlanner(RetryHint):
     SANCTIONED_TRUTH_READ: ClassVar[str] = "oracle"
 
     def __init__(self, view: OracleView) -> None:

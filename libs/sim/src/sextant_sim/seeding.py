@@ -49,9 +49,8 @@ from dataclasses import dataclass
 
 from sextant_contracts.events import KnowledgeSeeded, ProfileRun
 from sextant_contracts.model import Classification, WorkloadKind
-from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.classification.seeding import SeedProfile, seed_events
-from sextant_core.policies import PolicySet
+from sextant_core.policies import PolicySet, RetrainingClassifier
 from sextant_core.profiling.plan import (
     _default_columns,  # the plan's column set, by design
     column_cores,
@@ -192,11 +191,9 @@ def seeding_events(setup: Setup, families: tuple[str, ...] | None = None, per_ki
 
 
 def learns_from_knowledge(params: PolicySet) -> bool:
-    """The classifier learns from the knowledge base: the `CollaborativeClassifier`, or any
-    classifier with its retraining hook (`retrains`, called by ``decide._classify``), e.g. a
-    wrapper around it."""
-    c = params.classifier
-    return isinstance(c, CollaborativeClassifier) or callable(getattr(c, "retrains", None))
+    """The classifier learns from the knowledge base: it has the `RetrainingClassifier`
+    capability (the `CollaborativeClassifier`, or a wrapper around it that declares it)."""
+    return isinstance(params.classifier, RetrainingClassifier)
 
 
 def events_for(setup: Setup, params: PolicySet) -> tuple[KnowledgeSeeded, ...]:

@@ -48,7 +48,7 @@ from .stability import core_load
 from .waiting import slack, switch_time
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 QUEUEING_KINDS = frozenset({"batch"})
 

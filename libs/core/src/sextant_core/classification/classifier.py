@@ -33,7 +33,7 @@ import numpy as np
 from sextant_contracts import events as ev
 from sextant_contracts.model import Classification
 
-from ..policies import Classified
+from ..policies import Classified, RetrainingClassifier
 from ..state.model import ClusterState, WorkloadState
 from .engine import EngineParams, model_for, needs_retrain, retrain
 from .foldin import confidence, fold_in
@@ -42,17 +42,12 @@ from .normalise import Normalisation, backward, forward, normalise_one, toleranc
 from .observations import CAUSED_PREFIX, TOLERATED_PREFIX, group_of
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 CLASSIFICATIONS: tuple[Classification, ...] = tuple(Classification)
 
 
-def _knowledge(state: ClusterState) -> KnowledgeBase:
-    kb = getattr(state, "knowledge", None)
-    return kb if isinstance(kb, KnowledgeBase) else KnowledgeBase()
-
-
-class CollaborativeClassifier:
+class CollaborativeClassifier(RetrainingClassifier):
     """SVD + PQ-reconstruction classifier (Paragon §2, Quasar §3) over the event-sourced matrices."""
 
     def __init__(self, params: EngineParams | None = None) -> None:
@@ -69,7 +64,7 @@ class CollaborativeClassifier:
         return out
 
     def retrains(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ev.ModelRetrained, ...]:
-        kb = _knowledge(state)
+        kb = state.knowledge
         out = []
         for m in self._matrices(kb, w.kind.value):
             if needs_retrain(m, self.params):
@@ -121,7 +116,7 @@ class CollaborativeClassifier:
         return out, float(np.mean(confs)) if confs else 1.0, fact.version if fact is not None else "none"
 
     def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
-        kb = _knowledge(state)
+        kb = state.knowledge
         kind = w.kind.value
         pending = kb.pending_cells(w.workload_id)
         rows: dict[Classification, dict[str, float]] = {}

@@ -20,6 +20,7 @@ replaces it with a target-aware estimate.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy.typing as npt
 from sextant_contracts.model import Allocation, Assignment
 
-from ..policies import PlacementOutcome
+from ..policies import ExplainablePlanner, PlacementOutcome, RetryHint
 from ..state.model import ClusterState, WorkloadState
 from .framework import Budget, Evaluation, Profile, best_row, evaluate, ranked_rows
 from .profiles import get_profile
@@ -38,13 +39,13 @@ from .table import CandidateTable, TableIndex, without_workload
 from .trace import compact_trace, deferral_reasons, summary, verdicts
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 ColumnSource = Callable[[ClusterState, WorkloadState, CandidateTable], Mapping[str, npt.ArrayLike]]
 """(state, workload, table) -> extra columns, one value per table row (caller knowledge)."""
 
 
-class ProfilePlanner:
+class ProfilePlanner(RetryHint, ExplainablePlanner):
     """Places a workload's request with `profile`. One instance keeps one `TableIndex`."""
 
     def __init__(self, profile: Profile | str, *, sizer: Sizer = requested_size,
@@ -70,6 +71,12 @@ class ProfilePlanner:
         request = request_for(w, cores, memory_gb, seed=ctx.seed)
         return place_request(self.profile, self.table(state, w), request, top_k=self.top_k,
                              explain=self.explain)
+
+    def explaining(self) -> ProfilePlanner:
+        """This planner (same profile, sizer, columns and index) recording every verdict."""
+        clone = copy.copy(self)
+        clone.explain = True
+        return clone
 
     def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool:
         """Whether a deferred `w` could now be placed thanks to the `freed` servers (retry.py).

@@ -37,13 +37,13 @@ from ..placement.request import PlacementRequest, Sizer, request_for, requested_
 from ..placement.retry import request_could_fit
 from ..placement.spread import spread
 from ..placement.table import CandidateTable, TableIndex, without_workload
-from ..policies import PlacementOutcome
+from ..policies import PlacementOutcome, RetryHint
 from ..state.model import ClusterState, WorkloadState
 from .arrays import BoolArray, FloatArray
 from .greedy import GreedyParams, GreedyResult, search
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 
 def _ranked(res: GreedyResult, table: CandidateTable, perf: FloatArray, d1: FloatArray, d2: FloatArray) -> Any:
@@ -56,7 +56,7 @@ def _ranked(res: GreedyResult, table: CandidateTable, perf: FloatArray, d1: Floa
     return rows[order], l1[order]
 
 
-class ParagonPlanner:
+class ParagonPlanner(RetryHint):
     """Paragon's greedy selector for the size the sizer gives (default: the workload's request)."""
 
     def __init__(self, *, sizer: Sizer = requested_size, params: GreedyParams | None = None,

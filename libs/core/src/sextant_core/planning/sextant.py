@@ -67,7 +67,7 @@ from .assess import PRESSURE, Assessment, Assessor, SizingParams, node_memory
 from .scaleout import spread
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 MULTI_NODE = frozenset({"analytics", "service"})
 RESIDENTS = "sextant-residents"

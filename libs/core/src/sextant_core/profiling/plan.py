@@ -42,12 +42,11 @@ from sextant_contracts.events import ProfileRun
 from sextant_contracts.ids import derive_id
 from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 
-from ..classification.knowledge import KnowledgeBase
 from ..classification.observations import group_of, node_column
 from ..state.model import ClusterState, WorkloadState
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 _CORES = re.compile(r"^c(\d+)(?:-|$)")
 MULTI_NODE = frozenset({WorkloadKind.ANALYTICS, WorkloadKind.SERVICE})
@@ -106,12 +105,10 @@ class DefaultProfilingPlan:
         self.duration_s = duration_s
 
     def scale_up_columns(self, state: ClusterState, kind: WorkloadKind, cores: int) -> list[str]:
-        kb = getattr(state, "knowledge", None)
         cols: list[str] = []
-        if isinstance(kb, KnowledgeBase):
-            m = kb.matrix(Classification.SCALE_UP, group_of(Classification.SCALE_UP, kind.value))
-            if m is not None:
-                cols = [c for c in m.columns if (column_cores(c) or 0) and (column_cores(c) or 0) <= cores]
+        m = state.knowledge.matrix(Classification.SCALE_UP, group_of(Classification.SCALE_UP, kind.value))
+        if m is not None:
+            cols = [c for c in m.columns if (column_cores(c) or 0) and (column_cores(c) or 0) <= cores]
         return sorted(cols) if cols else _default_columns(cores)
 
     def plan(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ProfileRun, ...]:

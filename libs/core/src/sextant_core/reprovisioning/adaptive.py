@@ -65,7 +65,7 @@ from sextant_contracts.model import (
 )
 
 from ..planning.model import PerformanceModel
-from ..policies import Planner
+from ..policies import ObservationAssessor, Planner, ProbeAssessor, TaskAssessor
 from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
@@ -85,20 +85,20 @@ from .estimate import estimate, performance_model, predicted
 from .params import AdaptationParams
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 VERSION = "8.2"
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
-class Adaptive:
+class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
     """The full ladder; `planner` (the profile's own) proposes migrations."""
 
     def __init__(self, planner: Planner | None = None, params: AdaptationParams | None = None) -> None:
         self.planner = planner
         self.params = params or AdaptationParams()
 
-    # --- entry points (see decide.py) ----------------------------------------------------------
+    # --- entry points (decide.py; the assessor capabilities of policies.py) ---------------------
 
     def review(self, state: ClusterState, w: WorkloadState, reason: str,
                ctx: DecisionContext) -> Sequence[ev.Event]:

@@ -20,7 +20,7 @@ from sextant_contracts import events as ev
 from ..state.model import ClusterState, WorkloadState
 
 if TYPE_CHECKING:
-    from ..decide import DecisionContext
+    from ..context import DecisionContext
 
 
 def due(violations: int) -> bool:

@@ -2,7 +2,14 @@
 
 Resource accounting: a workload holds its allocation from `PlacementDecided` until it completes,
 fails, is revoked or is re-placed; adjustments swap the old allocation for the new one.
-Events without a handler only advance the clock and the position.
+
+`evolve` itself does what every event of a kind shares: each `DecisionEvent` adds one to its
+workload's `decisions` (the counter `decide.seed_for` derives seeds from), the knowledge base
+follows the classification events, and the clock and the position advance. The fold refuses what
+it does not know: an event type without a registered handler raises `UnknownEvent` (as an
+`eventsourcing` aggregate's mutator does). Old shapes of known types reach it through the
+upcasters (`sextant_contracts.upcasters`, applied by `Envelope.event`); facts that change nothing
+here are registered as such (`_unchanged`).
 
 Every change of a server's row (resources, residents, interference aggregates, flags) is also
 pushed on `state.server_journal` (see `state.model`), so columnar indexes can follow the fold
@@ -36,9 +43,19 @@ from .records import copy_with as replace
 OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a few telemetry windows
 
 
+class UnknownEvent(TypeError):
+    """The fold has no handler for this event type: the catalogue (`sextant_contracts.events`)
+    grew and this fold did not, or an old type reached it without an upcaster."""
+
+
 def evolve(state: ClusterState, event: ev.Event, position: int | None = None) -> ClusterState:
-    """Fold one event. `position` is its global log position when it comes from the log."""
+    """Fold one event. `position` is its global log position when it comes from the log.
+
+    Raises `UnknownEvent` for a type the fold does not know and `IllegalTransition` for an event
+    its workload's phase does not allow."""
     new = _apply(event, state)
+    if isinstance(event, ev.DecisionEvent):
+        new = _count_decision(new, event)
     changes: dict[str, object] = {}
     kb = evolve_knowledge(new.knowledge, event)  # the classification matrices
     if kb is not new.knowledge:
@@ -62,7 +79,13 @@ def fold(items: Iterable[Envelope | ev.Event], state: ClusterState = EMPTY) -> C
 
 @singledispatch
 def _apply(event: ev.Event, state: ClusterState) -> ClusterState:
-    return state
+    raise UnknownEvent(f"the fold has no handler for {type(event).__name__} ({event.TYPE or 'no TYPE'})")
+
+
+def _count_decision(state: ClusterState, event: ev.DecisionEvent) -> ClusterState:
+    """One more decision about the event's workload (whatever the decision's kind)."""
+    w = _workload(state, event)
+    return replace(state, workloads=state.workloads.set(w.workload_id, replace(w, decisions=w.decisions + 1)))
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -190,8 +213,7 @@ def _(event: ev.WorkloadSubmitted, state: ClusterState) -> ClusterState:
 
 @_apply.register
 def _(event: ev.ProfilingPlanned, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
-    return _step(state, event, profile_runs=event.runs, decisions=w.decisions + 1)
+    return _step(state, event, profile_runs=event.runs)
 
 
 @_apply.register
@@ -211,8 +233,7 @@ def _(event: ev.WorkloadClassified, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
     req = w.reclassify_requested_at
     pending = req is not None and (w.classification is None or req >= w.classification.at)
-    state = _step(state, event, classification=event, decisions=w.decisions + 1,
-                  classified_from=req if pending else event.at)
+    state = _step(state, event, classification=event, classified_from=req if pending else event.at)
     if w.allocation is not None:  # reclassified in place: its servers' aggregates change
         state = _refresh_aggregates(state, w.allocation.servers)
     return state
@@ -220,9 +241,8 @@ def _(event: ev.WorkloadClassified, state: ClusterState) -> ClusterState:
 
 @_apply.register
 def _(event: ev.WorkloadQueued, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
     state = _step(state, event, arq_class=event.arq_class, queue_position=event.position,
-                  expected_wait_s=event.expected_wait_s, decisions=w.decisions + 1)
+                  expected_wait_s=event.expected_wait_s)
     if event.workload_id not in state.queued:
         state = replace(state, queued=state.queued + (event.workload_id,))
     return state
@@ -230,16 +250,13 @@ def _(event: ev.WorkloadQueued, state: ClusterState) -> ClusterState:
 
 @_apply.register
 def _(event: ev.WorkloadAdmitted, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
-    return _step(state, event, arq_class=event.arq_class, queue_position=None, expected_wait_s=None,
-                 decisions=w.decisions + 1)
+    return _step(state, event, arq_class=event.arq_class, queue_position=None, expected_wait_s=None)
 
 
 @_apply.register
 def _(event: ev.PlacementDeferred, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
     state = _release(state, event.workload_id, event.at)
-    state = _step(state, event, allocation=None, decisions=w.decisions + 1)
+    state = _step(state, event, allocation=None)
     if event.workload_id not in state.deferred:
         state = replace(state, deferred=state.deferred + (event.workload_id,))
     return state
@@ -247,8 +264,7 @@ def _(event: ev.PlacementDeferred, state: ClusterState) -> ClusterState:
 
 @_apply.register
 def _(event: ev.PlacementDecided, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
-    return _swap(state, event, event.allocation, decisions=w.decisions + 1)
+    return _swap(state, event, event.allocation)
 
 
 @_apply.register
@@ -260,19 +276,17 @@ def _(event: ev.WorkloadStarted, state: ClusterState) -> ClusterState:
 def _(event: ev.AllocationAdjusted, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
     guarded = w.guarded or (event.action == "evict" and not w.best_effort)
-    return _swap(state, event, event.allocation, decisions=w.decisions + 1, guarded=guarded)
+    return _swap(state, event, event.allocation, guarded=guarded)
 
 
 @_apply.register
 def _(event: ev.MigrationDecided, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
-    return _swap(state, event, event.allocation, decisions=w.decisions + 1)
+    return _swap(state, event, event.allocation)
 
 
 @_apply.register
 def _(event: ev.ReclassificationRequested, state: ClusterState) -> ClusterState:
-    w = _workload(state, event)
-    return _step(state, event, decisions=w.decisions + 1, reclassify_requested_at=event.at)
+    return _step(state, event, reclassify_requested_at=event.at)
 
 
 @_apply.register
@@ -293,6 +307,15 @@ def _(event: ev.QosVerdict, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.TargetUpdated, state: ClusterState) -> ClusterState:
     return _step(state, event, target=event.target)
+
+
+@_apply.register(ev.ProbeRequested)  # a decision: counted by `evolve`; the agent answers it
+@_apply.register(ev.InterferenceProbed)  # facts for the reprovisioner (the process manager)
+@_apply.register(ev.TasksObserved)
+@_apply.register(ev.KnowledgeSeeded)  # the knowledge base's (`evolve_knowledge`)
+def _unchanged(event: ev.Event, state: ClusterState) -> ClusterState:
+    """Known events that change nothing but the clock and the position here."""
+    return state
 
 
 def _end(state: ClusterState, event: ev.WorkloadEvent, reason: str) -> ClusterState:

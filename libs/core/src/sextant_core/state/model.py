@@ -134,7 +134,7 @@ class WorkloadState:
     last_verdict: bool | None = None
     verdicts: int = 0
     violations: int = 0
-    decisions: int = 0
+    decisions: int = 0  # decision events about it (every `DecisionEvent`; counted by `evolve`)
     end_reason: str = ""
     # a guaranteed workload whose best-effort co-runners were evicted for it (the ladder's
     # `evict` rung: its classification under-stated its sensitivity, or it needed their room) —

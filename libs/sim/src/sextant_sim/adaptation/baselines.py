@@ -37,13 +37,13 @@ from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace, ThroughputLatencyTarget
 from sextant_core.planning.policysets import sextant_policy_set
-from sextant_core.policies import PlacementOutcome, Planner, PolicySet
+from sextant_core.policies import ObservationAssessor, PlacementOutcome, Planner, PolicySet, TaskAssessor
 from sextant_core.reprovisioning import ladder
 from sextant_core.reprovisioning.estimate import performance_model
 from sextant_core.state.model import ClusterState, WorkloadState
 
 if TYPE_CHECKING:
-    from sextant_core.decide import DecisionContext
+    from sextant_core.context import DecisionContext
 
 VERSION = "8.1"
 MIN_RUN_S = 60.0
@@ -87,7 +87,7 @@ class _MonitoringOnly:
         return ()
 
 
-class Autoscaling(_MonitoringOnly):
+class Autoscaling(_MonitoringOnly, ObservationAssessor):
     def __init__(self, utilisation: Utilisation, threshold: float = 0.7, min_servers: int = 1,
                  max_servers: int = 8) -> None:
         self.utilisation = utilisation
@@ -149,7 +149,7 @@ def late_slow(rates: Sequence[float], progress: Sequence[float], elapsed: float,
     return cand[: max(1, math.floor(cap * len(progress)))]
 
 
-class Speculative(_MonitoringOnly):
+class Speculative(_MonitoringOnly, TaskAssessor):
     """Relaunches the servers of slow tasks found by `rule` (Hadoop's or LATE's)."""
 
     def __init__(self, rule: Callable[[Sequence[float], Sequence[float], float], list[int]], name: str) -> None:

@@ -33,16 +33,16 @@ from ..arrivals import rng_for
 from ..workloads.generate import scale_out_efficiency
 
 if TYPE_CHECKING:
-    from ..agent import Agent
     from ..cluster import Active
+    from ..host import AgentHost
 
 PROBE_S = 10.0  # two microbenchmarks, a few seconds each (Paragon §3.4)
 SANCTIONED_TRUTH_READ = "phase-truth"
 
 
 class AdaptationHooks:
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    def __init__(self, host: AgentHost) -> None:
+        self.host = host
         self.phase_changes: list[tuple[str, float, int]] = []  # (workload, time, new phase)
         self._work: dict[tuple[str, int], float] = {}
         self._last: dict[str, float] = {}
@@ -50,14 +50,14 @@ class AdaptationHooks:
     # --- truth -----------------------------------------------------------------------------------
 
     def phase_changed(self, wid: str, now: float) -> None:
-        a = self.agent.world.active.get(wid)
+        a = self.host.world.active.get(wid)
         self.phase_changes.append((wid, now, a.phase if a is not None else -1))
 
     # --- probes ----------------------------------------------------------------------------------
 
     def probe(self, c: cmd.ProbeInterference, now: float, cause: str) -> None:
-        e = self.agent.e
-        world = self.agent.world
+        e = self.host
+        world = self.host.world
         a = world.active.get(c.workload_id)
         if a is None or a.paused:
             return
@@ -71,7 +71,7 @@ class AdaptationHooks:
                                      reference_tolerated=rt, reference_caused=rc), cause)
 
     def _measure(self, a: Active, server: int, sources: tuple[str, ...], probe_id: str) -> tuple[dict[str, float], dict[str, float]]:
-        world = self.agent.world
+        world = self.host.world
         platform = world.cat.platforms[int(world.platform[server])].platform_id
         slow = a.slow_factor if a.slow_server == server else 1.0
         tol: dict[str, float] = {}
@@ -79,7 +79,7 @@ class AdaptationHooks:
         for src in sources:
             run = ProfileRun(run_id=f"{probe_id}-{src}", classification=Classification.INTERFERENCE,
                              column=src, platform=platform)
-            m = self.agent.e.setup.profiler.measure(a.wid, a.truth, run, a.phase)
+            m = self.host.setup.profiler.measure(a.wid, a.truth, run, a.phase)
             tol[src] = round(m.value / slow, 4)
             caused[src] = round(m.caused if m.caused is not None else 0.0, 4)
         return tol, caused
@@ -91,8 +91,8 @@ class AdaptationHooks:
         an = t.analytics
         if an is None or a.paused or a.progress >= an.bulk:
             return
-        world = self.agent.world
-        e = self.agent.e
+        world = self.host.world
+        e = self.host
         last = self._last.get(a.wid, a.started_at)
         self._last[a.wid] = now
         rng = rng_for(e.setup.seed, a.wid, "tasks", round(now, 6))
