@@ -8,7 +8,7 @@
 - world happenings → `WorkloadCompleted`, `WorkloadFailed`, `ServerFailed`/`ServerRecovered`;
 - telemetry: every `telemetry.period_s` of a running workload, `PerformanceObserved` (window mean,
   in the target's units, × log-normal noise `noise.telemetry_sd`) and a `QosVerdict`
-  (met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (issue 8), a single-node
+  (met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (docs/adaptation.md), a single-node
   workload's window is also closed — one more pair of events — just before the residents of its
   server change (a co-runner starts, moves, is resized, pauses or ends): what a node agent that
   starts and stops the co-runners itself can do. The periodic schedule is unchanged.
@@ -111,7 +111,7 @@ class Agent:
         elif isinstance(c, cmd.ProbeInterference):
             self.adaptation.probe(c, now, cause)
 
-    # --- telemetry split at resident changes (issue 8) ----------------------------------------------
+    # --- telemetry split at resident changes (adaptation) ----------------------------------------------
 
     def _period(self, truth: object) -> float:
         tel = self.e.setup.scenario.telemetry
