@@ -47,19 +47,39 @@ def test_noise_free_log_speeds_have_rank_at_most_concepts_plus_one() -> None:
     # log speed = concepts @ sensitivities (rank ≤ 5) − log max (a per-row offset): rank ≤ 6
     gt = groundtruth.load()
     clean = gt.model_copy(update={"performance": gt.performance.model_copy(
-        update={"noise_sigma": 0.0, "pathology_rate": 0.0})})
+        update={"noise_sigma": 0.0, "pathology_rate": 0.0, "idiosyncratic_sigma": 0.0, "cpu_traits": 0})})
     sv = _singular_values(_speeds("paragon-ec2", clean, n=100))
     assert len(sv) == 14
     assert sv[len(gt.performance.concepts) + 1] / sv[0] < 1e-8
 
 
+def test_cpu_model_traits_add_structure_of_their_own_rank() -> None:
+    # v4: + traits_cpu(p) @ loadings (rank ≤ cpu_traits): without noise rank ≤ 5 + cpu_traits + 1,
+    # and the traits really add directions (rank > 6)
+    gt = groundtruth.load()
+    k = gt.performance.cpu_traits
+    assert k > 0
+    clean = gt.model_copy(update={"performance": gt.performance.model_copy(
+        update={"noise_sigma": 0.0, "pathology_rate": 0.0, "idiosyncratic_sigma": 0.0})})
+    sv = _singular_values(_speeds("paragon-ec2", clean, n=100))
+    rank = len(gt.performance.concepts) + k + 1
+    assert rank < len(sv)
+    assert sv[rank] / sv[0] < 1e-8
+    assert sv[len(gt.performance.concepts) + 1] / sv[0] > 1e-3
+
+
 @pytest.mark.parametrize("cat_name", ["paragon-local", "paragon-ec2"])
 def test_real_log_speeds_are_low_rank_plus_a_flat_noise_tail(cat_name: str) -> None:
-    sv = _singular_values(_speeds(cat_name, groundtruth.load()))
+    gt = groundtruth.load()
+    sv = _singular_values(_speeds(cat_name, gt))
     energy = np.cumsum(sv**2) / np.sum(sv**2)
-    assert energy[2] >= 0.85  # three latent directions carry most of the variance
+    # three latent directions carry most of the variance (v3: ≥ 0.85; v4's CPU-model traits and
+    # instance idiosyncrasy lower it towards measured data, e.g. Lumos' rank-3 share 0.84)
+    assert energy[2] >= 0.80
     assert sv[1] / sv[0] < 0.6  # one dominant concept (compute) ...
-    assert sv[5] / sv[-1] < 1.6  # ... and a flat tail: noise, not structure
+    structured = len(gt.performance.concepts) + gt.performance.cpu_traits + 1
+    if structured < len(sv) - 1:  # ... and past the structured directions, a flat tail: noise
+        assert sv[structured] / sv[-1] < 1.6
 
 
 # Paragon §2.2: "improves performance by 24 % for ST, 20 % for MT, 38 % for MP and 40 % for I/O"

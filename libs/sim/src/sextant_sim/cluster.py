@@ -41,7 +41,6 @@ from sextant_contracts.model import Allocation
 from .interference import InterferenceModel
 from .platforms import Catalogue
 from .workloads.base import WorkloadTruth
-from .workloads.generate import scale_out_efficiency
 from .workloads.service import met_fraction, p99_ms
 
 Schedule = Callable[[float, str, str, int], None]  # (time, kind, workload id, version)
@@ -325,7 +324,7 @@ class World:
             if a.progress < an.bulk - EPS:
                 agg = sum(s * t.scale_up(n.cores) * n.factor * k
                           for s, n, k in zip(speeds, a.nodes, slow, strict=True))
-                a.rate = min(agg * scale_out_efficiency(len(a.nodes), an.beta, an.kappa), float(len(an.task_work)))
+                a.rate = min(agg * an.efficiency(len(a.nodes)), float(len(an.task_work)))
             else:
                 a.rate = min(s * n.factor * k for s, n, k in zip(speeds, a.nodes, slow, strict=True))
             a.rate *= sp
@@ -338,9 +337,10 @@ class World:
         sv = a.truth.service
         assert sv is not None
         lam = sv.peak_qps * a.load / len(a.nodes)
+        eff = sv.node_efficiency(len(a.nodes))
         mets, p99s = [], []
         for s, n in zip(speeds, a.nodes, strict=True):
-            mu = sv.qps_per_core * s * a.truth.scale_up(n.cores) * n.factor
+            mu = sv.qps_per_core * s * a.truth.scale_up(n.cores) * eff * n.factor
             mets.append(met_fraction(mu, lam, sv.base_latency_ms, sv.latency_bound_ms))
             p99s.append(p99_ms(mu, lam, sv.base_latency_ms, sv.latency_bound_ms))
         a.met_now = sum(mets) / len(mets)

@@ -33,7 +33,6 @@ from .groundtruth import SOURCES, GroundTruth
 from .platforms import Catalogue
 from .profiler import Profiler, score_noise_sd
 from .workloads.base import WorkloadTruth
-from .workloads.generate import scale_out_efficiency
 
 if TYPE_CHECKING:
     from sextant_core.decide import DecisionContext
@@ -77,8 +76,8 @@ class EstimateSource:
         scale_out: dict[str, float] = {}
         if t.shape != "single":
             for k, z in zip(SCALE_OUT_COLUMNS, out_noise, strict=True):
-                agg = k * (scale_out_efficiency(k, t.analytics.beta, t.analytics.kappa)
-                           if t.analytics is not None else 1.0)
+                agg = k * (t.analytics.efficiency(k) if t.analytics is not None
+                           else t.service.node_efficiency(k) if t.service is not None else 1.0)
                 scale_out[f"n{k}"] = round(agg * math.exp(sd * float(z)), 6)
         return Classified(
             scale_up=scale_up, scale_out=scale_out, heterogeneity=het,

@@ -50,7 +50,6 @@ from .ledger import Ledger
 from .metrics import clock_start
 from .setup import Setup
 from .workloads.base import WorkloadTruth
-from .workloads.generate import scale_out_efficiency
 
 if TYPE_CHECKING:
     from sextant_core.decide import DecisionContext
@@ -206,7 +205,7 @@ class _Table:
         if node is None:
             return
         speed = float(a.truth.speed[world.platform[i]])
-        self.rate[i, j] = sv.qps_per_core * speed * a.truth.scale_up(node.cores) * node.factor
+        self.rate[i, j] = sv.qps_per_core * speed * a.truth.scale_up(node.cores) * sv.node_efficiency(len(a.nodes)) * node.factor
         self.factor[i, j] = node.factor
         self.svc_req[i, j] = sv.peak_qps / len(a.nodes) + \
             1000.0 * math.log(100.0) / max(sv.latency_bound_ms - sv.base_latency_ms, 1e-9)
@@ -398,7 +397,7 @@ class OraclePlanner(RetryHint):
         assert an is not None
         cores = self._cores(t, b, rows)
         agg = sum(b.het[r] * t.scale_up(c) * b.factor_new[r] for r, c in zip(rows, cores, strict=True))
-        rate = min(agg * scale_out_efficiency(len(rows), an.beta, an.kappa), float(len(an.task_work)))
+        rate = min(agg * an.efficiency(len(rows)), float(len(an.task_work)))
         tail_rate = min(b.het[r] * b.factor_new[r] for r in rows)
         return now + an.bulk / max(rate, 1e-12) + an.tail / max(tail_rate, 1e-12)
 
@@ -407,7 +406,8 @@ class OraclePlanner(RetryHint):
         sv = t.service
         assert sv is not None
         lam = sv.peak_qps / len(rows)
-        return min(sv.qps_per_core * b.het[r] * t.scale_up(c) * b.factor_new[r] - lam
+        eff = sv.node_efficiency(len(rows))
+        return min(sv.qps_per_core * b.het[r] * t.scale_up(c) * eff * b.factor_new[r] - lam
                    for r, c in zip(rows, self._cores(t, b, rows), strict=True))
 
     def _quality(self, t: WorkloadTruth, b: _Batch, rows: list[int], now: float) -> float:

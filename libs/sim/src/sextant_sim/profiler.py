@@ -33,7 +33,6 @@ from .groundtruth import SOURCES, GroundTruth
 from .interference import InterferenceModel, caused_scores, tolerated_scores
 from .platforms import Catalogue
 from .workloads.base import WorkloadTruth
-from .workloads.generate import scale_out_efficiency
 from .workloads.service import max_qps_at_bound
 
 
@@ -75,12 +74,12 @@ class Profiler:
         s = float(t.speed[platform]) * speed_factor
         if t.service is not None:
             sv = t.service
-            mu = sv.qps_per_core * s * t.scale_up(c)
+            mu = sv.qps_per_core * s * t.scale_up(c) * sv.node_efficiency(nodes)
             return nodes * max_qps_at_bound(mu, sv.base_latency_ms, sv.latency_bound_ms)
         if t.analytics is not None:
             an = t.analytics
-            agg = nodes * s * t.scale_up(c) * scale_out_efficiency(nodes, an.beta, an.kappa)
-            ref = an.reference_nodes * t.scale_up(t.threads) * scale_out_efficiency(an.reference_nodes, an.beta, an.kappa)
+            agg = nodes * s * t.scale_up(c) * an.efficiency(nodes)
+            ref = an.reference_nodes * t.scale_up(t.threads) * an.efficiency(an.reference_nodes)
             return IDEAL_IPS * agg / ref
         ideal = max(float(t.speed[i]) for i, q in enumerate(self.cat.platforms) if q.cores >= t.threads) \
             if any(q.cores >= t.threads for q in self.cat.platforms) else float(t.speed.max())

@@ -30,7 +30,6 @@ from sextant_contracts.events import ProfileRun
 from sextant_contracts.model import Classification
 
 from ..arrivals import rng_for
-from ..workloads.generate import scale_out_efficiency
 
 if TYPE_CHECKING:
     from ..cluster import Active
@@ -97,7 +96,7 @@ class AdaptationHooks:
         self._last[a.wid] = now
         rng = rng_for(e.setup.seed, a.wid, "tasks", round(now, 6))
         sd = e.setup.gt.noise.telemetry_sd * e.setup.scenario.noise_scale
-        eff = scale_out_efficiency(len(a.nodes), an.beta, an.kappa)
+        eff = an.efficiency(len(a.nodes))
         sp = t.phases[a.phase].speed if t.phases else 1.0
         slots = sum(min(n.cores, t.threads) for n in a.nodes)
         share = an.bulk / max(slots, 1)

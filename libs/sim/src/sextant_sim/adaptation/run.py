@@ -59,9 +59,10 @@ def utilisation_view(holder: list[Engine]) -> baselines.Utilisation:
             return None
         sv = a.truth.service
         lam = sv.peak_qps * a.load / len(a.nodes)
+        eff = sv.node_efficiency(len(a.nodes))
         us = []
         for n in a.nodes:
-            mu = sv.qps_per_core * float(a.truth.speed[world.platform[n.server]]) * a.truth.scale_up(n.cores) * n.factor
+            mu = sv.qps_per_core * float(a.truth.speed[world.platform[n.server]]) * a.truth.scale_up(n.cores) * eff * n.factor
             us.append(lam / mu if mu > 0 else 10.0)
         return sum(us) / len(us)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,7 +298,8 @@ class ServerHoursBound:
 
 def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
                        segments: Sequence[tuple[float, float]], share: float,
-                       max_servers: int | None = None) -> ServerHoursBound:
+                       max_servers: int | None = None,
+                       node_efficiency: Callable[[int], float] | None = None) -> ServerHoursBound:
     """The fewest server-hours with which *any* allocation serves at least `share` of a service's
     requests within its latency bound, from the twin's ground truth.
 
@@ -306,9 +307,10 @@ def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
     each server; `segments`: (seconds, offered requests/s) of the load trace. The twin runs a
     service on k nodes, one per server, with the load split evenly, and counts the requests within
     the bound as the mean of its nodes' shares, (1/k) Σᵢ `met_fraction(μᵢ, λ/k)` (`cluster`'s
-    `_service_quality`). Each share grows with μᵢ, so for a given k the k servers of highest μ,
-    with no co-runner, serve the most; re-sized at every segment boundary with perfect knowledge of
-    the coming load, and k = 0 (paused) allowed. Minimising
+    `_service_quality`), each node's μ × `node_efficiency(k)` (a sub-linear service,
+    `ServiceTruth.node_efficiency`; 1 when None). Each share grows with μᵢ, so for a given k the k
+    servers of highest μ, with no co-runner, serve the most; re-sized at every segment boundary
+    with perfect knowledge of the coming load, and k = 0 (paused) allowed. Minimising
     Σ k·dt subject to Σ met·requests ≥ share · Σ requests is a knapsack over the segments; its
     Lagrangian dual — maxₐ Σ_seg min_k (k·dt − β·met_k·requests) + β·share·Σ requests — is a lower
     bound on every such allocation, so on every policy in the twin (each pays interference, delays
@@ -323,8 +325,9 @@ def server_hours_floor(mus: Sequence[float], base_ms: float, bound_ms: float,
     # column j = j nodes (0 … k): server-hours and requests within the bound per segment
     hours = np.array([[j * dt / 3600.0 for j in range(k + 1)] for dt, _lam in segments])
     reqs = np.array([dt * lam for dt, lam in segments])
-    met = np.array([[0.0] + [sum(met_fraction(caps[i], lam / j, base_ms, bound_ms) for i in range(j)) / j * dt * lam
-                             for j in range(1, k + 1)] for dt, lam in segments])
+    eff = [1.0] * (k + 1) if node_efficiency is None else [node_efficiency(j) for j in range(k + 1)]
+    met = np.array([[0.0] + [sum(met_fraction(caps[i] * eff[j], lam / j, base_ms, bound_ms) for i in range(j))
+                             / j * dt * lam for j in range(1, k + 1)] for dt, lam in segments])
     total = float(reqs.sum())
     if float(met.max(axis=1).sum()) < share * total - 1e-9 * total:  # not even the best k per segment serves it
         return ServerHoursBound(lower_bound=math.inf, plan=math.inf, plan_share=0.0, share=share)
@@ -347,7 +350,8 @@ def service_floor(setup: Any, share: float, started_at: float | None = None) -> 
     """`server_hours_floor` for the (first) service of a twin setup, over its life within the
     horizon from `started_at` (its trace runs from its start; default: its submission, the
     earliest it can start): μ per server = qps/core × the platform's per-core speed × scale-up on
-    the server's cores (no interference, no phase), the load = peak × the trace's fraction."""
+    the server's cores (no interference, no phase) × the service's node efficiency on as many
+    nodes, the load = peak × the trace's fraction."""
     sub = next(s for s in setup.subs if s.truth.service is not None)
     t = sub.truth
     sv = t.service
@@ -360,4 +364,5 @@ def service_floor(setup: Any, share: float, started_at: float | None = None) -> 
         dt = min(nxt, end) - off
         if dt > 0:
             segments.append((dt, sv.peak_qps * frac))
-    return server_hours_floor(mus, sv.base_latency_ms, sv.latency_bound_ms, segments, share)
+    return server_hours_floor(mus, sv.base_latency_ms, sv.latency_bound_ms, segments, share,
+                              node_efficiency=sv.node_efficiency)

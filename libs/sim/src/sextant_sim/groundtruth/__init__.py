@@ -42,6 +42,43 @@ class Performance(_M):
     noise_sigma: float = Field(ge=0)
     pathology_rate: float = Field(ge=0, le=1)
     pathology_factor: Range
+    # v4 (absent before: defaults reproduce v3): structured and idiosyncratic deviations from the
+    # concept model, drawn from the workload's performance stream (`workloads/performance.py`)
+    cpu_traits: int = Field(default=0, ge=0)  # unmodelled microarchitecture traits per CPU model
+    cpu_trait_sd: float = Field(default=0.0, ge=0)  # sd of a workload's log-speed loading on each
+    idiosyncratic_sigma: float = Field(default=0.0, ge=0)  # per (workload, platform) log-speed noise
+
+
+class AnalyticsScaleOut(_M):
+    """v4 shape of an analytics job's scale-out curve beyond v3's n^beta / (1 + kappa (n − 1))
+    (`workloads/performance.py`, `AnalyticsTruth.efficiency`)."""
+
+    overhead: Range  # share of a node's time lost to distribution once the job spans ≥ 2 nodes
+    coherency: Draw  # delta of the crosstalk term delta · n (n − 1) (Gunther's scalability law)
+    irregularity_sd: float = Field(ge=0)  # sd of the log deviation at each power-of-two node count
+
+
+class ServiceScaleOut(_M):
+    """v4 sub-linear services: aggregate capacity ∝ n^exponent, the exponent drawn per service from
+    its family's range (`default` for a family not listed)."""
+
+    exponent: dict[str, Range]
+
+    @field_validator("exponent")
+    @classmethod
+    def _has_default(cls, v: dict[str, Range]) -> dict[str, Range]:
+        if "default" not in v:
+            raise ValueError("services.exponent needs a `default` range")
+        if any(not 0.0 < lo <= hi <= 1.0 for lo, hi in v.values()):
+            raise ValueError("a service exponent lies in (0, 1]: services scale at most linearly")
+        return v
+
+
+class ScaleOut(_M):
+    """v4 scale-out (absent before v4: analytics follow v3's curve, services scale exactly n×)."""
+
+    analytics: AnalyticsScaleOut
+    services: ServiceScaleOut
 
 
 class Interference(_M):
@@ -170,6 +207,7 @@ class GroundTruth(_M):
     reservations: dict[str, dict[str, ReservationShare]]
     phases: dict[str, PhaseModel]
     stragglers: Stragglers | None = None  # absent in v1
+    scaleout: ScaleOut | None = None  # absent before v4
 
 
 def _raw(name: str = CURRENT) -> bytes:

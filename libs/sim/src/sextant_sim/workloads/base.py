@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sextant_contracts.model import WorkloadKind
 
+from .performance import scale_out_curve
+
 
 @dataclass(frozen=True, slots=True)
 class Phase:
@@ -48,6 +50,15 @@ class AnalyticsTruth:
     kappa: float
     reference_nodes: int
     injected: InjectedStraggler | None = None  # a slow node (scenario `stragglers` share)
+    # v4 shape (defaults: v3's curve n^beta / (1 + kappa (n − 1)) exactly; see `efficiency`)
+    overhead: float = 0.0  # share of each node's time lost once the job spans ≥ 2 nodes
+    coherency: float = 0.0  # delta of the crosstalk term delta · n (n − 1)
+    wiggle: tuple[float, ...] = ()  # log deviation of the aggregate at 2, 4, 8, … nodes
+
+    def efficiency(self, n: int | float) -> float:
+        """Per-node efficiency e(n) > 0 on n nodes (e(1) = 1): the bulk throughput on n nodes is
+        n · e(n) × one node's (`workloads.performance.scale_out_curve`)."""
+        return scale_out_curve(n, self.beta, self.kappa, self.overhead, self.coherency, self.wiggle)
 
     def waves(self, slots: int) -> int:
         """Waves of tasks on `slots` slots (cores of the allocation): ⌈tasks / slots⌉."""
@@ -73,6 +84,13 @@ class ServiceTruth:
     peak_qps: float
     trace: tuple[tuple[float, float], ...]  # (offset s from start, load fraction of peak), sorted
     reference_nodes: int
+    exponent: float = 1.0  # v4: aggregate capacity ∝ n^exponent (≤ 1); 1.0 = exactly n× (v3)
+
+    def node_efficiency(self, n: int | float) -> float:
+        """Capacity of each of n nodes relative to a lone node's, n^(exponent − 1) ≤ 1: the share of
+        a request's work that needs other nodes (replication, multi-get fan-out, cross-shard
+        coordination, balancer imbalance) grows with the deployment. 1.0 when exponent = 1."""
+        return max(float(n), 1.0) ** (self.exponent - 1.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,14 @@ from ..groundtruth import SOURCES, Family, GroundTruth
 from ..platforms import Catalogue
 from .base import AnalyticsTruth, InjectedStraggler, Phase, ServiceTruth, WorkloadTruth
 from .draws import choice, draw, uniform
-from .performance import draw_speeds
+from .performance import (
+    cpu_trait_matrix,
+    draw_analytics_shape,
+    draw_service_exponent,
+    draw_speeds,
+    performance_stream,
+    scale_out_curve,
+)
 from .service import max_qps_at_bound, trace
 
 N = len(SOURCES)
@@ -43,6 +50,7 @@ class DrawOptions:
 def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogue, concepts: np.ndarray,
              gt: GroundTruth, opts: DrawOptions) -> WorkloadTruth:
     fam = gt.families[family_name]
+    prng = performance_stream(rng)  # v4's performance draws; `rng`'s sequence stays v3's
     threads = choice(fam.threads, rng)
     f = uniform(fam.parallel_fraction, rng)
     footprint = draw(fam.footprint_gb, rng)
@@ -51,7 +59,7 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
         duration = opts.lifetime_s
     activity = uniform(fam.activity, rng)
     sens = np.array([uniform(fam.sensitivity.get(c, (0.0, 0.0)), rng) for c in gt.performance.concepts])
-    speed = draw_speeds(sens, concepts, gt, rng)
+    speed = draw_speeds(sens, concepts, gt, rng, cpu_trait_matrix(cat, gt.performance.cpu_traits), prng)
     caused, tolerated = _interference(fam, gt, rng)
     scale = fam.interference.caused_scale
     caused = np.clip(caused * (float(threads) ** THREAD_EXPONENT if scale is None else scale), 0.0, 100.0)
@@ -71,13 +79,13 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
                              requested_memory_gb=round(footprint * mem_over / mem_under, 3),
                              needed_cores=need)
     if fam.shape == "analytics":
-        a = _analytics(fam, threads, f, duration, rng, gt, opts.stragglers)
+        a = _analytics(fam, threads, f, duration, rng, gt, opts.stragglers, prng)
         need = a.reference_nodes * threads
         return WorkloadTruth(**base, work=a.bulk + a.tail, ideal_s=duration,  # type: ignore[arg-type]
                              analytics=a, requested_cores=max(1, round(need * res_factor)),
                              requested_memory_gb=round(a.reference_nodes * footprint * mem_over / mem_under, 3),
                              needed_cores=need)
-    s = _service(fam, threads, f, duration, rng, opts)
+    s = _service(fam, family_name, threads, f, duration, rng, opts, gt, prng)
     need = s.reference_nodes * threads
     return WorkloadTruth(**base, work=duration, ideal_s=duration, service=s,  # type: ignore[arg-type]
                          requested_cores=max(1, round(need * res_factor)),
@@ -161,19 +169,23 @@ def _phases(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[Phas
 
 
 def scale_out_efficiency(n: int | float, beta: float, kappa: float) -> float:
-    """Per-node efficiency e(n) so that aggregate throughput ∝ n · e(n) = n^beta / (1 + κ(n−1))."""
+    """v3's per-node efficiency e(n), aggregate throughput ∝ n · e(n) = n^beta / (1 + κ(n−1)); a
+    job's own curve is `AnalyticsTruth.efficiency` (v4 adds shape terms)."""
     n = max(float(n), 1.0)
     return n ** (beta - 1.0) / (1.0 + kappa * (n - 1.0))
 
 
 def _analytics(fam: Family, threads: int, f: float, duration: float, rng: np.random.Generator,
-               gt: GroundTruth, straggler_share: float = 0.0) -> AnalyticsTruth:
+               gt: GroundTruth, straggler_share: float, prng: np.random.Generator) -> AnalyticsTruth:
+    """A job's tasks and scale-out curve: beta, kappa and every v3 draw from `rng`; v4's shape
+    terms (`performance.draw_analytics_shape`) from the performance stream `prng`."""
     assert fam.tasks and fam.reference_nodes and fam.scale_out_beta and fam.scale_out_kappa
     assert fam.straggler_rate is not None and fam.straggler_factor
     n_tasks = int(rng.integers(fam.tasks[0], fam.tasks[1] + 1))
     n_ref = int(rng.integers(fam.reference_nodes[0], fam.reference_nodes[1] + 1))
     beta = uniform(fam.scale_out_beta, rng)
     kappa = uniform(fam.scale_out_kappa, rng)
+    overhead, coherency, wiggle = draw_analytics_shape(gt, prng)
     rel = rng.lognormal(0.0, 0.3, size=n_tasks)
     rel = rel / rel.mean()
     strag = rng.random(n_tasks) < fam.straggler_rate
@@ -181,13 +193,14 @@ def _analytics(fam: Family, threads: int, f: float, duration: float, rng: np.ran
     excess = np.where(strag, (mult - 1.0) * rel, 0.0)
     tail_rel = float(excess.max()) if strag.any() else 0.5
     per_node = 1.0 / ((1.0 - f) + f / threads)  # Amdahl speed-up of `threads` slots on one node
-    r_ref = min(float(n_tasks), n_ref * per_node * scale_out_efficiency(n_ref, beta, kappa))
+    r_ref = min(float(n_tasks), n_ref * per_node * scale_out_curve(n_ref, beta, kappa, overhead, coherency, wiggle))
     tau = duration / (n_tasks / r_ref + tail_rel)  # mean task work so the reference run takes `duration`
     work = rel * tau
     injected = _injected(gt, straggler_share, rng)
     return AnalyticsTruth(task_work=work * np.where(strag, mult, 1.0), straggler=strag,
                           bulk=float(work.sum()), tail=tail_rel * tau, beta=beta, kappa=kappa,
-                          reference_nodes=n_ref, injected=injected)
+                          reference_nodes=n_ref, injected=injected, overhead=overhead, coherency=coherency,
+                          wiggle=wiggle)
 
 
 def _injected(gt: GroundTruth, share: float, rng: np.random.Generator) -> InjectedStraggler | None:
@@ -201,16 +214,20 @@ def _injected(gt: GroundTruth, share: float, rng: np.random.Generator) -> Inject
                              slowdown=st.slowdown[0] + float(u[3]) * (st.slowdown[1] - st.slowdown[0]))
 
 
-def _service(fam: Family, threads: int, f: float, duration: float, rng: np.random.Generator,
-             opts: DrawOptions) -> ServiceTruth:
+def _service(fam: Family, family_name: str, threads: int, f: float, duration: float, rng: np.random.Generator,
+             opts: DrawOptions, gt: GroundTruth, prng: np.random.Generator) -> ServiceTruth:
+    """A service: every v3 draw from `rng`, its scale-out exponent from the performance stream. The
+    peak load is what its reference deployment serves at the reference utilisation: n_ref nodes at
+    their per-node capacity on n_ref nodes (`ServiceTruth.node_efficiency`)."""
     assert fam.qps_per_core and fam.base_latency_ms and fam.latency_bound_ms and fam.reference_nodes
     assert fam.reference_utilisation is not None
     q = uniform(fam.qps_per_core, rng)
     base = uniform(fam.base_latency_ms, rng)
     bound = max(uniform(fam.latency_bound_ms, rng), base * 2.5)
     n_ref = int(rng.integers(fam.reference_nodes[0], fam.reference_nodes[1] + 1))
-    mu = q / ((1.0 - f) + f / threads)
+    exponent = draw_service_exponent(gt, family_name, prng)
+    mu = q / ((1.0 - f) + f / threads) * float(n_ref) ** (exponent - 1.0)
     per_node = min(fam.reference_utilisation * mu, 0.9 * max_qps_at_bound(mu, base, bound))
     tr = trace(opts.load_trace, duration, opts.trace_segment_s, rng)
     return ServiceTruth(qps_per_core=q, base_latency_ms=base, latency_bound_ms=bound,
-                        peak_qps=n_ref * per_node, trace=tr, reference_nodes=n_ref)
+                        peak_qps=n_ref * per_node, trace=tr, reference_nodes=n_ref, exponent=exponent)
