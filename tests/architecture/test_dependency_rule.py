@@ -69,32 +69,50 @@ def source_files(pkg: str) -> list[Path]:
     return sorted(package_dirs()[pkg].rglob("*.py"))
 
 
-@pytest.mark.parametrize("pkg", sorted(RULES), ids=str)
-def test_package_respects_dependency_rule(pkg: str) -> None:
+def offences_of(pkg: str, files: list[Path], base: Path) -> list[str]:
+    """What `files` of package `pkg` (rooted at `base`) do against the rule, one line each."""
     allowed, forbidden = RULES[pkg]
-    files = source_files(pkg)
-    assert files, f"{pkg} has no source files"
     offences = []
     for f in files:
         for name in imports_of(f):
             t = top(name)
-            testing_ok = t in TESTING_MAY_IMPORT.get(pkg, set()) and "testing" in f.relative_to(package_dirs()[pkg]).parts
+            testing_ok = t in TESTING_MAY_IMPORT.get(pkg, set()) and "testing" in f.relative_to(base).parts
             if t in OURS and t != pkg and t not in allowed and not testing_ok:
-                offences.append(f"{f.relative_to(ROOT)} imports {name}")
+                offences.append(f"{f} imports {name}")
             if t in forbidden:
-                offences.append(f"{f.relative_to(ROOT)} imports forbidden {name}")
+                offences.append(f"{f} imports forbidden {name}")
             if pkg == "sextant_sim" and t == "time" and f.name not in SIM_WALL_CLOCK_OK:
-                offences.append(f"{f.relative_to(ROOT)} reads the wall clock")
+                offences.append(f"{f} reads the wall clock")
+    return offences
+
+
+@pytest.mark.parametrize("pkg", sorted(RULES), ids=str)
+def test_package_respects_dependency_rule(pkg: str) -> None:
+    files = source_files(pkg)
+    assert files, f"{pkg} has no source files"
+    offences = offences_of(pkg, files, package_dirs()[pkg])
     assert not offences, "\n".join(offences)
 
 
 def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
-    """The checker itself can fail: a core file importing the clock is reported."""
+    """The checker itself can fail: the same function the rule test runs reports a core file that
+    reads the clock or imports kit, a sim engine file that reads the wall clock, and a core file
+    that imports the clock under a `testing` folder (only kit's testing may import infra); it
+    passes a clean file."""
     bad = tmp_path / "bad.py"
     bad.write_text("import time\nfrom sextant_kit import settings\n")
-    names = {top(n) for n in imports_of(bad)}
-    assert "time" in RULES["sextant_core"][1] and "time" in names
-    assert "sextant_kit" in names and "sextant_kit" not in RULES["sextant_core"][0]
+    found = offences_of("sextant_core", [bad], tmp_path)
+    assert f"{bad} imports forbidden time" in found and f"{bad} imports sextant_kit" in found
+    assert sorted(offences_of("sextant_sim", [bad], tmp_path)) == [f"{bad} imports sextant_kit",
+                                                                   f"{bad} reads the wall clock"]
+    (tmp_path / "testing").mkdir()
+    infra = tmp_path / "testing" / "fixtures.py"
+    infra.write_text("import sextant_infra.stack\n")
+    assert offences_of("sextant_kit", [infra], tmp_path) == []
+    assert offences_of("sextant_contracts", [infra], tmp_path) == [f"{infra} imports sextant_infra.stack"]
+    clean = tmp_path / "clean.py"
+    clean.write_text("import math\nfrom sextant_contracts import events\n")
+    assert offences_of("sextant_core", [clean], tmp_path) == []
 
 
 def test_every_service_has_the_five_files() -> None:
