@@ -53,18 +53,6 @@ class SubmitWorkload(Command):
     requested_memory_gb: float | None = Field(default=None, gt=0, le=1e6)
 
 
-class RevokeWorkload(Command):
-    TYPE: ClassVar[str] = "RevokeWorkload"
-    HANDLER: ClassVar[str] = "admission"
-    reason: str = ""
-
-
-class UpdateTarget(Command):
-    TYPE: ClassVar[str] = "UpdateTarget"
-    HANDLER: ClassVar[str] = "admission"
-    target: PerformanceTarget
-
-
 class PlanProfiling(Command):
     TYPE: ClassVar[str] = "PlanProfiling"
     HANDLER: ClassVar[str] = "profiling"
@@ -192,9 +180,3 @@ class AssessTasks(Command):
     rates: tuple[float, ...] = ()
     progress: tuple[float, ...] = ()
 
-
-def command_class(type_name: str) -> type[Command]:
-    try:
-        return COMMAND_TYPES[type_name]
-    except KeyError:
-        raise KeyError(f"unknown command type {type_name!r}") from None
