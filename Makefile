@@ -49,6 +49,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check libs services apps infra tests bench
 	$(BIN)/mypy libs/contracts/src libs/core/src libs/kit/src libs/sim/src
+	$(BIN)/pylint --score=n libs/*/src services/*/src apps/*/src infra/sextant_infra
 
 bench: install
 	$(BIN)/python bench/run_all.py
