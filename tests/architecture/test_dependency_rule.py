@@ -127,3 +127,51 @@ def test_core_never_reads_the_environment() -> None:
         text = f.read_text()
         for needle in ("os.environ", "getenv", "uuid4", "time.time", "datetime.now"):
             assert needle not in text, f"{f} mentions {needle}"
+
+
+def absolute_imports(path: Path, base: Path, pkg: str) -> set[str]:
+    """Every module a file imports, relative imports resolved against its package `pkg` (rooted at `base`)."""
+    here = [pkg, *path.relative_to(base).with_suffix("").parts]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            root = here[:len(here) - node.level] if node.level else []
+            mod = ".".join([*root, *([node.module] if node.module else [])])
+            names.add(mod)
+            names |= {f"{mod}.{a.name}" for a in node.names}
+    return names
+
+
+TEST_SUPPORT = ("sextant_core.testing", "sextant_kit.testing")
+
+
+def support_imports(pkg: str, files: list[Path], base: Path) -> list[str]:
+    """Product files (outside any `testing` module or package) that import test support."""
+    out = []
+    for f in files:
+        if "testing" in f.relative_to(base).with_suffix("").parts:
+            continue
+        out += [f"{f} imports {n}" for n in sorted(absolute_imports(f, base, pkg))
+                if any(n == s or n.startswith(f"{s}.") for s in TEST_SUPPORT)]
+    return out
+
+
+def test_the_product_never_imports_test_support() -> None:
+    """Builders, the in-process platform, the synthetic classification world and the server
+    fixtures serve tests and benchmarks only."""
+    offences = [o for pkg in sorted(RULES) for o in support_imports(pkg, source_files(pkg), package_dirs()[pkg])]
+    assert not offences, "\n".join(offences)
+
+
+def test_the_support_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "planning").mkdir()
+    bad = tmp_path / "planning" / "x.py"
+    bad.write_text("from ..testing.synthetic import SyntheticWorld\n")
+    assert support_imports("sextant_core", [bad], tmp_path) == [
+        f"{bad} imports sextant_core.testing.synthetic", f"{bad} imports sextant_core.testing.synthetic.SyntheticWorld"]
+    (tmp_path / "testing").mkdir()
+    ok = tmp_path / "testing" / "loop.py"
+    ok.write_text("from .builders import record\n")
+    assert support_imports("sextant_core", [ok], tmp_path) == []
