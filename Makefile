@@ -28,6 +28,11 @@ $(STAMP): constraints.txt requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pypr
 test: install
 	SEXTANT_ENFORCE_INTEGRATION=1 $(BIN)/python -m pytest -p no:cacheprovider -q
 
+# the inner loop: every test that needs no server (no PostgreSQL, no Kafka: tests marked
+# `integration` or `e2e` are deselected, and a server requested anyway fails the test)
+test-unit: install
+	SEXTANT_NO_SERVERS=1 $(BIN)/python -m pytest -p no:cacheprovider -q -m "not integration and not e2e"
+
 # the stack (PostgreSQL + Kafka), then the platform's processes; the API on 127.0.0.1:8080
 # (SEXTANT_API_HOST / SEXTANT_API_PORT change it)
 up: install
@@ -44,6 +49,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check libs services apps infra tests bench
 	$(BIN)/mypy libs/contracts/src libs/core/src libs/kit/src libs/sim/src
+	$(BIN)/pylint --score=n libs/*/src services/*/src apps/*/src infra/sextant_infra
 
 bench: install
 	$(BIN)/python bench/run_all.py

@@ -13,7 +13,7 @@ A workload's error is the mean over its hidden cells; tables give the average, 9
 maximum over workloads (Quasar Table 2 form) — new workloads apart from replicas of seed workloads.
 Paragon Table I metrics are computed on the heterogeneity rows.
 
-Sources: ``synthetic`` (`sextant_core.classification.synthetic`) and ``twin`` (the cluster twin:
+Sources: ``synthetic`` (`sextant_core.testing.synthetic`) and ``twin`` (the cluster twin:
 the paragon-ec2 catalogue, every workload family, seeds from `sextant_sim.seeding`, measurements
 by the twin's `Profiler`). Parts (``--parts``): accuracy (Table 2 / Table I), sweep (``--sweep``
 entries per row), yardstick (300 seeds per kind), defaults (engine variants), qos (`sextant` on
@@ -23,6 +23,9 @@ speed (10 000 known rows). The JSON is written after every part.
 
 from __future__ import annotations
 
+import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
+
+# isort: split
 import argparse
 import json
 import math
@@ -44,12 +47,12 @@ from sextant_core.classification.factorize import train
 from sextant_core.classification.knowledge import KnowledgeBase
 from sextant_core.classification.params import FitParams
 from sextant_core.classification.seeding import SeedProfile, seed_events
-from sextant_core.classification.synthetic import KINDS, SyntheticWorld, TrueWorkload, measure
 from sextant_core.decide import DecisionContext, decide, seed_for
 from sextant_core.policies import AdmitAll, FirstFitPlanner, NoAdaptation, PolicySet
 from sextant_core.profiling.plan import DefaultProfilingPlan
 from sextant_core.state import evolve, fold
 from sextant_core.state.model import ClusterState
+from sextant_core.testing.synthetic import KINDS, SyntheticWorld, TrueWorkload, measure
 
 PAPER_QUASAR_T2 = {  # avg / p90 / max, % (Quasar Table 2, 2 entries per row)
     "analytics": {"scale_up": (5.2, 9.8, 11), "scale_out": (5.0, 14.5, 17), "heterogeneity": (4.1, 4.6, 5.0),

@@ -18,6 +18,9 @@ its admission on unchanged servers reuses the admission's assessment (`planning/
 
 from __future__ import annotations
 
+import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
+
+# isort: split
 import argparse
 import json
 import os

@@ -15,6 +15,9 @@ interference-fit and least-added-pressure scores) and shows the headroom left fo
 
 from __future__ import annotations
 
+import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
+
+# isort: split
 import argparse
 import json
 import os

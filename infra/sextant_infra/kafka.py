@@ -25,13 +25,20 @@ import os
 import shutil
 import string
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from .processes import InfraError, free_port, log_tail, port_open, spawn, stop_pid
+from .processes import (
+    InfraError,
+    fail_with_log,
+    free_port,
+    logged_since,
+    port_open,
+    spawn,
+    stop_pid,
+)
 
 KAFKA_VERSION = "4.1.1"
 KAFKA_CONFIG_DIR = Path(__file__).resolve().parent.parent / "kafka"
@@ -197,7 +204,7 @@ class KafkaNode:
         fmt_log.parent.mkdir(parents=True, exist_ok=True)
         fmt_log.write_text(res.stdout + res.stderr)
         if res.returncode != 0:
-            self._fail(f"formatting Kafka storage failed (exit {res.returncode})", fmt_log)
+            fail_with_log(f"formatting Kafka storage failed (exit {res.returncode})", fmt_log)
 
     def _wait_ready(self, offset: int) -> None:
         proc = self._proc
@@ -207,22 +214,9 @@ class KafkaNode:
             if proc.poll() is not None:
                 code = proc.returncode
                 self._proc = None
-                self._fail(f"Kafka broker exited during start-up (exit {code})", self.log_path)
-            if self._logged_since(offset, READY_LINE) and port_open(self.port):
+                fail_with_log(f"Kafka broker exited during start-up (exit {code})", self.log_path)
+            if logged_since(self.log_path, offset, READY_LINE) and port_open(self.port):
                 return
             time.sleep(0.1)
         self.stop()
-        self._fail(f"Kafka broker not ready after {self.start_timeout:.0f} s", self.log_path)
-
-    def _logged_since(self, offset: int, needle: str) -> bool:
-        try:
-            with self.log_path.open("rb") as fh:
-                fh.seek(offset)
-                return needle.encode() in fh.read()
-        except FileNotFoundError:
-            return False
-
-    def _fail(self, what: str, log: Path) -> None:
-        tail = log_tail(log)
-        print(f"--- {what}; last lines of {log}:\n{tail}\n---", file=sys.stderr)
-        raise InfraError(f"{what}; last lines of {log}:\n{tail}")
+        fail_with_log(f"Kafka broker not ready after {self.start_timeout:.0f} s", self.log_path)

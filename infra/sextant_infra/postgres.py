@@ -24,13 +24,20 @@ import pwd
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from .processes import InfraError, free_port, log_tail, port_open, spawn, stop_pid
+from .processes import (
+    InfraError,
+    fail_with_log,
+    free_port,
+    logged_since,
+    port_open,
+    spawn,
+    stop_pid,
+)
 
 READY_LINE = "ready to accept connections"
 RUN_AS_WHEN_ROOT = "postgres"
@@ -216,7 +223,7 @@ class PostgresNode:
                              user=user, group=user, extra_groups=[] if user else None)
         init_log.write_text(res.stdout + res.stderr)
         if res.returncode != 0:
-            self._fail(f"initdb failed (exit {res.returncode})", init_log)
+            fail_with_log(f"initdb failed (exit {res.returncode})", init_log)
 
     def _wait_ready(self, offset: int) -> None:
         proc = self._proc
@@ -226,22 +233,9 @@ class PostgresNode:
             if proc.poll() is not None:
                 code = proc.returncode
                 self._proc = None
-                self._fail(f"PostgreSQL exited during start-up (exit {code})", self.log_path)
-            if self._logged_since(offset) and port_open(self._port()):
+                fail_with_log(f"PostgreSQL exited during start-up (exit {code})", self.log_path)
+            if logged_since(self.log_path, offset, READY_LINE) and port_open(self._port()):
                 return
             time.sleep(0.05)
         self.stop()
-        self._fail(f"PostgreSQL not ready after {self.start_timeout:.0f} s", self.log_path)
-
-    def _logged_since(self, offset: int) -> bool:
-        try:
-            with self.log_path.open("rb") as fh:
-                fh.seek(offset)
-                return READY_LINE.encode() in fh.read()
-        except FileNotFoundError:
-            return False
-
-    def _fail(self, what: str, log: Path) -> None:
-        tail = log_tail(log)
-        print(f"--- {what}; last lines of {log}:\n{tail}\n---", file=sys.stderr)
-        raise InfraError(f"{what}; last lines of {log}:\n{tail}")
+        fail_with_log(f"PostgreSQL not ready after {self.start_timeout:.0f} s", self.log_path)

@@ -20,9 +20,11 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 _PR_SET_PDEATHSIG = 1
 
@@ -62,6 +64,24 @@ def log_tail(path: Path, lines: int = 40, *, drop_stack_frames: bool = True) -> 
     kept = [ln for ln in data.splitlines()
             if not (drop_stack_frames and ln.startswith(("\tat ", "\t... ")))]
     return "\n".join(kept[-lines:])
+
+
+def logged_since(path: Path, offset: int, needle: str) -> bool:
+    """`needle` appears in the log at `path` past byte `offset` (False while the file is absent)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            return needle.encode() in fh.read()
+    except FileNotFoundError:
+        return False
+
+
+def fail_with_log(what: str, log: Path) -> NoReturn:
+    """Raise `InfraError` saying `what`, with the tail of `log` (also printed to stderr, so that a
+    test run shows it even where the exception is summarised)."""
+    tail = log_tail(log)
+    print(f"--- {what}; last lines of {log}:\n{tail}\n---", file=sys.stderr)
+    raise InfraError(f"{what}; last lines of {log}:\n{tail}")
 
 
 def _die_with_parent() -> None:

@@ -167,6 +167,9 @@ class WorkloadClassified(DecisionEvent):
     classification; `model_versions` the matrix versions used."""
 
     TYPE: ClassVar[str] = "WorkloadClassified"
+    # the rows of `sextant_core.policies.Classified` (what a classifier returns), on purpose: a
+    # shared base would reorder this event's JSON fields (and so every stored log)
+    # pylint: disable=duplicate-code
     scale_up: dict[str, float] = Field(default_factory=dict)
     scale_out: dict[str, float] = Field(default_factory=dict)
     heterogeneity: dict[str, float] = Field(default_factory=dict)
@@ -174,6 +177,7 @@ class WorkloadClassified(DecisionEvent):
     caused: dict[str, float] = Field(default_factory=dict)
     confidence: dict[str, float] = Field(default_factory=dict)
     model_versions: dict[str, str] = Field(default_factory=dict)
+    # pylint: enable=duplicate-code
     reclassification: bool = False  # True when the workload was already running
 
 

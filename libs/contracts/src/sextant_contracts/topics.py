@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .commands import COMMAND_TYPES
 from .events import EVENT_TYPES
 
 
@@ -47,15 +46,6 @@ def topic_for_stream(stream: str) -> Topic:
         if stream.startswith(prefix):
             return topic
     raise KeyError(f"no topic for stream {stream!r}")
-
-
-def topic_for_command(type_name: str) -> Topic:
-    cls = COMMAND_TYPES[type_name]
-    if cls.HANDLER == "agent":
-        return AGENT_COMMANDS
-    if type_name == "SubmitWorkload":
-        return SUBMISSIONS
-    raise KeyError(f"command {type_name} is handled in-process by {cls.HANDLER}, not over a topic")
 
 
 def check_registry() -> None:

@@ -11,8 +11,9 @@ events *immediately after* `state.position` (a head-conditional append), so ever
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
@@ -39,25 +40,75 @@ def commands_for(service: str, state: ClusterState, event: ev.Event) -> tuple[cm
     return tuple(c for c in react(state, event) if service == c.HANDLER)
 
 
-def step(state: ClusterState, event: ev.Event, *, service: str, params: PolicySet,
-         causation: tuple[str, ...] = ()) -> StepResult:
-    """React to `event` (already folded into `state`) as `service`. Pure and deterministic."""
-    out: list[ev.Event] = []
+class ReactionHost(Protocol):
+    """Where a reaction runs: the log's current state, how a decided event is appended to it, and
+    what happens to a command the host does not decide (the cluster agent's, another service's)."""
+
+    @property
+    def state(self) -> ClusterState: ...
+
+    def apply(self, event: ev.Event) -> None:
+        """Append `event` right after `state.position` and fold it into `state`."""
+        ...
+
+    def execute(self, command: cmd.Command) -> None:
+        """A command of the reaction that `decides` left to the host (it may append events)."""
+        ...
+
+
+def react_and_decide(host: ReactionHost, event: ev.Event, *, params: PolicySet,
+                     decides: Callable[[cmd.Command], bool],
+                     causation: tuple[str, ...] = ()) -> tuple[tuple[cmd.Command, Decision], ...]:
+    """The react → decide → fold loop, written once (the services' `step`, the twin's engine).
+
+    The process manager's commands for `event` (already folded into `host.state`) are taken in
+    order: each one `decides` accepts is decided on the host's state at that moment — with the
+    seed of `seed_for` and the time `event.at` — and its events are applied before the next
+    command is decided; every other command goes to `host.execute`. Deterministic given the host."""
     decisions: list[tuple[cmd.Command, Decision]] = []
-    agent: list[cmd.Command] = []
-    for c in react(state, event):
-        if c.HANDLER == "agent" and service == "agent":
-            agent.append(c)
+    for c in react(host.state, event):
+        if not decides(c):
+            host.execute(c)
             continue
-        if service != c.HANDLER or type(c) not in DECIDED_COMMANDS:
-            continue
+        state = host.state
         d = decide(state, c, params=params, seed=seed_for(c, state), at=event.at, causation=causation)
         decisions.append((c, d))
         for e in d.events:
-            state = evolve(state, e, state.position + 1)
-            out.append(e)
-    return StepResult(state=state, events=tuple(out), decisions=tuple(decisions),
-                      agent_commands=tuple(agent))
+            host.apply(e)
+    return tuple(decisions)
+
+
+def decided_by(service: str) -> Callable[[cmd.Command], bool]:
+    """The commands `service` decides: its own, when the core decides their type."""
+    return lambda c: service == c.HANDLER and c.HANDLER != "agent" and type(c) in DECIDED_COMMANDS
+
+
+@dataclass(slots=True)
+class _Pure:
+    """A `ReactionHost` over an immutable state: applied events are folded and collected; the
+    agent's commands are collected when the service is the agent, others dropped."""
+
+    state: ClusterState
+    service: str
+    events: list[ev.Event] = field(default_factory=list)
+    agent: list[cmd.Command] = field(default_factory=list)
+
+    def apply(self, event: ev.Event) -> None:
+        self.state = evolve(self.state, event, self.state.position + 1)
+        self.events.append(event)
+
+    def execute(self, command: cmd.Command) -> None:
+        if command.HANDLER == "agent" and self.service == "agent":
+            self.agent.append(command)
+
+
+def step(state: ClusterState, event: ev.Event, *, service: str, params: PolicySet,
+         causation: tuple[str, ...] = ()) -> StepResult:
+    """React to `event` (already folded into `state`) as `service`. Pure and deterministic."""
+    host = _Pure(state, service)
+    decisions = react_and_decide(host, event, params=params, decides=decided_by(service), causation=causation)
+    return StepResult(state=host.state, events=tuple(host.events), decisions=decisions,
+                      agent_commands=tuple(host.agent))
 
 
 class Decider:

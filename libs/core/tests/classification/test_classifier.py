@@ -17,13 +17,13 @@ from sextant_core.classification.engine import (
 )
 from sextant_core.classification.knowledge import KnowledgeBase
 from sextant_core.classification.seeding import seed_events
-from sextant_core.classification.synthetic import SyntheticWorld, TrueWorkload
 from sextant_core.policies import AdmitAll, FirstFitPlanner, NoAdaptation, PolicySet
 from sextant_core.profiling.plan import DefaultProfilingPlan
 from sextant_core.replay import replay
 from sextant_core.state import fold
 from sextant_core.testing.builders import server
 from sextant_core.testing.loop import InProcessPlatform
+from sextant_core.testing.synthetic import SyntheticWorld, TrueWorkload
 
 WORLD = SyntheticWorld(seed=3, platforms=4, max_cores=8, nodes=4)
 HIGH = "p00"

@@ -125,9 +125,20 @@ def test_commands_for_finished_workloads_decide_nothing() -> None:
 
 
 def test_seed_is_stable_per_workload_and_attempt() -> None:
-    st = fold([server("s1"), submitted("w1"), submitted("w2")])
+    """A decision's seed is a function of (workload, command type, decisions so far) only: the same
+    in every process and on every replay (a pinned value: no salted `hash()`, no clock), different
+    for another workload or command, and different for the workload's next attempt."""
+    events = [server("s1"), submitted("w1"), submitted("w2")]
+    st = fold(events)
     c1, c2 = cmd.PlanProfiling(workload_id="w1"), cmd.PlanProfiling(workload_id="w2")
-    assert seed_for(c1, st) == seed_for(c1, st) != seed_for(c2, st)
+    assert seed_for(c1, st) == seed_for(c1, fold(events)) == 8339247215138890353
+    assert seed_for(c1, st) != seed_for(c2, st)
+    assert seed_for(c1, st) != seed_for(cmd.ClassifyWorkload(workload_id="w1"), st)
+    d = decide(st, c1, params=POLICY, seed=seed_for(c1, st), at=st.now)
+    after = fold(d.events, st)
+    assert after.workloads["w1"].decisions == st.workloads["w1"].decisions + 1
+    assert seed_for(c1, after) != seed_for(c1, st)  # the next attempt draws anew ...
+    assert seed_for(c2, after) == seed_for(c2, st)  # ... and another workload's seed is untouched
 
 
 def test_server_failure_replans_its_residents() -> None:

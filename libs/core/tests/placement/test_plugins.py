@@ -55,15 +55,11 @@ def test_fit(free_cores: int, free_mem: float, cores: int, mem: float, expected:
     assert run_filter("fit", t, request(cores, mem))[1] == expected
 
 
-@pytest.mark.parametrize(("reclaim", "best_effort_request", "expected"), [
-    (False, False, "insufficient_cores"),  # free 2 < 4
-    (True, False, "pass"),                 # free 2 + best-effort 3 = 5 ≥ 4
-    (True, True, "insufficient_cores"),    # a best-effort request never evicts: 2 < 4
-], ids=["no-reclaim", "reclaim", "best-effort-request"])
-def test_fit_reclaims_best_effort(reclaim: bool, best_effort_request: bool, expected: str) -> None:
+@pytest.mark.parametrize("best_effort_request", [False, True], ids=["guaranteed", "best-effort"])
+def test_fit_counts_best_effort_residents_as_used(best_effort_request: bool) -> None:
     t = table_of(1, free_cores=[2], best_effort_cores=[3], best_effort_memory_gb=[6.0])
     req = request(4, 4.0, best_effort=best_effort_request)
-    assert run_filter("fit", t, req, reclaim_best_effort=reclaim)[1] == expected
+    assert run_filter("fit", t, req)[1] == "insufficient_cores"  # free 2 < 4: nobody is evicted for it
 
 
 # --- least-allocated -------------------------------------------------------------------------------

@@ -90,9 +90,4 @@ def test_incremental_equals_rebuild(steps: list[tuple[int, int, int, bool]]) -> 
         # the kept columns == the formulas over the whole table (an absent id excludes nothing)
         np.testing.assert_array_equal(index.residual(st_, table), fresh.residual(st_, table, exclude="nobody"))
         np.testing.assert_array_equal(index.pressure(st_, table), fresh.pressure(st_, table, exclude="nobody"))
-        rows = np.arange(len(table))
-        new_c = np.full(10, 20.0)
-        p = fresh.pressure(st_, table)
-        np.testing.assert_array_equal(index.resident_factor(st_, table, p, new_c, rows, 3.0, 0.8),
-                                      fresh.resident_factor(st_, table, p, new_c, rows, 3.0, 0.8))
     assert index.rebuilds == 1 and index.syncs >= 1

@@ -1,5 +1,5 @@
 """The Sextant planner (planning/sextant.py) through `decide`: least resources, quality, exact D1,
-scale-out, as close as possible, backtracking, best-effort leftovers, deferral, ARQ pools."""
+scale-out, as close as possible, backtracking, best-effort leftovers, deferral."""
 
 from __future__ import annotations
 
@@ -72,26 +72,6 @@ def test_exact_d1_protects_residents() -> None:
     assert d.events[0].trace.filtered["paragon-d1-residual"] == {"d1r_core": 1}  # type: ignore[attr-defined]
 
 
-def test_residents_floor_passes_over_a_server_whose_resident_would_slow() -> None:
-    # a1 (best fit: packing) hosts r, tolerating 40 on llc_cap and causing 0. The newcomer causes 30
-    # there: r would feel 0 − 0 + 30 = 30 → x = 0.75, f = 1 − 0.05·0.75³ = 0.979 (passes D1: 40 ≥ 30).
-    # Floor 0.97: 0.979 ≥ 0.97 → a1 (packing). Floor 0.98: a1 is passed over → a2, and the trace counts it.
-    st = (World().server("a1").server("a2")
-          .workload("r", on=(("a1", 4, 1.0),), tolerated=vec(100, llc_cap=40))
-          .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, llc_cap=30)).state())
-    assert chosen(place(st, planner(resident_floor=0.97, quality_weight=0.0))) == (("a1", 1, 1.0),)
-    d = place(st, planner(resident_floor=0.98, quality_weight=0.0))
-    assert chosen(d) == (("a2", 1, 1.0),)
-    assert d.events[0].trace.filtered["sextant-residents"] == {"resident_below_floor": 1}  # type: ignore[attr-defined]
-    # per-core source (core): the resident feels the heaviest co-runner, max(0, 30) = 30 → same arithmetic
-    st2 = (World().server("a1").server("a2")
-           .workload("r", on=(("a1", 4, 1.0),), tolerated=vec(100, core=40))
-           .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=30)).state())
-    assert chosen(place(st2, planner(resident_floor=0.98, quality_weight=0.0))) == (("a2", 1, 1.0),)
-    # floor 0 switches the check off
-    assert chosen(place(st, planner(resident_floor=0.0, quality_weight=0.0))) == (("a1", 1, 1.0),)
-
-
 def test_scale_out_when_no_single_server_meets_the_target() -> None:
     # analytics, completion T = 54 s, elapsed 5 − 1 = 4 → R = 1/50 = 0.02; U(c) = c·1e-3 (c ≤ 8), E = 1;
     # one node gives at most 0.008 → 3 nodes (0.024), trimmed to κ = 7 per node (0.021 ≥ 0.02)
@@ -122,13 +102,9 @@ def test_d1_is_relaxed_step_by_step_when_it_blocks_every_server() -> None:
     st = (World().server("a1")
           .workload("r", on=(("a1", 1, 1.0),), tolerated=vec(100, core=30))
           .workload("new", target=ips(9), heterogeneity=HET, scale_up=UP, caused=vec(0, core=38)).state())
-    d = place(st, planner(d1_step=5.0, d1_max=20.0, resident_floor=0.0))
+    d = place(st, planner(d1_step=5.0, d1_max=20.0))
     t = d.events[0].trace  # type: ignore[attr-defined]
     assert chosen(d) == (("a1", 1, 1.0),) and t.backtracks == 2 and "d1_relaxed" in t.notes
-    # with the residents' floor (not relaxed): r would feel 38 → f = 1 − 0.05·(38/30)³ = 0.898 < 0.97
-    d = place(st, planner(d1_step=5.0, d1_max=20.0, resident_floor=0.97))
-    assert isinstance(d.events[0], ev.PlacementDeferred)
-    assert "sextant-residents/resident_below_floor" in d.events[0].reasons
 
 
 def test_deferred_when_nothing_has_room() -> None:
@@ -195,6 +171,29 @@ def test_a_retried_deferral_looks_only_at_what_changed() -> None:
     st3 = evolve(st2, ev.WorkloadCompleted(at=8.0, workload_id="r1"))
     placed = p.place(st3, st3.workloads["new"], ctx_at(9.0))
     assert placed.allocation is not None and placed.allocation.servers == ("a1",)
+
+
+def test_the_deferral_memo_forgets_workloads_that_ended() -> None:
+    from sextant_core.state import evolve
+
+    # a1 has no room: every newcomer is deferred and remembered; once w1 is revoked and w2 has
+    # completed, the memo no longer holds them after it prunes (here: past 2 deferrals)
+    w = World().server("a1", cores=2).workload("hog", on=(("a1", 2, 1.0),))
+    for wid in ("w1", "w2", "w3", "w4"):
+        w.workload(wid, target=ips(9), heterogeneity=HET, scale_up=UP)
+    st = w.state()
+    p = SextantPlanner(SextantParams(sizing=SizingParams(margin=0.0, alpha=3.0)), prune_after=2)
+    for wid in ("w1", "w2"):
+        d = place(st, p, wid=wid)
+        assert isinstance(d.events[0], ev.PlacementDeferred)
+        st = evolve(st, d.events[0])
+    assert p.deferrals == {"w1", "w2"}
+    st = evolve(st, ev.WorkloadRevoked(at=6.0, workload_id="w1"))
+    st = evolve(st, ev.WorkloadFailed(at=6.0, workload_id="w2", reason="gone"))
+    assert isinstance(place(st, p, wid="w3").events[0], ev.PlacementDeferred)  # 3 > 2: pruned
+    assert p.deferrals == {"w3"}
+    assert isinstance(place(st, p, wid="w4").events[0], ev.PlacementDeferred)
+    assert p.deferrals == {"w3", "w4"}  # live deferrals stay
 
 
 def ctx_at(at: float) -> Any:

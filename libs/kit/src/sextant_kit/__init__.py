@@ -1,5 +1,3 @@
 """sextant_kit."""
 
-from .simd import pin_numpy_simd
-
-pin_numpy_simd()  # before anything imports numpy (see simd.py)
+import sextant_contracts  # noqa: F401  (first: pins numpy's SIMD kernels, sextant_contracts/simd.py)

@@ -33,7 +33,7 @@ node; a service loses only capacity.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from sextant_contracts.model import Allocation
@@ -89,7 +89,6 @@ class Active:
     win_off: float = 0.0
     lost_work: float = 0.0
     migrations: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
     # an injected straggler (analytics): the server whose tasks of this job run `slow_factor` slower
     injected: bool = False
     slow_server: int | None = None

@@ -22,13 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.ids import derive_id
-from sextant_core.decide import DECIDED_COMMANDS, decide, seed_for
+from sextant_core.decide import DECIDED_COMMANDS
 from sextant_core.policies import PolicySet
-from sextant_core.process import react
 from sextant_core.state.evolve import evolve
 from sextant_core.state.model import EMPTY, ClusterState
+from sextant_core.workflow import react_and_decide
 
 from . import seeding
 from .agent import Agent
@@ -104,18 +105,13 @@ class Engine(AgentHost):
         self._pending.append((e, eid))
 
     def drain(self) -> None:
-        """Run the workflow until quiet: commands follow events, decisions produce events."""
+        """Run the workflow until quiet: commands follow events, decisions produce events (the
+        core's `react_and_decide`, every service's commands decided here, the agent's executed)."""
         while self._pending:
             e, eid = self._pending.popleft()
-            for c in react(self.state, e):
-                if c.HANDLER == "agent":
-                    self.agent.execute(c, eid)
-                elif type(c) in DECIDED_COMMANDS:
-                    d = decide(self.state, c, params=self.params, seed=seed_for(c, self.state),
-                               at=e.at, causation=(eid,))
-                    self.counters.decisions += 1
-                    for out in d.events:
-                        self.emit(out, eid)
+            host = _Reaction(self, eid)
+            decided = react_and_decide(host, e, params=self.params, decides=_decided_here, causation=(eid,))
+            self.counters.decisions += len(decided)
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -177,3 +173,27 @@ class Engine(AgentHost):
     def total_workloads(self) -> int:
         return len(self.setup.subs)
 
+
+def _decided_here(c: cmd.Command) -> bool:
+    """Every command the core decides, whatever service would handle it on the platform."""
+    return c.HANDLER != "agent" and type(c) in DECIDED_COMMANDS
+
+
+@dataclass(slots=True)
+class _Reaction:
+    """The engine as the core's `ReactionHost` for one event `eid`: decided events are emitted
+    (caused by it); agent commands are executed by the twin's agent."""
+
+    engine: Engine
+    eid: str
+
+    @property
+    def state(self) -> ClusterState:
+        return self.engine.state
+
+    def apply(self, event: ev.Event) -> None:
+        self.engine.emit(event, self.eid)
+
+    def execute(self, command: cmd.Command) -> None:
+        if command.HANDLER == "agent":
+            self.engine.agent.execute(command, self.eid)

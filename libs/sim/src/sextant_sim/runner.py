@@ -39,22 +39,34 @@ class RunResult:
     log_sha256: str | None = None
 
 
-def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *, log_out: IO[str] | None = None,
-                keep_log: bool = False, progress: Progress | None = None, keep_heatmap: bool = False,
-                classifier: Classifier | str | None = None) -> RunResult:
-    setup = scenario if isinstance(scenario, Setup) else prepare(
-        scenario if isinstance(scenario, Scenario) else load_scenario(scenario), seed)
-    started = time.perf_counter()
-    view = OracleView(setup)
-    holder: list[Engine] = []
+def setup_of(scenario: str | Scenario | Setup, seed: int) -> Setup:
+    """The prepared scenario: `scenario` itself, or the named / given one prepared with `seed`."""
+    if isinstance(scenario, Setup):
+        return scenario
+    return prepare(scenario if isinstance(scenario, Scenario) else load_scenario(scenario), seed)
 
-    def phase_of(wid: str) -> int:  # the estimate port reports the workload's current phase
+
+def estimate_source(setup: Setup, holder: list[Engine]) -> EstimateSource:
+    """The twin's estimate port for `setup`; it reports a workload's current phase, read from the
+    engine put in `holder` once it exists (phase 0 before, or for a workload not running)."""
+
+    def phase_of(wid: str) -> int:
         a = holder[0].world.active.get(wid) if holder else None
         return a.phase if a is not None else 0
 
-    source = EstimateSource(setup.truths, setup.profiler, setup.cat, setup.gt, setup.seed,
-                            setup.scenario.noise_scale, phase_of)
-    params = baselines.policy_set(profile, estimates=source, oracle=view, classifier=classifier)
+    return EstimateSource(setup.truths, setup.profiler, setup.cat, setup.gt, setup.seed,
+                          setup.scenario.noise_scale, phase_of)
+
+
+def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *, log_out: IO[str] | None = None,
+                keep_log: bool = False, progress: Progress | None = None, keep_heatmap: bool = False,
+                classifier: Classifier | str | None = None) -> RunResult:
+    setup = setup_of(scenario, seed)
+    started = time.perf_counter()
+    view = OracleView(setup)
+    holder: list[Engine] = []
+    params = baselines.policy_set(profile, estimates=estimate_source(setup, holder), oracle=view,
+                                  classifier=classifier)
     sink = LogSink(log_out, keep=keep_log) if (log_out is not None or keep_log) else None
     engine = Engine(setup, params, log=sink, progress=progress, keep_heatmap=keep_heatmap)
     holder.append(engine)

@@ -1,1 +1,3 @@
 """sextant_admission."""
+
+import sextant_contracts  # noqa: F401  (first: pins numpy's SIMD kernels, sextant_contracts/simd.py)

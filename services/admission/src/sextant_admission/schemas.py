@@ -1,7 +1,7 @@
 """The public API's request and response bodies (docs/api/openapi.json is generated from them).
 
 The request bodies reuse the contracts' value types (`PerformanceTarget`, `WorkloadSpec`), so a
-request that validates here is a valid `SubmitWorkload` / `UpdateTarget` command. Their documented
+request that validates here is a valid `SubmitWorkload` command / `TargetUpdated` event. Their documented
 schema (`Target`, `Spec`) says what validation enforces: the `type` tag of a union member is
 required (pydantic's own schema gives it a default, so a generated client — or schemathesis —
 would send members without it and get 422s the document did not announce).

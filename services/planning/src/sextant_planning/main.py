@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from sextant_kit.bootstrap import serve
-from sextant_kit.runtime import decider_task
+from sextant_kit.deciding import run_decider
 
 from .api import routers
 from .handlers import make_decider
@@ -15,7 +12,7 @@ from .settings import Settings
 def main() -> None:
     settings = Settings()  # type: ignore[call-arg]
     decider = make_decider(settings)
-    asyncio.run(serve(settings, [decider_task(decider)], routers=lambda rt: routers(decider, rt)))
+    run_decider(settings, decider, lambda rt: routers(decider, rt))
 
 
 if __name__ == "__main__":

@@ -3,26 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
-
 from fastapi import APIRouter
 from sextant_core.workflow import Decider
 from sextant_kit.bootstrap import Runtime
+from sextant_kit.deciding import decider_routers
 
 from .views import state_view
 
 
 def routers(decider: Decider, runtime: Runtime) -> list[APIRouter]:
-    r = APIRouter(prefix="/v1", tags=["reprovisioning"])
-
-    @r.get("/state")
-    async def state() -> dict[str, Any]:
-        return state_view(decider)
-
-    @r.get("/stats")
-    async def stats() -> dict[str, Any]:
-        loop = runtime.consumers.get(decider.service)
-        return {"position": decider.position, "consumer": asdict(loop.stats) if loop else None}
-
-    return [r]
+    return decider_routers("reprovisioning", decider, runtime, lambda: state_view(decider))

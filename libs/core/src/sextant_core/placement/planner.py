@@ -79,10 +79,7 @@ class ProfilePlanner(RetryHint, ExplainablePlanner):
         return clone
 
     def could_use(self, state: ClusterState, w: WorkloadState, freed: tuple[str, ...]) -> bool:
-        """Whether a deferred `w` could now be placed thanks to the `freed` servers (retry.py).
-        Unknown for a profile that counts best-effort capacity as free: always True then."""
-        if any(s.name == "fit" and getattr(s.args, "reclaim_best_effort", False) for s in self.profile.filters):
-            return True
+        """Whether a deferred `w` could now be placed thanks to the `freed` servers (retry.py)."""
         cores, memory_gb = self.sizer(state, w)
         if not request_could_fit(state, lambda: self.index.table(state), freed, cores, memory_gb,
                                  scale_out=self.profile.scale_out):

@@ -205,11 +205,10 @@ def build_table(state: ClusterState) -> CandidateTable:
 
 @dataclass
 class IndexStats:
-    """What an index did, for benchmarks: full builds, incremental syncs, rows rewritten."""
+    """What an index did, for benchmarks: full builds, incremental syncs, cache hits."""
 
     rebuilds: int = 0
     syncs: int = 0
-    rows_written: int = 0
     hits: int = 0
 
 
@@ -274,7 +273,6 @@ class TableIndex:
                     buf.write(row, s)
                 self._touch(i)
                 self.stats.syncs += 1
-                self.stats.rows_written += len(set(changed))
                 return buf
             if node.added:
                 return None

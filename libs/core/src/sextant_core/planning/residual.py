@@ -46,7 +46,7 @@ from sextant_contracts.model import INTERFERENCE_SOURCES
 
 from ..placement.table import CandidateTable
 from ..state.model import N_SOURCES, ClusterState, ServerJournal, resident_vectors
-from .arrays import FloatArray, IntArray
+from .arrays import FloatArray
 
 EMPTY_M = 100.0
 PER_CORE_SOURCES = ("l1i", "l1d", "tlb", "core")
@@ -75,9 +75,6 @@ class ResidualIndex:
         self._csum: FloatArray = np.zeros((0, N_SOURCES))  # c_server per row (the servers' aggregates)
         self._pressure: FloatArray = np.zeros((0, N_SOURCES))  # `pressure` of the state, no exclusion
         self._residual: FloatArray = np.zeros((0, N_SOURCES))  # `residual` of the state, no exclusion
-        self._t_pad: FloatArray = np.full((0, 1, N_SOURCES), 100.0)  # residents' t per row (padded)
-        self._c_pad: FloatArray = np.zeros((0, 1, N_SOURCES))
-        self._valid = np.zeros((0, 1), dtype=np.bool_)
         self._raw: dict[str, tuple[WorkloadClassified | None, bool, FloatArray, FloatArray]] = {}
         self.rebuilds = 0
         self.syncs = 0
@@ -114,49 +111,6 @@ class ResidualIndex:
             return np.zeros((0, N_SOURCES)), np.zeros((0, N_SOURCES))
         return np.stack(ts), np.stack(cs)
 
-    def _store(self, i: int, t: FloatArray, c: FloatArray) -> None:
-        """Row i's residents into the padded (n, slots, S) arrays (grown when a row needs more)."""
-        r = len(t)
-        if r > self._t_pad.shape[1]:
-            slots = max(r, 2 * self._t_pad.shape[1])
-            n = self._t_pad.shape[0]
-            tp, cp, vp = np.full((n, slots, N_SOURCES), 100.0), np.zeros((n, slots, N_SOURCES)), np.zeros((n, slots), bool)
-            k = self._t_pad.shape[1]
-            tp[:, :k], cp[:, :k], vp[:, :k] = self._t_pad, self._c_pad, self._valid
-            self._t_pad, self._c_pad, self._valid = tp, cp, vp
-        self._t_pad[i] = 100.0
-        self._c_pad[i] = 0.0
-        self._valid[i] = False
-        if r:
-            self._t_pad[i, :r], self._c_pad[i, :r], self._valid[i, :r] = t, c, True
-
-    def resident_factor(self, state: ClusterState, table: CandidateTable, pressure: FloatArray,
-                        caused_new: FloatArray, rows: IntArray, alpha: float, cap: float,
-                        exclude: str | None = None) -> FloatArray:
-        """Per row of `rows`: the lowest predicted interference factor of a resident once the
-        newcomer (caused `caused_new`) joins — the graded model of `quasar_sizing`
-        (Πₖ (1 − min(cap, 0.05 · (P_r(k) / t_r(k))^α))) on the pressure each resident would feel:
-        P_r = c_server − c_r + c_new on shared sources, max(max_o c_o, c_new) on per-core ones
-        (the heaviest co-runner; r's own c counted, conservatively). 1 on a server with no
-        (classified) resident. One vectorised pass over (rows × resident slots × sources)."""
-        self.minimum(state)
-        t, c, valid = self._t_pad[rows], self._c_pad[rows], self._valid[rows]
-        if exclude is not None:
-            w = state.workloads.get(exclude)
-            touched = set(w.allocation.servers) if w is not None and w.allocation is not None else set()
-            for j, i in enumerate(rows.tolist()):
-                if table.server_ids[i] in touched:
-                    tj, cj = self._residents(state, table.server_ids[i], exclude)
-                    t[j], c[j], valid[j] = 100.0, 0.0, False
-                    t[j, :len(tj)], c[j, :len(cj)], valid[j, :len(tj)] = tj, cj, True
-        p = pressure[rows][:, None, :]
-        felt = np.where(self._per_core, np.maximum(p, caused_new), p - c + caused_new)
-        x = np.maximum(felt, 0.0) / np.maximum(t, 1.0)
-        slow = np.minimum(0.05 * x ** alpha, cap)
-        f = np.where(valid, np.prod(1.0 - slow, axis=-1), 1.0)
-        out: FloatArray = f.min(axis=1) if f.shape[1] else np.ones(len(rows))
-        return out
-
     def _rows(self, state: ClusterState, server_id: str, exclude: str | None = None) -> FloatArray:
         """(2, S): m(s, ·) and max_r c_r(s, ·) of one server, optionally without one resident."""
         return np.stack(self._reduce(*self._residents(state, server_id, exclude)))
@@ -179,14 +133,10 @@ class ResidualIndex:
         self._m = np.full((len(servers), N_SOURCES), EMPTY_M, order="F")
         self._cmax = np.zeros((len(servers), N_SOURCES), order="F")
         self._csum = np.asfortranarray(np.array([s.caused_sum for s in servers], np.float64).reshape(-1, N_SOURCES))
-        self._t_pad = np.full((len(servers), self._t_pad.shape[1], N_SOURCES), 100.0)
-        self._c_pad = np.zeros((len(servers), self._t_pad.shape[1], N_SOURCES))
-        self._valid = np.zeros((len(servers), self._t_pad.shape[1]), dtype=np.bool_)
         for i, s in enumerate(servers):
             if s.residents:
                 t, c = self._residents(state, s.server_id)
                 self._m[i], self._cmax[i] = self._reduce(t, c)
-                self._store(i, t, c)
         self._pressure = np.where(self._per_core, self._cmax, self._csum)
         self._residual = self.residual_of(self._m, self._csum)
         self.rebuilds += 1
@@ -216,7 +166,6 @@ class ResidualIndex:
                 continue
             t, c = self._residents(state, sid)
             self._m[i], self._cmax[i] = self._reduce(t, c)
-            self._store(i, t, c)
             s = state.servers.get(sid)
             if s is not None:
                 self._csum[i] = s.caused_sum

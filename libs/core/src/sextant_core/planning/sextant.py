@@ -3,8 +3,6 @@ filters (Paragon §3.2) — the `Planner` of the `sextant` profile.
 
 For a workload w (one `Assessment`, `assess.py`):
 
-0. **ARQ pools** (Paragon §4; off unless `reserve_pools`) — while a class above w's ARQ class has workloads waiting, the
-   pools kept for them are out of bounds (`paragon-arq-pool`, `admission.queues.reserved_from`).
 1. **Single node, least resources** — the profile `sextant` (filters `schedulable`, `quasar-fit`,
    `paragon-d1-residual` (strict), `quasar-target` (predicted ratio ≥ 1); scorers
    `quasar-quality`, `quasar-packing`, `least-added-pressure`) over the sized table. Among the
@@ -22,15 +20,6 @@ For a workload w (one `Assessment`, `assess.py`):
    profile is re-run once with `with_args("paragon-d1-residual", slack=δ)`. The trace counts the
    steps as backtracking passes. If no step within `d1_max` helps, the workload is deferred with
    the filters' reasons.
-5. **Residents' floor** (off unless `resident_floor` > 0; Quasar §3.3: co-location must not push others below their QoS; Paragon
-   §2.3 reads t as the 5 % point, not a cliff) — in steps 1, 3 and 4 the rows that pass the
-   filters are examined in ranking order (chunks of 8, 16, 32, ...; budget charged) and the first
-   on which every resident keeps a predicted interference factor ≥ `resident_floor` wins
-   (`ResidualIndex.resident_factor`: the graded slowdown model of `quasar_sizing` with α and the
-   cap of `SizingParams`, summed pressure on shared sources, the heaviest co-runner on per-core
-   ones). Rows passed over are counted in the trace as `sextant-residents/resident_below_floor`.
-   [IMPL CHOICE] the floor is not relaxed by backtracking (a deferral then waits for a server to
-   change), and the scale-out walk does not apply it (multi-node nodes are ranked by D1 only).
 
 **Best-effort workloads** (Quasar §6: no guarantee, "may be migrated or killed at any point")
 take leftovers: their requested cores (capped where the scale-up curve saturates), only on servers
@@ -47,30 +36,40 @@ candidates examined (budget units), backtracking passes, and notes such as `scal
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
 
-from ..admission.quality import CLASSES, pools, server_quality, table_quality
-from ..admission.queues import class_queues, reserved_from
+from ..domain.lifecycle import TERMINAL
 from ..placement.framework import DEFAULT_BUDGET, Budget, Evaluation, Profile, best_row, evaluate
-from ..placement.plugins.paragon_arq import POOL
 from ..placement.plugins.paragon_residual import RESIDUAL
 from ..placement.plugins.quasar_sizing import SIZED, saturation
 from ..placement.registry import make_profile
+from ..placement.request import PlacementRequest
+from ..placement.retry import rows_pass
 from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
-from .assess import PRESSURE, Assessment, Assessor, SizingParams, node_memory
+from .assess import Assessment, Assessor, SizingParams, node_memory
 from .scaleout import spread
 
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
 MULTI_NODE = frozenset({"analytics", "service"})
-RESIDENTS = "sextant-residents"
+_PRUNE_MIN = 1024  # deferrals remembered before the memo is first pruned of ended workloads
+
+
+@dataclass(frozen=True, slots=True)
+class _Deferral:
+    """What a deferral saw: the server journal of its state, the classification it was decided on
+    and the interference the workload causes (from that classification)."""
+
+    journal: ServerJournal | None
+    classification: object
+    caused: Any
 
 
 def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float = 1.0, cap: float = 1.1,
@@ -90,6 +89,14 @@ def closest_profile(cap: float = 1.0) -> Profile:
                         scale_out=False)
 
 
+def necessary_profile(d1_max: float) -> Profile:
+    """What any server that `sextant-closest` (D1 relaxed to at most `d1_max`) or the spread
+    accepts passes for a one-core request: schedulable, room, and D1 within `d1_max`."""
+    return make_profile("sextant-necessary", filters=["schedulable", "fit",
+                                                      ("paragon-d1-residual", {"slack": d1_max})],
+                        scorers=[], scale_out=False)
+
+
 def best_effort_profile() -> Profile:
     return make_profile("sextant-best-effort", filters=["quasar-fit", "paragon-d1-residual"],
                         scorers=[("least-added-pressure", 2.0), ("quasar-packing", 1.0)], scale_out=False)
@@ -106,10 +113,6 @@ class SextantParams:
     d1_max: float = 20.0
     max_servers: int = 64
     budget: int = DEFAULT_BUDGET
-    # chosen on paragon-ec2-2500 seed 1 (docs/quality.md): the floor at 0.97 and reserved ARQ pools
-    # both pushed workloads off their best platforms (QoS 0.34 and 0.47 vs 0.50 without either)
-    resident_floor: float = 0.0  # no resident predicted below this interference factor (0: off)
-    reserve_pools: bool = False  # ARQ pools kept for waiting classes above are out of bounds
     spread_weight: float = 0.0  # `least-allocated` on cores: prefer emptier servers
 
 
@@ -117,7 +120,7 @@ class SextantPlanner:
     """Joint sizing + placement; one instance per decider (it keeps incremental indexes)."""
 
     def __init__(self, params: SextantParams | None = None, *, assessor: Assessor | None = None,
-                 top_k: int = 5) -> None:
+                 top_k: int = 5, prune_after: int = _PRUNE_MIN) -> None:
         self.params = params or SextantParams()
         p = self.params
         self.assessor = assessor if assessor is not None else Assessor(p.sizing)
@@ -126,8 +129,9 @@ class SextantPlanner:
                                        spread=p.spread_weight)
         self.closest = closest_profile()
         self.best_effort = best_effort_profile()
-        self._bounded: dict[int, tuple[Profile, Profile]] = {}
-        self._deferred: dict[str, tuple[ServerJournal | None, int, object, Any]] = {}
+        self.necessary = necessary_profile(p.d1_max + 1e-9)
+        self._deferred: dict[str, _Deferral] = {}
+        self._prune_min = self._prune_at = prune_after
 
     def place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         out = self._still_deferred(state, w) or self._no_room(state, w)
@@ -135,10 +139,27 @@ class SextantPlanner:
             out = self._place(state, w, ctx)
         if out.allocation is None and not out.trace.budget_exhausted and w.allocation is None:
             caused = np.array(interference_vectors(w.classification)[1])
-            self._deferred[w.workload_id] = (state.server_journal, self._below(state, w), w.classification, caused)
+            self._deferred[w.workload_id] = _Deferral(state.server_journal, w.classification, caused)
+            if len(self._deferred) > self._prune_at:
+                self._prune(state)
         else:
             self._deferred.pop(w.workload_id, None)
         return out
+
+    def _prune(self, state: ClusterState) -> None:
+        """Forget the deferrals of workloads that ended (completed, failed, revoked) or that the
+        state no longer knows: they are never placed again. Run when the memo has doubled since
+        the last prune (amortised O(1) a placement; at least `prune_after` deferrals); a cache
+        only: decisions do not change."""
+        for wid in [wid for wid in self._deferred
+                    if (x := state.workloads.get(wid)) is None or x.phase in TERMINAL]:
+            del self._deferred[wid]
+        self._prune_at = max(self._prune_min, 2 * len(self._deferred))
+
+    @property
+    def deferrals(self) -> frozenset[str]:
+        """The workloads whose latest placement this planner deferred and still remembers."""
+        return frozenset(self._deferred)
 
     def _place(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> PlacementOutcome:
         a = self.assessor.assess(state, w, ctx.at, ctx.seed)
@@ -146,61 +167,54 @@ class SextantPlanner:
         notes: list[str] = ["relative_units"] if a.required.relative else []
         if w.best_effort:
             return self._leftovers(a, w, budget, notes)
-        profile, closest, a = self._guarded(state, w, a)
-        ev = evaluate(profile, a.table, a.request, budget, scores_if_feasible=True)
-        row, harmed = self._pick(state, w, a, ev, budget, least_cores=True)
+        ev = evaluate(self.profile, a.table, a.request, budget, scores_if_feasible=True)
+        row = self._pick(a, ev, least_cores=True)
         if row is not None:
-            return self._single(a, ev, row, budget, notes, harmed=harmed)
+            return self._single(a, ev, row, budget, notes)
         spread_out = self._spread(a, ev, budget) if w.kind.value in MULTI_NODE else None
         if spread_out is not None and spread_out.met:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
         notes.append("as_close_as_possible")
         backtracks = 0
-        close = evaluate(closest, a.table, a.request, budget, reuse=ev, scores_if_feasible=True)
-        row, more = self._pick(state, w, a, close, budget, least_cores=False)
-        harmed += more
+        close = evaluate(self.closest, a.table, a.request, budget, reuse=ev, scores_if_feasible=True)
+        row = self._pick(a, close, least_cores=False)
         if row is None:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
                 backtracks = int(round(slack / self.params.d1_step))
-                close = evaluate(closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget,
+                close = evaluate(self.closest.with_args("paragon-d1-residual", slack=slack), a.table, a.request, budget,
                                  reuse=close, scores_if_feasible=True)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
-                row, more = self._pick(state, w, a, close, budget, least_cores=False)
-                harmed += more
+                row = self._pick(a, close, least_cores=False)
         if spread_out is not None and row is not None:
             single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
             if spread_out.aggregate > single_perf:
                 return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
         if row is not None:
-            return self._single(a, close, row, budget, notes, backtracks=backtracks, harmed=harmed)
+            return self._single(a, close, row, budget, notes, backtracks=backtracks)
         if spread_out is not None:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"], backtracks)
-        return self._defer(ev, budget, notes, backtracks, harmed=harmed)
-
-    def _below(self, state: ClusterState, w: WorkloadState) -> int:
-        if not self.params.reserve_pools or not state.queued or w.arq_class is None:
-            return CLASSES
-        return reserved_from(class_queues(state), w.arq_class)
+        return self._defer(ev, budget, notes, backtracks)
 
     def _still_deferred(self, state: ClusterState, w: WorkloadState) -> PlacementOutcome | None:
         """A retried deferral decided on the servers that changed since it was deferred.
 
         At the deferral no server passed the `sextant-closest` filters with D1 relaxed to
         `d1_max` (nor the spread's, a subset). A server whose row did not change since still does
-        not (its columns, residual and pool are the same, and the closest filters do not depend on
-        the requirement), so unless the ARQ pool bound or the workload's classification changed,
-        only the changed rows can now pass: if none passes the necessary condition (room for a
-        core and the node's memory, pool, D1 within `d1_max`, the residents' floor), the workload is still deferred —
-        exactly what a full evaluation would conclude, without one. Found by walking the server
-        journal back to the deferral's state (bounded); otherwise a full evaluation runs."""
+        not (its columns and residual are the same, and the closest filters do not depend on the
+        requirement), so unless the workload's classification changed, only the changed rows can
+        now pass: if none passes the necessary condition — the profile's own `schedulable`,
+        `fit` (one core and the node's memory) and `paragon-d1-residual` (relaxed to `d1_max`)
+        filters, run on those rows only (`placement.retry.rows_pass`) — the workload is still
+        deferred: exactly what a full evaluation would conclude, without one. Found by walking the
+        server journal back to the deferral's state (bounded); otherwise a full evaluation runs."""
         memo = self._deferred.get(w.workload_id)
-        if memo is None or w.allocation is not None or memo[1] != self._below(state, w) or memo[2] is not w.classification:
+        if memo is None or w.allocation is not None or memo.classification is not w.classification:
             return None
         changed: list[str] = []
         node = state.server_journal
-        while node is not memo[0]:
+        while node is not memo.journal:
             if node is None or node.added or len(changed) > 4096:
                 return None
             changed.append(node.server_id)
@@ -209,23 +223,12 @@ class SextantPlanner:
             t = self.assessor.table(state, w)
             rows = np.array(sorted({t.row(sid) for sid in changed if sid in state.servers}), dtype=np.int64)
             if len(rows):
-                mem = (w.requested_memory_gb or 1.0) * self.params.sizing.memory_headroom
-                if w.kind.value in MULTI_NODE:
-                    mem = min(mem, max(mem / max(w.requested_cores or 1, 1), self.params.sizing.min_node_memory_gb))
                 index = self.assessor.residuals
-                residual = index.residual_of(index.minimum(state)[rows], t.caused_sum[rows])
-                d1 = (memo[3][None, :] - residual).max(axis=1) <= self.params.d1_max + 1e-9
-                room = t.schedulable[rows] & (t.free_cores[rows] >= 1) & (t.free_memory_gb[rows] + 1e-9 >= mem)
-                below = memo[1]
-                if below < CLASSES:
-                    room &= pools(server_quality(t.tolerated_min[rows], t.caused_sum[rows])) < below
-                ok = room & d1
-                if ok.any() and self.params.resident_floor > 0:  # ... and the residents' floor
-                    sp = self.params.sizing
-                    pressure = index.pressure(state, t)
-                    f = index.resident_factor(state, t, pressure, memo[3], rows[ok], sp.alpha, sp.slowdown_cap)
-                    ok[np.flatnonzero(ok)] = f >= self.params.resident_floor
-                if ok.any():
+                sub = t.take(rows.tolist()).with_extra({RESIDUAL: index.residual_of(index.minimum(state)[rows],
+                                                                         t.caused_sum[rows])})
+                request = PlacementRequest(workload_id=w.workload_id, cores=1,
+                                           memory_gb=self._node_memory(w), caused=memo.caused)
+                if rows_pass(self.necessary, sub, range(len(rows)), request):
                     return None
         return PlacementOutcome(allocation=None, reasons=("deferred/unchanged",),
                                 trace=DecisionTrace(examined=len(changed), notes=("still_deferred",)),
@@ -249,49 +252,24 @@ class SextantPlanner:
 
     # --- outcomes ------------------------------------------------------------------------------
 
-    def _pick(self, state: ClusterState, w: WorkloadState, a: Assessment, ev: Evaluation, budget: Budget, *,
-              least_cores: bool) -> tuple[int | None, int]:
-        """(the row chosen, the rows passed over because a resident would fall below the floor).
-
-        Feasible rows in ranking order — the fewest sized cores first when `least_cores` ("the
-        least amount of resources"), then the total score, then the server id — are examined one at
-        a time (each charged to the budget) until one keeps every resident's predicted
-        interference factor ≥ `resident_floor` (`ResidualIndex.resident_factor`)."""
+    def _pick(self, a: Assessment, ev: Evaluation, *, least_cores: bool) -> int | None:
+        """The row chosen among the feasible ones: the fewest sized cores first when `least_cores`
+        ("the least amount of resources"), then the total score, then the server id."""
         feasible = np.flatnonzero(ev.feasible)
         if len(feasible) == 0:
-            return None, 0
+            return None
         sized = a.table.extra[SIZED]
         keys = (feasible, -ev.total[feasible], sized[feasible]) if least_cores else (feasible, -ev.total[feasible])
-        order = feasible[np.lexsort(keys)]
-        floor = self.params.resident_floor
-        if floor <= 0:
-            return int(order[0]), 0
-        sp = self.params.sizing
-        pressure = a.table.extra[PRESSURE]
-        exclude = w.workload_id if w.allocation is not None else None
-        lo, step = 0, 8
-        while lo < len(order):  # chunks of 8, 16, 32, ... rows: usually the first row passes
-            rows = order[lo:lo + step]
-            budget.charge(len(rows))
-            f = self.assessor.residuals.resident_factor(state, a.table, pressure, a.request.caused, rows,
-                                                        sp.alpha, sp.slowdown_cap, exclude=exclude)
-            ok = np.flatnonzero(f >= floor)
-            if len(ok):
-                return int(rows[ok[0]]), lo + int(ok[0])
-            lo += len(rows)
-            step *= 2
-            if budget.exhausted:
-                break
-        return None, lo
+        return int(feasible[np.lexsort(keys)][0])
 
     def _single(self, a: Assessment, ev: Evaluation, row: int, budget: Budget, notes: list[str], *,
-                backtracks: int = 0, harmed: int = 0) -> PlacementOutcome:
+                backtracks: int = 0) -> PlacementOutcome:
         sized = a.table.extra[SIZED]
         cores = int(sized[row])
         perf = float(a.model.up(cores) * a.base[row])
         alloc = Allocation(assignments=(Assignment(server_id=a.table.server_ids[row], cores=cores,
                                                    memory_gb=a.request.memory_gb),))
-        trace = self._trace(ev, budget, notes, backtracks, harmed=harmed)
+        trace = self._trace(ev, budget, notes, backtracks)
         detail = {**summary(ev), "mode": "single", "chosen": [a.table.server_ids[row]], "cores": [cores],
                   "required": a.required.value, "predicted": perf}
         return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6), trace=trace, detail=detail)
@@ -300,29 +278,20 @@ class SextantPlanner:
         """A deferral without an assessment when no schedulable server has a free core and the
         memory of one node (the common case of a deferred workload retried on a busy cell)."""
         t = self.assessor.table(state, w)
-        mem = (w.requested_memory_gb or 1.0) * self.params.sizing.memory_headroom
-        if w.kind.value in MULTI_NODE:
-            mem = min(mem, max(mem / max(w.requested_cores or 1, 1), self.params.sizing.min_node_memory_gb))
+        mem = self._node_memory(w)
         if (t.schedulable & (t.free_cores >= 1) & (t.free_memory_gb + 1e-9 >= mem)).any():
             return None
         trace = DecisionTrace(filtered={"quasar-fit": {"no_free_cores": len(t)}}, examined=len(t), notes=("no_room",))
         return PlacementOutcome(allocation=None, reasons=("quasar-fit/no_free_cores",), trace=trace,
                                 detail={"mode": "none", "rows": len(t)})
 
-    def _guarded(self, state: ClusterState, w: WorkloadState, a: Assessment) -> tuple[Profile, Profile, Assessment]:
-        """The profiles with the ARQ pool bound of `w` (pools kept for waiting classes above it)."""
-        if not self.params.reserve_pools or not state.queued or w.arq_class is None:
-            return self.profile, self.closest, a
-        below = reserved_from(class_queues(state), w.arq_class)
-        if below >= CLASSES:
-            return self.profile, self.closest, a
-        t = a.table
-        table = t.with_extra({POOL: pools(table_quality(t))})
-        bounded = self._bounded.get(below)
-        if bounded is None:
-            bounded = self._bounded[below] = (self.profile.with_args("paragon-arq-pool", below=below),
-                                              self.closest.with_args("paragon-arq-pool", below=below))
-        return bounded[0], bounded[1], replace(a, table=table)
+    def _node_memory(self, w: WorkloadState) -> float:
+        """The memory one node of `w` needs at least (its request with headroom; a multi-node
+        kind's share of it per core, at least `min_node_memory_gb`)."""
+        mem = (w.requested_memory_gb or 1.0) * self.params.sizing.memory_headroom
+        if w.kind.value in MULTI_NODE:
+            mem = min(mem, max(mem / max(w.requested_cores or 1, 1), self.params.sizing.min_node_memory_gb))
+        return mem
 
     def _spread(self, a: Assessment, ev: Evaluation, budget: Budget) -> Any:
         """Scale out over the rows that pass the `schedulable`, pool and strict D1 filters of the
@@ -367,19 +336,14 @@ class SextantPlanner:
         return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6),
                                 trace=self._trace(ev, budget, notes, 0), detail=detail)
 
-    def _defer(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int,
-               harmed: int = 0) -> PlacementOutcome:
-        reasons = deferral_reasons(ev) + ((f"{RESIDENTS}/resident_below_floor",) if harmed else ())
-        return PlacementOutcome(allocation=None, reasons=reasons,
-                                trace=self._trace(ev, budget, [*notes, "deferred"], backtracks, harmed=harmed),
+    def _defer(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int) -> PlacementOutcome:
+        return PlacementOutcome(allocation=None, reasons=deferral_reasons(ev),
+                                trace=self._trace(ev, budget, [*notes, "deferred"], backtracks),
                                 detail={**summary(ev), "mode": "none"})
 
     def _trace(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int,
-               top: tuple[tuple[str, float], ...] | None = None, harmed: int = 0) -> Any:
+               top: tuple[tuple[str, float], ...] | None = None) -> Any:
         if budget.used > budget.limit:
             notes = [*notes, "budget_exhausted"]
         t = compact_trace(ev, top_k=self.top_k, examined=budget.used, budget=budget, notes=tuple(notes), top=top)
-        update: dict[str, Any] = {"backtracks": backtracks} if backtracks else {}
-        if harmed:
-            update["filtered"] = {**t.filtered, RESIDENTS: {"resident_below_floor": harmed}}
-        return t.model_copy(update=update) if update else t
+        return t.model_copy(update={"backtracks": backtracks}) if backtracks else t

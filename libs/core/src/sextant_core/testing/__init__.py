@@ -1,1 +1,3 @@
-"""Builders for tests of the core and of everything that folds core state (no pytest import)."""
+"""Test and benchmark support for the core and for everything that folds core state (no pytest
+import): event builders (`builders`), an in-process platform (`loop`) and a synthetic ground truth
+for the classification engine (`synthetic`). Nothing in the product imports this package."""

@@ -17,11 +17,16 @@ A server that cannot start makes every test that requests it ERROR with the serv
 process (they are SIGKILLed by the kernel if pytest dies) and stopped at session end; the
 PostgreSQL folder is deleted, Kafka's run folder stays under pytest's basetemp for post-mortems.
 
+With `SEXTANT_NO_SERVERS=1` (exported by `make test-unit`, the tier without servers) a test that
+requests either server fails at once instead of starting it: the fast tier stays fast and honest,
+and a test that needs a server without being marked `integration` is found.
+
 Registering this module also registers `sextant_kit.testing.integration_guard`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -37,11 +42,20 @@ if TYPE_CHECKING:
 pytest_plugins = ["sextant_kit.testing.integration_guard"]
 
 TopicFactory = Callable[..., Awaitable[list[str]]]
+NO_SERVERS_ENV = "SEXTANT_NO_SERVERS"
+
+
+def _servers_allowed(kind: str) -> None:
+    """Fail the requesting test when this run must start no server (`make test-unit`)."""
+    if os.environ.get(NO_SERVERS_ENV) == "1":
+        pytest.fail(f"{kind} requested with {NO_SERVERS_ENV}=1: mark the test `integration` "
+                    f"(it runs under `make test`)", pytrace=False)
 
 
 @pytest.fixture(scope="session")
 def pg_node() -> Iterator[PostgresNode]:
     """The session's PostgreSQL server (see module table)."""
+    _servers_allowed("PostgreSQL")
     from sextant_infra.postgres import PostgresNode
 
     node = PostgresNode(die_with_parent=True)
@@ -72,6 +86,7 @@ def fresh_pg_url(pg_node: PostgresNode, request: pytest.FixtureRequest) -> Itera
 @pytest.fixture(scope="session")
 def kafka_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaNode]:
     """The session's Kafka broker (see module table)."""
+    _servers_allowed("Kafka")
     from sextant_infra.kafka import KafkaNode
 
     node = KafkaNode(Path(tmp_path_factory.mktemp("kafka")), die_with_parent=True)

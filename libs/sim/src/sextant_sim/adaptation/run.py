@@ -13,11 +13,10 @@ from sextant_contracts import events as ev
 
 from .. import baselines as sim_baselines
 from ..engine import Engine
-from ..estimates import EstimateSource
 from ..oracle import OracleView
-from ..runner import summary_of
-from ..scenarios import Scenario, load_scenario
-from ..setup import Setup, prepare
+from ..runner import estimate_source, setup_of, summary_of
+from ..scenarios import Scenario
+from ..setup import Setup
 from . import baselines
 
 KEPT = (ev.WorkloadStarted, ev.PlacementDecided, ev.AllocationAdjusted, ev.MigrationDecided,
@@ -70,22 +69,14 @@ def utilisation_view(holder: list[Engine]) -> baselines.Utilisation:
 
 
 def run(scenario: str | Scenario | Setup, profile: str, seed: int = 1) -> Run:
-    setup = scenario if isinstance(scenario, Setup) else prepare(
-        scenario if isinstance(scenario, Scenario) else load_scenario(scenario), seed)
+    setup = setup_of(scenario, seed)
     started = time.perf_counter()
     view = OracleView(setup)
     holder: list[Engine] = []
-
-    def phase_of(wid: str) -> int:
-        a = holder[0].world.active.get(wid) if holder else None
-        return a.phase if a is not None else 0
-
     if baselines.is_baseline(profile):
         params = baselines.policy_set(profile, utilisation_view(holder))
     else:
-        source = EstimateSource(setup.truths, setup.profiler, setup.cat, setup.gt, setup.seed,
-                                setup.scenario.noise_scale, phase_of)
-        params = sim_baselines.policy_set(profile, estimates=source, oracle=view)
+        params = sim_baselines.policy_set(profile, estimates=estimate_source(setup, holder), oracle=view)
     engine = _Recording(setup, params)
     engine.kept = []
     holder.append(engine)

@@ -2,9 +2,7 @@
 [PROPOSAL]: hard capacity filters before the interference filters).
 
 Memory is compared with a tolerance of 1e-9 GiB, the rounding `evolve` applies to used memory.
-Args: `reclaim_best_effort` — for a request that is not best-effort, count the cores and memory
-held by best-effort residents as free (they are evicted first, Quasar §4). Off by
-default: the baselines never evict.
+Best-effort residents' cores and memory count as used: no profile evicts them to make room.
 """
 
 from __future__ import annotations
@@ -30,19 +28,11 @@ def capacity_fit(free_cores: IntArray, free_memory_gb: FloatArray, cores: int,
     return cores_ok & mem_ok, np.where(cores_ok, NO_MEMORY, NO_CORES).astype(np.int64)
 
 
-class FitArgs(PluginArgs):
-    reclaim_best_effort: bool = False
-
-
 @register_plugin
 class Fit:
     NAME: ClassVar[str] = "fit"
     REASONS: ClassVar[tuple[str, ...]] = ("insufficient_cores", "insufficient_memory")
-    Args: ClassVar[type[PluginArgs]] = FitArgs
+    Args: ClassVar[type[PluginArgs]] = PluginArgs
 
-    def filter(self, table: CandidateTable, request: PlacementRequest, args: FitArgs) -> FilterVerdict:
-        free_c, free_m = table.free_cores, table.free_memory_gb
-        if args.reclaim_best_effort and not request.best_effort:
-            free_c = free_c + table.best_effort_cores
-            free_m = free_m + table.best_effort_memory_gb
-        return verdict(*capacity_fit(free_c, free_m, request.cores, request.memory_gb))
+    def filter(self, table: CandidateTable, request: PlacementRequest, args: PluginArgs) -> FilterVerdict:
+        return verdict(*capacity_fit(table.free_cores, table.free_memory_gb, request.cores, request.memory_gb))

@@ -1,4 +1,4 @@
-"""A synthetic ground truth for the classification engine's tests and benchmark (until, and beside,
+"""A synthetic ground truth for the classification engine's tests and benchmark (beside
 the cluster twin's catalogue).
 
 Not a model of any real machine: a generator of *plausible* utility matrices with the structure
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from sextant_contracts.model import INTERFERENCE_SOURCES, WorkloadKind
 
-from .observations import interference_cells
-from .seeding import SeedProfile
+from ..classification.observations import interference_cells
+from ..classification.seeding import SeedProfile
 
 KINDS: tuple[WorkloadKind, ...] = (WorkloadKind.BATCH, WorkloadKind.ANALYTICS, WorkloadKind.SERVICE)
 
