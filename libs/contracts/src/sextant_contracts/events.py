@@ -288,13 +288,17 @@ class ProbeRequested(DecisionEvent):
     (periodic sample) or `straggler` (a slow task's in-place check)."""
 
     TYPE: ClassVar[str] = "ProbeRequested"
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     probe_id: str = Field(min_length=1, max_length=200)
     sources: tuple[str, ...] = Field(min_length=1, max_length=10)
     purpose: str = Field(default="proactive", max_length=32)
     server_id: str | None = None  # where (None: the first server of the allocation)
     reference_server_id: str | None = None  # a healthy server of the same job probed alongside
     reason: str = ""
+    # Whether the fold counts this decision in its workload's `decisions` (the counter seeds derive
+    # from). Schema 1 probes were recorded when the fold did not count probes: their upcaster sets
+    # False, so a log of that time re-derives the seeds it was decided with.
+    counted: bool = True
 
 
 class InterferenceProbed(WorkloadEvent):

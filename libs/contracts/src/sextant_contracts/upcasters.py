@@ -62,3 +62,13 @@ def check_upcasters() -> None:
                for v in range(1, current) if (name, v) not in _UPCASTERS]
     if missing:
         raise UpcasterError("missing upcasters: " + ", ".join(missing))
+
+
+# --- the registered chain ----------------------------------------------------------------------
+
+
+@upcaster("ProbeRequested", from_version=1)
+def _probe_requested_v1(payload: Payload) -> Payload:
+    """v1 → v2: probes logged before the fold counted every decision event were not counted."""
+    payload["counted"] = False
+    return payload

@@ -108,3 +108,20 @@ def test_an_old_shape_without_an_upcaster_does_not_reach_the_fold(monkeypatch: p
     monkeypatch.setattr(ev.WorkloadCompleted, "SCHEMA_VERSION", 2)
     with pytest.raises(UpcasterError, match="no upcaster for WorkloadCompleted v1"):
         fold([_v1_completed(len(running()) + 1)], fold(running()))
+
+
+def _v1_probe(position: int) -> Envelope:
+    """A `ProbeRequested` as logged at schema 1, before the fold counted probes as decisions."""
+    p = probe(0).model_dump(mode="json")
+    p.pop("counted")
+    return Envelope(id=f"e{position}", type="ProbeRequested", source="reprovisioning", stream="workload-w1",
+                    stream_version=0, position=position, schema_version=1, time=4.0, payload=p)
+
+
+def test_a_schema_1_probe_is_not_counted_so_an_old_log_keeps_its_seeds() -> None:
+    st = fold(running())
+    old = fold([_v1_probe(len(running()) + 1)], st)
+    assert old.workloads["w1"].decisions == st.workloads["w1"].decisions  # as the code of its time folded it
+    assert old.workloads["w1"].phase == P.RUNNING and old.now == 4.0
+    new = fold([Envelope.wrap(probe(0), id="e9", source="reprovisioning", stream_version=0, time=4.0)], st)
+    assert new.workloads["w1"].decisions == st.workloads["w1"].decisions + 1  # schema 2: counted

@@ -4,7 +4,8 @@ Resource accounting: a workload holds its allocation from `PlacementDecided` unt
 fails, is revoked or is re-placed; adjustments swap the old allocation for the new one.
 
 `evolve` itself does what every event of a kind shares: each `DecisionEvent` adds one to its
-workload's `decisions` (the counter `decide.seed_for` derives seeds from), the knowledge base
+workload's `decisions` (the counter `decide.seed_for` derives seeds from; a probe upcast from
+schema 1, logged before probes were counted, is not), the knowledge base
 follows the classification events, and the clock and the position advance. The fold refuses what
 it does not know: an event type without a registered handler raises `UnknownEvent` (as an
 `eventsourcing` aggregate's mutator does). Old shapes of known types reach it through the
@@ -54,7 +55,7 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
     Raises `UnknownEvent` for a type the fold does not know and `IllegalTransition` for an event
     its workload's phase does not allow."""
     new = _apply(event, state)
-    if isinstance(event, ev.DecisionEvent):
+    if isinstance(event, ev.DecisionEvent) and not (isinstance(event, ev.ProbeRequested) and not event.counted):
         new = _count_decision(new, event)
     changes: dict[str, object] = {}
     kb = evolve_knowledge(new.knowledge, event)  # the classification matrices
