@@ -37,6 +37,7 @@ id, `correlation_id` = the input's correlation id (or its id), `traceparent` = t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -49,7 +50,16 @@ from sextant_contracts.events import Event
 from sextant_contracts.ids import derive_id
 from sextant_contracts.topics import DEAD_LETTERS
 
-from .errors import ConcurrencyError, DuplicateEventError, HeadMovedError, PoisonMessage, is_transient
+from . import metrics
+from .errors import (
+    ConcurrencyError,
+    DuplicateEventError,
+    HeadMovedError,
+    PoisonMessage,
+    dependency_of,
+    is_transient,
+)
+from .logs import recovered
 from .ports import Publisher, Record, RecordSource, TrackingRecorder
 from .telemetry import consumer_span, current_traceparent, default_tracer
 
@@ -175,7 +185,9 @@ class ConsumerLoop:
         """Handle one record to completion (processed, skipped or dead-lettered); never raises
         except on cancellation. `tracked`: event ids of the batch known to be tracked already
         (looked up once per batch); None looks the record up on its own."""
+        started = time.monotonic()
         outcome = await self._process(record, tracked)
+        metrics.record_handled(self.name, outcome, time.monotonic() - started)
         self.handled += 1
         if outcome == "processed":
             self.stats.processed += 1
@@ -201,8 +213,9 @@ class ConsumerLoop:
         attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
                  "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
                  "messaging.consumer.group.name": self.name}
-        with consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs,
-                           tracer=tracer) as span:
+        reacts = getattr(self._handler, "reacts", None)  # no span for a record the handler ignores
+        with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
+              if reacts is None or reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
             attempt = 0
             while True:
                 attempt += 1
@@ -240,6 +253,9 @@ class ConsumerLoop:
                 self._stage("stored", record)
                 if tracked is not None:
                     tracked.add(env.id)  # a second copy later in the same batch is skipped too
+                if stored:
+                    metrics.record_outputs(self.name, env.time, (e.type for e in stored), time.time())
+                    log.info("%s: %s %s -> %s", self.name, env.type, env.stream, ", ".join(e.type for e in stored))
                 return "processed" if stored is not None else "skipped"
 
     async def _append(self, env: Envelope, outputs: list[Envelope], expected: Mapping[str, int | None],
@@ -286,9 +302,10 @@ class ConsumerLoop:
     async def _with_patience(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
         """`call()`, retried forever with backoff while it fails transiently."""
         attempt = 0
+        dependency = "kafka" if what in ("fetch", "dead-letter") else "postgres"
         while True:
             try:
-                return await call()
+                result = await call()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -296,8 +313,14 @@ class ConsumerLoop:
                     raise
                 attempt += 1
                 self.stats.transient_waits += 1
-                log.warning("%s: %s unavailable (%r); retry %d", self.name, what, exc, attempt)
+                dependency = dependency_of(exc) or dependency
+                log.warning("%s: %s unavailable (%r); retry %d", self.name, what, exc, attempt,
+                            extra={"dependency": dependency})  # once per outage (logs.OutageLog)
                 await asyncio.sleep(self._retry.backoff(attempt))
+            else:
+                if attempt:
+                    recovered(dependency)
+                return result
 
     def _stage(self, stage: Stage, record: Record) -> None:
         if self._hook is not None:

@@ -10,6 +10,9 @@
   right reaction. `is_transient(exc)` recognises the driver errors that mean the same thing.
 - `PoisonMessage`: a record that can never be processed (bad envelope, a handler that keeps
   failing); the consumer loop dead-letters it with `reason`.
+
+`dependency_of(exc)` names the dependency a transient error comes from (`kafka`, `postgres`, or
+None when the exception does not say), so an outage is logged once per dependency (`logs`).
 """
 
 from __future__ import annotations
@@ -111,3 +114,19 @@ def is_transient(exc: BaseException) -> bool:
         pass
     cause = exc.__cause__
     return cause is not None and cause is not exc and is_transient(cause)
+
+
+def dependency_of(exc: BaseException) -> str | None:
+    """`"kafka"` for aiokafka's errors, `"postgres"` for asyncpg's and SQLAlchemy's (or an error
+    whose cause is one of those), None otherwise (e.g. a bare `ConnectionRefusedError`)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        module = type(cur).__module__ or ""
+        if module.startswith("aiokafka"):
+            return "kafka"
+        if module.startswith(("asyncpg", "sqlalchemy", "psycopg")):
+            return "postgres"
+        cur = cur.__cause__ or cur.__context__
+    return None

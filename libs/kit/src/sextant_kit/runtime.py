@@ -137,6 +137,10 @@ class DeciderHandler:
         self._last_snapshot = pos
         self._last_snapshot_at = time.monotonic()
 
+    def reacts(self, env: Envelope) -> bool:
+        """False when no output can follow from `env` (the consumer loop opens no span for it)."""
+        return self.decider.reacts(env)
+
     async def __call__(self, env: Envelope) -> Outputs:
         if not self.decider.reacts(env):
             return Outputs(items=())  # nothing can follow from it; folded at the next catch-up
@@ -159,6 +163,7 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
     """A `bootstrap.serve` task running `decider` as this process's consumer of the event topics."""
     import asyncio
 
+    from . import metrics
     from .bootstrap import Runtime, with_patience
     from .consumer import ConsumerLoop
 
@@ -176,6 +181,7 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
                             dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name), track_empty=False)
         rt.consumers[name] = loop
         rt.handlers[name] = handler
+        metrics.watch_decider(name, decider)  # type: ignore[arg-type]  # the core's Decider has `state`
         await loop.run(stop)
 
     run.__name__ = "decider"

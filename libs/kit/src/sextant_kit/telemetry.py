@@ -6,6 +6,23 @@ relay (`publish <topic>` PRODUCER span, child of the outbox row's context; the K
 `traceparent` header is THAT span) → consumer (`consume <topic>` CONSUMER span, child of the
 header) → the consumer's handler and its database write.
 
+**One setting turns export on** (docs/platform.md, Observability): `SEXTANT_OTEL_EXPORTER`, read by
+`tracing_config(settings)`:
+
+| exporter | what |
+|---|---|
+| `none` (default) | spans are created (context still propagates) but not exported |
+| `jsonl` | one JSON object per span appended to `SEXTANT_OTEL_FILE`, by default `<SEXTANT_RUN_DIR>/traces/<service>.jsonl` |
+| `otlp` | OTLP over HTTP to `SEXTANT_OTEL_ENDPOINT` (a collector's base address such as `http://collector:4318`: the `/v1/traces` path is added), by default OpenTelemetry's own `OTEL_EXPORTER_OTLP_*` variables or `http://localhost:4318` |
+
+**Sampling**: polling is not traced. A span that starts a trace (no parent) is exported unless it
+is a database statement (kind CLIENT: the relay's outbox poll, a consumer's batch look-up, a
+decider's catch-up outside any record) — `PollingSampler`; the spans of a request or of a record
+are kept whole (parent-based). `SEXTANT_OTEL_SAMPLE_POLLING=false` keeps the polling spans too.
+The consumer loop does not open a span for a record its handler says it ignores (`reacts`), so a
+workload's trace holds the spans of the work done for it: at most `SPANS_PER_WORKLOAD` (60) on
+the platform's path (measured in docs/platform.md).
+
 `setup_tracing(TelemetryConfig(...))` builds a TracerProvider with one exporter:
 
 | exporter | what |
@@ -40,10 +57,20 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 ExporterKind = Literal["none", "memory", "jsonl", "otlp"]
 TRACER_NAME = "sextant_kit"
+SPANS_PER_WORKLOAD = 60
+"""The documented budget of spans in one workload's trace from its submission to its start."""
+OTLP_TRACES_PATH = "/v1/traces"
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
@@ -56,6 +83,41 @@ class TelemetryConfig:
     otlp_endpoint: str | None = None  # e.g. http://otel-collector:4318/v1/traces
     jsonl_path: str | None = None
     set_global: bool = True  # install as the global TracerProvider (once per process)
+    sample_polling: bool = True  # drop root database spans (`PollingSampler`)
+
+
+class PollingSampler(Sampler):
+    """Root sampler: drops a span that would start a trace as a database statement (kind CLIENT,
+    i.e. polling outside any request or record); keeps every other root span."""
+
+    def should_sample(self, parent_context: otel_context.Context | None, trace_id: int, name: str,
+                      kind: trace.SpanKind | None = None, attributes: Any = None, links: Any = None,
+                      trace_state: Any = None) -> SamplingResult:
+        if kind == trace.SpanKind.CLIENT:
+            return SamplingResult(Decision.DROP)
+        return ALWAYS_ON.should_sample(parent_context, trace_id, name, kind, attributes, links, trace_state)
+
+    def get_description(self) -> str:
+        return "PollingSampler"
+
+
+def otlp_traces_endpoint(endpoint: str) -> str:
+    """A collector's base address (`http://collector:4318`) → its OTLP/HTTP traces URL; a URL that
+    already has a path is kept."""
+    from urllib.parse import urlsplit
+
+    return endpoint if urlsplit(endpoint).path not in ("", "/") else endpoint.rstrip("/") + OTLP_TRACES_PATH
+
+
+def tracing_config(settings: Any) -> TelemetryConfig:
+    """The `TelemetryConfig` of a process's `KitSettings` (see the module table for defaults)."""
+    exporter = settings.otel_exporter
+    jsonl = settings.otel_file or (str(Path(settings.run_dir) / "traces" / f"{settings.service_name}.jsonl")
+                                   if exporter == "jsonl" else "")
+    return TelemetryConfig(service_name=settings.service_name, exporter=exporter,
+                           otlp_endpoint=otlp_traces_endpoint(settings.otel_endpoint) if settings.otel_endpoint
+                           else None,
+                           jsonl_path=jsonl or None, sample_polling=settings.otel_sample_polling)
 
 
 @dataclass
@@ -131,7 +193,8 @@ def read_spans(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def setup_tracing(config: TelemetryConfig) -> Telemetry:
     """Build the TracerProvider for this process (see the module table)."""
-    provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}))
+    sampler = ParentBased(root=PollingSampler()) if config.sample_polling else ParentBased(root=ALWAYS_ON)
+    provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}), sampler=sampler)
     memory: InMemorySpanExporter | None = None
     if config.exporter == "memory":
         memory = InMemorySpanExporter()
@@ -178,7 +241,7 @@ def instrument_asyncpg(provider: TracerProvider | None = None) -> None:
 
 
 def instrument_fastapi(app: Any, provider: TracerProvider | None = None,
-                       excluded_urls: str = "healthz,readyz") -> None:
+                       excluded_urls: str = "healthz,readyz,metrics") -> None:
     """Server spans for every request of a FastAPI app (health probes excluded)."""
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
