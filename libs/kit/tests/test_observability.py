@@ -150,3 +150,46 @@ async def test_every_process_serves_prometheus_metrics() -> None:
     assert 'sextant_restarts_total{process="svc"}' in text
     for family in ("sextant_consumer_lag", "sextant_arq_queue_length", "sextant_http_request_seconds"):
         assert f"# TYPE {family} " in text
+
+
+async def test_a_connection_error_is_attributed_to_the_driver_it_came_from() -> None:
+    import asyncpg
+    from aiokafka.errors import KafkaConnectionError
+    from sextant_kit.errors import dependency_of
+
+    assert dependency_of(KafkaConnectionError("down")) == "kafka"
+    with pytest.raises(OSError) as refused:  # asyncpg raises the OS error itself
+        await asyncpg.connect("postgresql://x@127.0.0.1:1/x", timeout=5)
+    assert dependency_of(refused.value) == "postgres"
+    assert dependency_of(ConnectionRefusedError("nobody says")) is None
+
+
+async def test_a_record_the_handler_ignores_is_handled_without_a_span() -> None:
+    from sextant_contracts.envelope import Envelope
+    from sextant_contracts.events import Event, WorkloadCompleted
+    from sextant_kit.bus import MemoryBus
+    from sextant_kit.consumer import ConsumerLoop, RetryPolicy
+    from sextant_kit.eventstore.memory import MemoryEventStore
+    from sextant_kit.telemetry import TelemetryConfig, setup_tracing
+    from sextant_kit.testing.envelopes import make_envelope
+
+    handled: list[int] = []
+
+    async def handler(env: Envelope) -> Sequence[Event]:
+        handled.append(env.payload["n"])
+        return [WorkloadCompleted(workload_id=f"w-{env.payload['n']}", at=1.0)] if env.payload["n"] % 2 else []
+
+    tel = setup_tracing(TelemetryConfig("svc", exporter="memory", set_global=False))
+    bus = MemoryBus({"in": 1, "dlq": 1})
+    loop = ConsumerLoop(name="quiet", source=bus.source("quiet", ["in"]), store=MemoryEventStore(topic_of=lambda s: None),
+                        handler=handler, dead_letters=bus, dead_letter_topic="dlq", tracer=tel.tracer(),
+                        retry=RetryPolicy(initial_backoff=0.0, max_backoff=0.0), fetch_timeout=0.0,
+                        reacts=lambda env: bool(env.payload["n"] % 2))
+    for n in range(4):
+        await bus.publish("in", *make_envelope(f"workload-{n}", 1, n).with_position(n + 1).to_kafka())
+    while await loop.run_once():
+        pass
+    assert handled == [0, 1, 2, 3] and loop.stats.processed == 4
+    assert tel.memory is not None
+    spans = tel.memory.get_finished_spans()
+    assert [s.attributes["messaging.kafka.offset"] for s in spans if s.kind == SpanKind.CONSUMER] == [1, 3]

@@ -69,6 +69,11 @@ class AgentCore:
                     # facts continue the trace of the workload's latest record, as they would have
                     self.traces[wid] = env.traceparent
 
+    def reacts(self, env: Envelope) -> bool:
+        """False when no agent command can follow from `env` (the consumer loop opens no span for
+        it; it is still handled: tracked, and folded at the next catch-up)."""
+        return self.decider.reacts(env)
+
     async def handle(self, env: Envelope) -> Outputs:
         if env.position is None or env.position > self.decider.position:
             await self.catch_up()
@@ -141,7 +146,7 @@ def main() -> None:
         await with_patience("agent: event store", start, 0.5, 5.0, stop)
         source = rt.source("agent", [WORKLOAD_EVENTS.name, SERVER_EVENTS.name])
         await with_patience("agent: kafka", source.start, 0.5, 5.0, stop)
-        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle,
+        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle, reacts=core.reacts,
                             dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"))
         rt.consumers["agent"] = loop
         await asyncio.gather(loop.run(stop), clock(rt, core, stop))

@@ -26,6 +26,10 @@ A dead letter is the original key, value and headers, published to the dead-lett
 headers `dlq_reason`, `dlq_error`, `dlq_consumer`, `dlq_topic`, `dlq_partition`, `dlq_offset`. Its
 offset is committed like any handled record.
 
+`reacts(envelope) -> bool` (a parameter, or the handler's own `reacts` method): False for a record
+the handler ignores — it is still handled, but without a CONSUMER span, so a trace holds the work
+done for it and not every service's look at every record (telemetry.py, sampling).
+
 `track_empty=False` skips the tracking row when the handler produced nothing: for deciders whose
 commands are re-checked against the state, re-handling a redelivered no-op is harmless, and most
 events are no-ops for most services (one write saved per event per service).
@@ -119,7 +123,7 @@ class ConsumerLoop:
                  output_source: str | None = None, retry: RetryPolicy | None = None,
                  tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
-                 track_empty: bool = True) -> None:
+                 track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None) -> None:
         self.name = name
         self._source = source
         self._store = store
@@ -134,6 +138,8 @@ class ConsumerLoop:
         self._fetch_timeout = fetch_timeout
         self._hook = hook
         self._track_empty = track_empty
+        # False for a record the handler ignores: it is still handled, without a span of its own
+        self._reacts: Callable[[Envelope], bool] | None = reacts or getattr(handler, "reacts", None)
         self.stats = ConsumerStats()
         self.handled = 0
 
@@ -213,9 +219,8 @@ class ConsumerLoop:
         attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
                  "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
                  "messaging.consumer.group.name": self.name}
-        reacts = getattr(self._handler, "reacts", None)  # no span for a record the handler ignores
         with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
-              if reacts is None or reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
+              if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
             attempt = 0
             while True:
                 attempt += 1

@@ -116,17 +116,27 @@ def is_transient(exc: BaseException) -> bool:
     return cause is not None and cause is not exc and is_transient(cause)
 
 
+_DRIVERS = (("aiokafka", "kafka"), ("asyncpg", "postgres"), ("sqlalchemy", "postgres"), ("psycopg", "postgres"))
+
+
+def _driver(module: str) -> str | None:
+    return next((dep for prefix, dep in _DRIVERS if module.startswith(prefix)), None)
+
+
 def dependency_of(exc: BaseException) -> str | None:
-    """`"kafka"` for aiokafka's errors, `"postgres"` for asyncpg's and SQLAlchemy's (or an error
-    whose cause is one of those), None otherwise (e.g. a bare `ConnectionRefusedError`)."""
+    """`"kafka"` or `"postgres"`: the driver whose error `exc` is (aiokafka; asyncpg, SQLAlchemy),
+    or — for an OS-level error such as `ConnectionRefusedError` — the driver it was raised in (the
+    innermost frame of a driver in its traceback), following causes; None when nothing says."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        module = type(cur).__module__ or ""
-        if module.startswith("aiokafka"):
-            return "kafka"
-        if module.startswith(("asyncpg", "sqlalchemy", "psycopg")):
-            return "postgres"
+        dep = _driver(type(cur).__module__ or "")
+        tb, in_frames = cur.__traceback__, None
+        while dep is None and tb is not None:
+            in_frames = _driver(str(tb.tb_frame.f_globals.get("__name__", ""))) or in_frames
+            tb = tb.tb_next
+        if dep or in_frames:
+            return dep or in_frames
         cur = cur.__cause__ or cur.__context__
     return None
