@@ -118,6 +118,7 @@ def test_an_outage_is_logged_once_and_summed_up_when_it_ends(logged: tuple[io.St
 
 async def test_every_process_serves_prometheus_metrics() -> None:
     import httpx
+    from fastapi import APIRouter
     from sextant_contracts.envelope import Envelope
     from sextant_contracts.events import Event, WorkloadCompleted
     from sextant_kit import metrics
@@ -139,8 +140,15 @@ async def test_every_process_serves_prometheus_metrics() -> None:
     while await loop.run_once():
         pass
     metrics.RESTARTS.labels(process="svc").inc()
-    app = create_app("svc")
+    router = APIRouter()
+
+    @router.get("/v1/things/{thing_id}")
+    async def thing(thing_id: str) -> dict[str, str]:
+        return {"id": thing_id}
+
+    app = create_app("svc", routers=(router,))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        assert (await client.get("/v1/things/t-1")).status_code == 200
         r = await client.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
     text = r.text
@@ -148,7 +156,8 @@ async def test_every_process_serves_prometheus_metrics() -> None:
     assert 'sextant_records_total{consumer="metrics-test",outcome="processed"} 1.0' in text
     assert 'sextant_decision_latency_seconds_count{consumer="metrics-test"} 1.0' in text
     assert 'sextant_restarts_total{process="svc"}' in text
-    for family in ("sextant_consumer_lag", "sextant_arq_queue_length", "sextant_http_request_seconds"):
+    assert 'sextant_http_request_seconds_count{method="GET",route="/v1/things/{thing_id}",status="200"}' in text
+    for family in ("sextant_consumer_lag", "sextant_arq_queue_length", "sextant_dependency_outage"):
         assert f"# TYPE {family} " in text
 
 
@@ -193,3 +202,60 @@ async def test_a_record_the_handler_ignores_is_handled_without_a_span() -> None:
     assert tel.memory is not None
     spans = tel.memory.get_finished_spans()
     assert [s.attributes["messaging.kafka.offset"] for s in spans if s.kind == SpanKind.CONSUMER] == [1, 3]
+
+
+def test_queue_lengths_by_arq_class_and_lag_are_read_when_scraped() -> None:
+    from types import SimpleNamespace
+
+    from sextant_kit import metrics
+
+    state = SimpleNamespace(queued=("w-1", "w-2", "w-3"),
+                            workloads={"w-1": SimpleNamespace(arq_class=2), "w-2": SimpleNamespace(arq_class=2),
+                                       "w-3": SimpleNamespace(arq_class=0)})
+    metrics.watch_decider("queue-test", SimpleNamespace(state=state))  # type: ignore[arg-type]
+    metrics.watch_source("lag-test", SimpleNamespace(lag=lambda: {("sextant.events.workloads", 3): 17}))
+    text = metrics.render()[0].decode()
+    assert 'sextant_arq_queue_length{arq_class="2",service="queue-test"} 2.0' in text
+    assert 'sextant_arq_queue_length{arq_class="0",service="queue-test"} 1.0' in text
+    assert 'sextant_consumer_lag{consumer="lag-test",partition="3",topic="sextant.events.workloads"} 17.0' in text
+    state.queued = ("w-1",)  # a gauge is the state when scraped
+    assert 'sextant_arq_queue_length{arq_class="0"' not in metrics.render()[0].decode()
+
+
+async def test_a_producer_fenced_by_a_broker_restart_is_replaced_and_the_send_retried() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from aiokafka.errors import OutOfOrderSequenceNumber
+    from sextant_kit.errors import TransientError, dependency_of, is_transient
+    from sextant_kit.kafka.producer import KafkaPublisher
+
+    class Producer:
+        def __init__(self, fenced: bool) -> None:
+            self.fenced, self.started, self.stopped = fenced, False, False
+
+        async def start(self) -> None:
+            self.started = True
+
+        async def stop(self) -> None:
+            self.stopped = True
+
+        async def send_and_wait(self, topic: str, value: Any, **kw: Any) -> Any:
+            if self.fenced:
+                raise OutOfOrderSequenceNumber()
+            return SimpleNamespace(topic=topic, partition=0, offset=7)
+
+    first = Producer(fenced=True)
+    made: list[Producer] = []
+
+    def replacement() -> Any:
+        made.append(Producer(fenced=False))
+        return made[-1]
+
+    publisher = KafkaPublisher(first, factory=replacement)  # type: ignore[arg-type]
+    with pytest.raises(TransientError) as err:
+        await publisher.publish("t", b"k", b"v")
+    assert is_transient(err.value) and dependency_of(err.value) == "kafka"
+    assert first.stopped and made[0].started and publisher.replaced == 1
+    assert (await publisher.publish("t", b"k", b"v")).offset == 7
+    assert publisher.producer is made[0]
