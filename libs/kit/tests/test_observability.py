@@ -9,6 +9,7 @@ import io
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.trace import SpanKind
@@ -224,7 +225,6 @@ def test_queue_lengths_by_arq_class_and_lag_are_read_when_scraped() -> None:
 
 async def test_a_producer_fenced_by_a_broker_restart_is_replaced_and_the_send_retried() -> None:
     from types import SimpleNamespace
-    from typing import Any
 
     from aiokafka.errors import OutOfOrderSequenceNumber
     from sextant_kit.errors import TransientError, dependency_of, is_transient
@@ -259,3 +259,37 @@ async def test_a_producer_fenced_by_a_broker_restart_is_replaced_and_the_send_re
     assert first.stopped and made[0].started and publisher.replaced == 1
     assert (await publisher.publish("t", b"k", b"v")).offset == 7
     assert publisher.producer is made[0]
+
+
+async def test_a_handling_that_decided_nothing_is_dropped_with_its_child_spans() -> None:
+    from sextant_contracts.envelope import Envelope
+    from sextant_contracts.events import Event, WorkloadCompleted
+    from sextant_kit.bus import MemoryBus
+    from sextant_kit.consumer import ConsumerLoop, RetryPolicy
+    from sextant_kit.eventstore.memory import MemoryEventStore
+    from sextant_kit.telemetry import TelemetryConfig, setup_tracing
+    from sextant_kit.testing.envelopes import make_envelope
+
+    def loop_with(sample_polling: bool) -> tuple[ConsumerLoop, MemoryBus, Any]:
+        tel = setup_tracing(TelemetryConfig("svc", exporter="memory", set_global=False, sample_polling=sample_polling))
+
+        async def handler(env: Envelope) -> Sequence[Event]:
+            with tel.tracer().start_as_current_span(f"look {env.payload['n']}"):
+                odd = env.payload["n"] % 2
+            return [WorkloadCompleted(workload_id=f"w-{env.payload['n']}", at=1.0)] if odd else []
+
+        bus = MemoryBus({"in": 1, "dlq": 1})
+        return ConsumerLoop(name="c", source=bus.source("c", ["in"]), store=MemoryEventStore(topic_of=lambda s: None),
+                            handler=handler, dead_letters=bus, dead_letter_topic="dlq", tracer=tel.tracer(),
+                            retry=RetryPolicy(initial_backoff=0.0, max_backoff=0.0), fetch_timeout=0.0), bus, tel
+
+    for sample_polling, expected in ((True, ["look 1", "consume in", "look 3", "consume in"]),
+                                     (False, ["look 0", "consume in", "look 1", "consume in", "look 2",
+                                              "consume in", "look 3", "consume in"])):
+        loop, bus, tel = loop_with(sample_polling)
+        for n in range(4):
+            await bus.publish("in", *make_envelope(f"workload-{n}", 1, n).with_position(n + 1).to_kafka())
+        while await loop.run_once():
+            pass
+        assert loop.stats.processed == 4
+        assert [s.name for s in tel.memory.get_finished_spans()] == expected

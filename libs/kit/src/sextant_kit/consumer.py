@@ -65,7 +65,7 @@ from .errors import (
 )
 from .logs import recovered
 from .ports import Publisher, Record, RecordSource, TrackingRecorder
-from .telemetry import consumer_span, current_traceparent, default_tracer
+from .telemetry import OUTPUTS_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -156,9 +156,11 @@ class ConsumerLoop:
                 failures = 0
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a transport in a bad state: never crash-loop, wait and go on
+            except Exception as exc:  # a transport in a bad state: never crash-loop, wait and go on
                 failures += 1
-                log.exception("%s: consumer round failed; retrying", self.name)
+                dependency = dependency_of(exc) if is_transient(exc) else None
+                log.exception("%s: consumer round failed; retrying", self.name,
+                              extra={"dependency": dependency} if dependency else None)
                 await asyncio.sleep(self._retry.backoff(failures))
 
     async def run_once(self) -> int:
@@ -218,7 +220,7 @@ class ConsumerLoop:
         tracer = self._tracer or default_tracer()
         attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
                  "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
-                 "messaging.consumer.group.name": self.name}
+                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type}
         with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
               if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
             attempt = 0
@@ -230,6 +232,7 @@ class ConsumerLoop:
                     self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
                     if not outputs and not self._track_empty:
+                        span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
                         return "processed"  # a no-op reaction: re-handling it decides nothing new
                     stored = await self._append(env, outputs, expected, head)
                 except asyncio.CancelledError:
@@ -258,6 +261,7 @@ class ConsumerLoop:
                 self._stage("stored", record)
                 if tracked is not None:
                     tracked.add(env.id)  # a second copy later in the same batch is skipped too
+                span.set_attribute(OUTPUTS_ATTRIBUTE, len(stored or ()))
                 if stored:
                     metrics.record_outputs(self.name, env.time, (e.type for e in stored), time.time())
                     log.info("%s: %s %s -> %s", self.name, env.type, env.stream, ", ".join(e.type for e in stored))

@@ -36,8 +36,8 @@ from opentelemetry import trace
 
 LEVEL_ENV = "SEXTANT_LOG_LEVEL"
 CONNECTION_TEXT = re.compile(r"unable connect|connect call failed|connection (refused|reset|closed|error|lost)"
-                             r"|kafkaconnectionerror|nodenotready|unable to update metadata|broker not available"
-                             r"|coordinator (not available|dead|unknown)|timed out|errno 111", re.IGNORECASE)
+                             r"|kafkaconnectionerror|node ?not ?ready|unable to update metadata|not ?available"
+                             r"|not ?leader|coordinator dead|timed ?out|errno 111", re.IGNORECASE)
 KAFKA_LOGGERS = ("aiokafka",)
 
 

@@ -125,6 +125,7 @@ class Relay:
             with span_from(tracer, f"publish {item.topic}", item.traceparent, kind=trace.SpanKind.PRODUCER,
                            attributes={"messaging.system": "kafka", "messaging.destination.name": item.topic,
                                        "messaging.message.id": item.envelope.id,
+                                       "sextant.event.type": item.envelope.type,
                                        "sextant.position": item.position}):
                 env = item.envelope.model_copy(update={"traceparent": current_traceparent()
                                                        or item.envelope.traceparent})

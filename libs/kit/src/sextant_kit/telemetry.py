@@ -17,11 +17,13 @@ header) → the consumer's handler and its database write.
 
 **Sampling**: polling is not traced. A span that starts a trace (no parent) is exported unless it
 is a database statement (kind CLIENT: the relay's outbox poll, a consumer's batch look-up, a
-decider's catch-up outside any record) — `PollingSampler`; the spans of a request or of a record
-are kept whole (parent-based). `SEXTANT_OTEL_SAMPLE_POLLING=false` keeps the polling spans too.
-The consumer loop does not open a span for a record its handler says it ignores (`reacts`), so a
-workload's trace holds the spans of the work done for it: at most `SPANS_PER_WORKLOAD` (60) on
-the platform's path (measured in docs/platform.md).
+decider's catch-up outside any record) — `PollingSampler`; the spans of a request are kept whole
+(parent-based). A record's handling is exported only when it decided something (or failed): the
+consumer loop opens no span for a record its handler says it ignores (`reacts`), and a handling
+that appended nothing is dropped with the spans under it (`NoOpHandlingDropped`, from the
+`sextant.outputs` attribute the loop sets). So a workload's trace holds the work done for it: at
+most `SPANS_PER_WORKLOAD` (60) from its POST to its start (docs/platform.md).
+`SEXTANT_OTEL_SAMPLE_POLLING=false` exports everything.
 
 `setup_tracing(TelemetryConfig(...))` builds a TracerProvider with one exporter:
 
@@ -49,7 +51,7 @@ from typing import Any, Literal
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     SimpleSpanProcessor,
@@ -84,6 +86,59 @@ class TelemetryConfig:
     jsonl_path: str | None = None
     set_global: bool = True  # install as the global TracerProvider (once per process)
     sample_polling: bool = True  # drop root database spans (`PollingSampler`)
+
+
+OUTPUTS_ATTRIBUTE = "sextant.outputs"
+"""Set by the consumer loop on a CONSUMER span when the record was handled: how many events it
+appended in reaction (0: a look at the record that decided nothing)."""
+
+
+class NoOpHandlingDropped(SpanProcessor):
+    """Drops the spans of a record's handling that decided nothing: a CONSUMER span that ends with
+    `sextant.outputs = 0`, with every span started under it in this process (they are held until
+    it ends). A handling that appended something, failed, or was dead-lettered is exported whole;
+    spans outside a handling pass straight through. In-flight handlings are the only state."""
+
+    def __init__(self, inner: SpanProcessor) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._root_of: dict[int, int] = {}  # span id -> span id of the handling it belongs to
+        self._held: dict[int, list[ReadableSpan]] = {}  # handling span id -> ended spans under it
+
+    def on_start(self, span: Any, parent_context: otel_context.Context | None = None) -> None:
+        ctx = span.get_span_context()
+        parent = span.parent
+        with self._lock:
+            root = self._root_of.get(parent.span_id) if parent is not None else None
+            if root is not None:
+                self._root_of[ctx.span_id] = root
+            elif span.kind == trace.SpanKind.CONSUMER:
+                self._root_of[ctx.span_id] = ctx.span_id
+                self._held[ctx.span_id] = []
+        self._inner.on_start(span, parent_context=parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        ctx = span.get_span_context()
+        assert ctx is not None
+        with self._lock:
+            root = self._root_of.pop(ctx.span_id, None)
+            if root is None:
+                release: list[ReadableSpan] = [span]
+            elif root != ctx.span_id:
+                self._held.setdefault(root, []).append(span)
+                release = []
+            else:
+                held = self._held.pop(root, [])
+                decided_nothing = (span.attributes or {}).get(OUTPUTS_ATTRIBUTE) == 0
+                release = [] if decided_nothing else [*held, span]
+        for s in release:
+            self._inner.on_end(s)
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._inner.force_flush(timeout_millis)
 
 
 class PollingSampler(Sampler):
@@ -196,22 +251,25 @@ def setup_tracing(config: TelemetryConfig) -> Telemetry:
     sampler = ParentBased(root=PollingSampler()) if config.sample_polling else ParentBased(root=ALWAYS_ON)
     provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}), sampler=sampler)
     memory: InMemorySpanExporter | None = None
+    processor: SpanProcessor | None = None
     if config.exporter == "memory":
         memory = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(memory))
+        processor = SimpleSpanProcessor(memory)
     elif config.exporter == "jsonl":
         if not config.jsonl_path:
             raise ValueError("exporter 'jsonl' needs jsonl_path")
         # simple (synchronous) processor: a span is on disk when it ends, even if the process is
         # SIGKILLed right after — what cross-process trace tests need
-        provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(config.jsonl_path)))
+        processor = SimpleSpanProcessor(JsonLinesSpanExporter(config.jsonl_path))
     elif config.exporter == "otlp":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         exporter = OTLPSpanExporter(endpoint=config.otlp_endpoint) if config.otlp_endpoint else OTLPSpanExporter()
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+        processor = BatchSpanProcessor(exporter)
     elif config.exporter != "none":
         raise ValueError(f"unknown span exporter {config.exporter!r}")
+    if processor is not None:
+        provider.add_span_processor(NoOpHandlingDropped(processor) if config.sample_polling else processor)
     if config.set_global:
         trace.set_tracer_provider(provider)
     return Telemetry(provider=provider, memory=memory)
@@ -245,7 +303,9 @@ def instrument_fastapi(app: Any, provider: TracerProvider | None = None,
     """Server spans for every request of a FastAPI app (health probes excluded)."""
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
-    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider, excluded_urls=excluded_urls)
+    # no spans for the ASGI receive/send events inside a request (three or four per request)
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider, excluded_urls=excluded_urls,
+                                       exclude_spans=["receive", "send"])
 
 
 # --- context hand-offs -------------------------------------------------------------------------
