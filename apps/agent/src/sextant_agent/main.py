@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Sequence
 
+from opentelemetry import trace
 from sextant_contracts import codec
 from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
@@ -34,7 +35,7 @@ from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
 from sextant_kit.errors import ConcurrencyError
 from sextant_kit.ports import EventStore
-from sextant_kit.telemetry import current_traceparent
+from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
 
 from .executor import Executor
 from .settings import Settings
@@ -78,7 +79,10 @@ class AgentCore:
         if env.position is None or env.position > self.decider.position:
             await self.catch_up()
         facts: list[ev.Event] = []
-        for c in self.decider.handle(env).agent_commands:
+        commands = self.decider.handle(env).agent_commands
+        if commands:  # its facts may come later, in this span's trace: keep the span (telemetry.py)
+            trace.get_current_span().set_attribute(EFFECTS_ATTRIBUTE, len(commands))
+        for c in commands:
             tp = current_traceparent()
             if tp:
                 self.traces[c.workload_id] = tp

@@ -91,11 +91,15 @@ class TelemetryConfig:
 OUTPUTS_ATTRIBUTE = "sextant.outputs"
 """Set by the consumer loop on a CONSUMER span when the record was handled: how many events it
 appended in reaction (0: a look at the record that decided nothing)."""
+EFFECTS_ATTRIBUTE = "sextant.effects"
+"""Set by a handler on the current span when handling the record acted otherwise than by
+appending (the agent starting a run whose facts come later and continue this span's trace): such
+a handling is exported even with no outputs."""
 
 
 class NoOpHandlingDropped(SpanProcessor):
     """Drops the spans of a record's handling that decided nothing: a CONSUMER span that ends with
-    `sextant.outputs = 0`, with every span started under it in this process (they are held until
+    `sextant.outputs = 0` (and no `sextant.effects`), with every span started under it in this process (they are held until
     it ends). A handling that appended something, failed, or was dead-lettered is exported whole;
     spans outside a handling pass straight through. In-flight handlings are the only state."""
 
@@ -129,7 +133,8 @@ class NoOpHandlingDropped(SpanProcessor):
                 release = []
             else:
                 held = self._held.pop(root, [])
-                decided_nothing = (span.attributes or {}).get(OUTPUTS_ATTRIBUTE) == 0
+                attrs = span.attributes or {}
+                decided_nothing = attrs.get(OUTPUTS_ATTRIBUTE) == 0 and not attrs.get(EFFECTS_ATTRIBUTE)
                 release = [] if decided_nothing else [*held, span]
         for s in release:
             self._inner.on_end(s)
