@@ -115,6 +115,12 @@ def test_an_outage_is_logged_once_and_summed_up_when_it_ends(logged: tuple[io.St
     now[0] += outages.quiet_s + 1
     outages.sweep()
     assert "postgres" in buf.getvalue().splitlines()[-1] and "0 connection-error lines" in buf.getvalue()
+    kafka.error("Unable connect to node with id 1: [Errno 111] Connect call failed")
+    kafka.error("Unable connect to node with id 1: [Errno 111] Connect call failed")
+    now[0] += 2.0
+    outages.close()  # the process exits during an outage: its summary is not lost
+    assert buf.getvalue().splitlines()[-1].endswith(
+        "kafka still unreachable at exit, after an outage of 2.0 s; 1 connection-error lines suppressed")
 
 
 async def test_every_process_serves_prometheus_metrics() -> None:

@@ -152,3 +152,4 @@ async def serve(settings: KitSettings, tasks: Sequence[Task], *,
             fut.cancel()
         await asyncio.gather(*running, http, stopper, sweeper, return_exceptions=True)
         await runtime.close()
+        logs.OUTAGES.close()

@@ -167,6 +167,8 @@ class ConsumerLoop:
         """Fetch one batch, handle every record, commit; returns how many records were handled."""
         records = await self._with_patience("fetch", lambda: self._source.fetch(self._fetch_timeout,
                                                                                 self._max_records))
+        if records:
+            recovered("kafka")  # records came in: the broker answers (ends an outage's log, if any)
         done: dict[tuple[str, int], int] = {}
         ids = [i for i in (r.header("ce_id") for r in records) if i]
         tracked = await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))

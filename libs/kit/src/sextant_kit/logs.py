@@ -10,9 +10,10 @@ logged once.
   attempt of aiokafka and every retry of the kit used to write a line — a 31 s Kafka outage wrote
   ~21 000 ERROR lines. Now the first connection-error line of an outage is written, the following
   ones are counted, and one summary line is written when the outage ends: when the kit reports the
-  dependency reachable again (`OutageLog.recovered`, called on the first success after a retry), or
-  after `quiet_s` seconds without a connection error (`OutageLog.sweep`, run every second by
-  `bootstrap.serve` and on every log record).
+  dependency reachable again (`OutageLog.recovered`: the first success after a retry, records
+  fetched, a relay round acknowledged), after `quiet_s` seconds without a connection error
+  (`OutageLog.sweep`, run every second by `bootstrap.serve` and on every log record), or at exit
+  (`OutageLog.close`).
 
 What is a connection-error line: a WARNING or above that the kit tagged with
 `extra={"dependency": "kafka" | "postgres"}`, or one of aiokafka's loggers whose text names a
@@ -124,6 +125,14 @@ class OutageLog(logging.Filter):
                 del self._outages[d]
         for d, o in over:
             self._summary(d, o, o.last_error)
+
+    def close(self) -> None:
+        """At exit: one summary line for each outage still going on."""
+        with self._lock:
+            left, self._outages = self._outages, {}
+        for d, o in left.items():
+            self._log.warning("%s still unreachable at exit, after an outage of %s; %d connection-error lines "
+                              "suppressed", d, _format_duration(max(0.0, self.clock() - o.started)), o.suppressed)
 
     def active(self) -> dict[str, float]:
         """Dependency → when its ongoing outage started (Unix seconds)."""

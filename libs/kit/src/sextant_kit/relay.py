@@ -152,7 +152,9 @@ class Relay:
                     continue  # re-check `stop` (and the lock) before a round
                 seen = self._outbox.notification_generation()
                 n = await self.relay_once()
-                if failures:
+                if n:  # the broker acknowledged (ends an outage's log, if any)
+                    self._down.add("kafka")
+                if failures or n:
                     for dependency in self._down:
                         recovered(dependency)
                     self._down.clear()
