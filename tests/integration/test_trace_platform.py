@@ -41,6 +41,7 @@ class Traced:
     trace_id: str
     spans: list[dict[str, Any]]
     logs: dict[str, str]
+    metrics: dict[str, str]  # process -> its /metrics text
 
 
 async def _read_log(url: str) -> list[Envelope]:
@@ -75,6 +76,7 @@ def traced(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.Tem
                 while client.get(f"/v1/workloads/{wid}").json()["state"] not in ("running", "completed"):
                     assert time.monotonic() < end, f"{wid} not running after {DEADLINE_S:.0f}s"
                     time.sleep(0.5)
+            metrics = {name: httpx.get(f"{platform.url(name)}/metrics", timeout=30.0) for name in PROCESSES}
         finally:
             platform.stop()
         log = asyncio.run(_read_log(url))
@@ -83,7 +85,7 @@ def traced(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.Tem
     assert trace_id is not None
     spans = [s for p in sorted((run_dir / "traces").glob("*.jsonl")) for s in read_spans(p)]
     logs = {p.stem: p.read_text(encoding="utf-8", errors="replace") for p in (run_dir / "logs").glob("*.log")}
-    yield Traced(trace_id, spans, logs)
+    yield Traced(trace_id, spans, logs, {n: r.text for n, r in metrics.items() if r.status_code == 200})
 
 
 def test_one_submission_is_one_trace_across_the_processes_and_their_logs(traced: Traced) -> None:
@@ -103,3 +105,16 @@ def test_polling_is_not_in_the_trace_and_a_workload_stays_within_its_span_budget
     assert len(mine) <= SPANS_PER_WORKLOAD, collections.Counter((s["service"], s["name"]) for s in mine)
     roots = [s for s in traced.spans if s["parent_span_id"] is None]
     assert not [s for s in roots if s["kind"] == "CLIENT"], "database polling exported as root spans"
+
+
+def test_every_process_serves_its_metrics(traced: Traced) -> None:
+    assert set(traced.metrics) == set(PROCESSES)
+    for name, text in traced.metrics.items():
+        assert f'sextant_restarts_total{{process="{name}"}} 0.0' in text, name
+        assert "process_cpu_seconds_total" in text, name
+    assert 'sextant_http_request_seconds_count{method="POST",route="/v1/workloads",status="202"} 1.0' \
+        in traced.metrics["admission"]
+    assert 'sextant_decisions_total{consumer="planning",type="PlacementDecided"} 1.0' in traced.metrics["planning"]
+    assert 'sextant_decision_latency_seconds_count{consumer="planning"} 1.0' in traced.metrics["planning"]
+    assert 'sextant_consumer_lag{consumer="planning",partition=' in traced.metrics["planning"]
+    assert "# TYPE sextant_arq_queue_length gauge" in traced.metrics["admission"]
