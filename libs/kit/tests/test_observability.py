@@ -299,3 +299,23 @@ async def test_a_handling_that_decided_nothing_is_dropped_with_its_child_spans()
             pass
         assert loop.stats.processed == 4
         assert [s.name for s in tel.memory.get_finished_spans()] == expected
+
+
+def test_a_span_that_outlives_its_handling_is_exported_and_nothing_is_kept() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from sextant_kit.telemetry import OUTPUTS_ATTRIBUTE, NoOpHandlingDropped
+
+    memory = InMemorySpanExporter()
+    filt = NoOpHandlingDropped(SimpleSpanProcessor(memory))
+    provider = TracerProvider()
+    provider.add_span_processor(filt)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("consume t", kind=SpanKind.CONSUMER) as consume:
+        late = tracer.start_span("background work")  # started in the handling, ends after it
+        consume.set_attribute(OUTPUTS_ATTRIBUTE, 0)
+        assert filt.in_flight() == 2
+    late.end()
+    assert [s.name for s in memory.get_finished_spans()] == ["background work"]
+    assert filt.in_flight() == 0

@@ -128,10 +128,10 @@ class NoOpHandlingDropped(SpanProcessor):
         assert ctx is not None
         with self._lock:
             root = self._root_of.pop(ctx.span_id, None)
-            if root is None:
-                release: list[ReadableSpan] = [span]
+            if root is None or (root != ctx.span_id and root not in self._held):
+                release: list[ReadableSpan] = [span]  # outside a handling, or outliving it
             elif root != ctx.span_id:
-                self._held.setdefault(root, []).append(span)
+                self._held[root].append(span)
                 release = []
             else:
                 held = self._held.pop(root, [])
@@ -140,6 +140,11 @@ class NoOpHandlingDropped(SpanProcessor):
                 release = [] if decided_nothing else [*held, span]
         for s in release:
             self._inner.on_end(s)
+
+    def in_flight(self) -> int:
+        """Spans tracked under handlings that have not ended (0 when the process is idle)."""
+        with self._lock:
+            return len(self._root_of) + sum(len(v) for v in self._held.values())
 
     def shutdown(self) -> None:
         self._inner.shutdown()
