@@ -25,6 +25,7 @@ other line is written as always.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 import threading
@@ -148,23 +149,24 @@ OUTAGES = OutageLog()
 """The process's outage log (installed on the handler by `setup_logging`)."""
 
 
+class _KitHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler `setup_logging` installs (a second call replaces it)."""
+
+
 def setup_logging(service: str, level: str | int | None = None, *, stream: IO[str] | None = None,
                   outages: OutageLog | None = None) -> logging.Handler:
     """Install the kit's handler on the root logger (replacing any earlier one); returns it.
     `level`: a name or number (default: `SEXTANT_LOG_LEVEL` or INFO)."""
-    import os
-
     outages = outages or OutageLog()
     global OUTAGES
     OUTAGES = outages
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = _KitHandler(stream or sys.stderr)
     handler.setFormatter(logging.Formatter(f"%(asctime)s {service} %(levelname)s %(message)s%(trace_ids)s"))
     handler.addFilter(TraceIds())
     handler.addFilter(outages)
     root = logging.getLogger()
-    for old in [h for h in root.handlers if getattr(h, "_sextant", False)]:
+    for old in [h for h in root.handlers if isinstance(h, _KitHandler)]:
         root.removeHandler(old)
-    handler._sextant = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level if level is not None else os.environ.get(LEVEL_ENV, "INFO").upper())
     return handler
