@@ -381,12 +381,14 @@ def test_replay_catches_a_changed_policy_parameter(run: Run) -> None:
 def test_a_workload_lifecycle_is_one_connected_trace(run: Run) -> None:
     """Every workload's `POST /v1/workloads` starts the trace its lifecycle continues in: the
     decisions admission → profiling → (agent) → classification → admission → planning each carry a
-    traceparent of that trace, and the trace has spans of every process that handled its records
-    (the relay publishing them; every service and the agent consuming them).
+    traceparent of that trace, and the trace has spans of every process that acted on its records
+    (the relay publishing them; the services that decided from them and the agent). A handling that
+    decided nothing is not exported (sextant_kit.telemetry, sampling): reprovisioning, which only
+    looks at these records, is not in the trace.
 
     Not in the chain: telemetry — raw samples travel on `sextant.telemetry.samples` without trace
     context (a window aggregates many), so `QosVerdict` and what reprovisioning decides from it
-    start new traces (reprovisioning is in the trace as a consumer only); and placements that wait
+    start new traces; and placements that wait
     (deferred) for a later `Tick`, which are caused by that tick. One chaos exception, precisely:
     the POST span of the workload submitted just before admission's SIGKILL may be lost (the span is
     written when it ends, after the response the test has already received). A workload whose
@@ -419,7 +421,7 @@ def test_a_workload_lifecycle_is_one_connected_trace(run: Run) -> None:
                if f["ProfilingPlanned"].time < back and "ProfilingCompleted" in f
                and f["ProfilingCompleted"].time > run.kill_at["agent"]}
     chain = ["ProfilingPlanned", "ProfileSampleRecorded", "ProfilingCompleted", "WorkloadClassified"]
-    everyone = {"admission", "profiling", "classification", "planning", "reprovisioning", "agent", "relay"}
+    everyone = {"admission", "profiling", "classification", "planning", "agent", "relay"}
     broken: dict[str, str] = {}
     for wid in run.ids:
         f = first[wid]

@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Sequence
 
+from opentelemetry import trace
 from sextant_contracts import codec
 from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
@@ -34,7 +35,7 @@ from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
 from sextant_kit.errors import ConcurrencyError
 from sextant_kit.ports import EventStore
-from sextant_kit.telemetry import current_traceparent
+from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
 
 from .executor import Executor
 from .settings import Settings
@@ -69,11 +70,19 @@ class AgentCore:
                     # facts continue the trace of the workload's latest record, as they would have
                     self.traces[wid] = env.traceparent
 
+    def reacts(self, env: Envelope) -> bool:
+        """False when no agent command can follow from `env` (the consumer loop opens no span for
+        it; it is still handled: tracked, and folded at the next catch-up)."""
+        return self.decider.reacts(env)
+
     async def handle(self, env: Envelope) -> Outputs:
         if env.position is None or env.position > self.decider.position:
             await self.catch_up()
         facts: list[ev.Event] = []
-        for c in self.decider.handle(env).agent_commands:
+        commands = self.decider.handle(env).agent_commands
+        if commands:  # its facts may come later, in this span's trace: keep the span (telemetry.py)
+            trace.get_current_span().set_attribute(EFFECTS_ATTRIBUTE, len(commands))
+        for c in commands:
             tp = current_traceparent()
             if tp:
                 self.traces[c.workload_id] = tp
@@ -141,7 +150,7 @@ def main() -> None:
         await with_patience("agent: event store", start, 0.5, 5.0, stop)
         source = rt.source("agent", [WORKLOAD_EVENTS.name, SERVER_EVENTS.name])
         await with_patience("agent: kafka", source.start, 0.5, 5.0, stop)
-        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle,
+        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle, reacts=core.reacts,
                             dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"))
         rt.consumers["agent"] = loop
         await asyncio.gather(loop.run(stop), clock(rt, core, stop))

@@ -195,7 +195,8 @@ def platform_up(args: argparse.Namespace) -> int:
     port = int(os.environ.get("SEXTANT_API_PORT", "8080"))
     procs: dict[str, dict[str, Any]] = {}
     for name in (*SERVICES, "relay", "agent"):
-        env = {**os.environ, **stack, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_HOST": "127.0.0.1",
+        env = {**os.environ, "SEXTANT_RUN_DIR": str(run), **stack, "SEXTANT_SERVICE_NAME": name,
+               "SEXTANT_HTTP_HOST": "127.0.0.1",
                "SEXTANT_HTTP_PORT": str(free_port()), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         if name == "admission":
             env.update(SEXTANT_HTTP_HOST=host, SEXTANT_HTTP_PORT=str(port))

@@ -2,7 +2,8 @@
 cluster agent, each a separate `python -m` process on its own 127.0.0.1 port, against a running
 stack (real PostgreSQL and Kafka from `sextant_infra`). Used by `sextant demo` and the e2e tests.
 
-Each process's output goes to `<run_dir>/logs/<name>.log`; a process that dies during start-up
+Each process's output goes to `<run_dir>/logs/<name>.log` (and its spans, with
+`SEXTANT_OTEL_EXPORTER=jsonl`, to `<run_dir>/traces/<name>.jsonl`); a process that dies during start-up
 fails `wait_ready` with the tail of its log.
 """
 
@@ -57,7 +58,8 @@ class Platform:
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         port = self.ports.setdefault(name, free_port())
-        env = {**os.environ, **self.env, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_PORT": str(port),
+        env = {**os.environ, "SEXTANT_RUN_DIR": str(self.run_dir),  # traces/ next to logs/ (jsonl export)
+               **self.env, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_PORT": str(port),
                "SEXTANT_HTTP_HOST": "127.0.0.1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                **(extra_env or {})}
         log = logs / f"{name}.log"

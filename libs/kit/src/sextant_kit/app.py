@@ -1,6 +1,9 @@
 """The FastAPI app factory: every service serves `/healthz` (the process is alive) and `/readyz`
 (ready only when each dependency check — PostgreSQL, Kafka — answers), plus its own router.
 
+Every app also serves `GET /metrics` (Prometheus text format, `metrics`) and times every request
+(`sextant_http_request_seconds`, by route template).
+
 `/readyz` answers 200 `{"ready": true, "service", "checks"}` or, when a check fails, 503 with a
 problem document (RFC 9457) that carries the same `ready`, `service` and `checks` members; both
 are in the OpenAPI document.
@@ -9,13 +12,14 @@ are in the OpenAPI document.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 
-from fastapi import APIRouter, FastAPI
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 
-from . import problems
+from . import metrics, problems
 
 ReadinessCheck = Callable[[], Awaitable[bool]]
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -37,6 +41,24 @@ def create_app(name: str, *, checks: Mapping[str, ReadinessCheck] | None = None,
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "service": name}
+
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+    async def prometheus_metrics() -> Response:
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
+
+    @app.middleware("http")
+    async def timed(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = getattr(request.scope.get("route"), "path", "unmatched")
+            metrics.HTTP_SECONDS.labels(method=request.method, route=route,
+                                        status=str(status)).observe(time.perf_counter() - started)
 
     @app.get("/readyz", tags=["ops"], responses=problems.problem_responses(503))
     async def readyz() -> JSONResponse:

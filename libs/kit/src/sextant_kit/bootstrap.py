@@ -19,12 +19,15 @@ from fastapi import APIRouter
 from sextant_contracts.upcasters import check_upcasters
 from sqlalchemy import text
 
+from . import logs, metrics
 from .app import create_app
+from .errors import dependency_of
 from .eventstore.postgres import PostgresEventStore
 from .kafka.consumer import KafkaSource
 from .kafka.producer import KafkaPublisher
+from .logs import setup_logging
 from .settings import KitSettings
-from .telemetry import Telemetry, TelemetryConfig, instrument_fastapi, instrument_sqlalchemy, setup_tracing
+from .telemetry import Telemetry, instrument_fastapi, instrument_sqlalchemy, setup_tracing, tracing_config
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,7 @@ class Runtime:
         src = KafkaSource.create(self.settings.kafka_bootstrap, group_id, list(topics),
                                  client_id=self.settings.service_name)
         self.sources.append(src)
+        metrics.watch_source(group_id, src)
         return src
 
     async def postgres_ready(self) -> bool:
@@ -74,11 +78,9 @@ async def bootstrap(settings: KitSettings) -> Runtime:
     waited for (with backoff), not a crash. A broken upcaster chain fails start-up before anything
     is opened."""
     check_upcasters()
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {settings.service_name} %(levelname)s %(message)s")
-    tel = setup_tracing(TelemetryConfig(service_name=settings.service_name,
-                                        exporter=settings.otel_exporter,  # type: ignore[arg-type]
-                                        otlp_endpoint=settings.otel_endpoint or None,
-                                        jsonl_path=settings.otel_file or None))
+    setup_logging(settings.service_name, settings.log_level.upper())
+    metrics.process_started(settings.service_name)
+    tel = setup_tracing(tracing_config(settings))
     store = PostgresEventStore.from_url(settings.database_url)
     instrument_sqlalchemy(store.engine.sync_engine, tel.provider)
     publisher = KafkaPublisher.create(settings.kafka_bootstrap, client_id=settings.service_name)
@@ -89,20 +91,33 @@ async def bootstrap(settings: KitSettings) -> Runtime:
 
 async def with_patience(what: str, call: Callable[[], Awaitable[object]], backoff_s: float,
                         backoff_max_s: float, stop: asyncio.Event | None = None) -> None:
-    """Retry `call` with capped exponential backoff until it succeeds (or `stop` is set)."""
+    """Retry `call` with capped exponential backoff until it succeeds (or `stop` is set). The
+    warnings of one outage are logged once (`logs.OutageLog`)."""
     delay = backoff_s
+    dependency: str | None = None
     while True:
         try:
             await call()
+            if dependency is not None:
+                logs.recovered(dependency)
             return
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("%s not available yet (%s); retrying in %.1fs", what, exc, delay)
+            dependency = dependency_of(exc) or ("kafka" if "kafka" in what else "postgres")
+            log.warning("%s not available yet (%s); retrying in %.1fs", what, exc, delay,
+                        extra={"dependency": dependency})
             if stop is not None and stop.is_set():
                 raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, backoff_max_s)
+
+
+async def _sweep_outages(stop: asyncio.Event, every_s: float = 1.0) -> None:
+    """End the outages nobody reported as over (a quiet period; `logs.OutageLog.sweep`)."""
+    while not stop.is_set():
+        await asyncio.sleep(every_s)
+        logs.OUTAGES.sweep()
 
 
 async def serve(settings: KitSettings, tasks: Sequence[Task], *,
@@ -121,6 +136,7 @@ async def serve(settings: KitSettings, tasks: Sequence[Task], *,
     server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
     running: dict[asyncio.Future[None], str] = {
         asyncio.ensure_future(task(runtime, stop)): getattr(task, "__name__", "task") for task in tasks}
+    sweeper = asyncio.ensure_future(_sweep_outages(stop))
     http: asyncio.Future[Any] = asyncio.ensure_future(server.serve())
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
     watched: list[asyncio.Future[Any]] = [*running, http, stopper]
@@ -132,7 +148,8 @@ async def serve(settings: KitSettings, tasks: Sequence[Task], *,
     finally:
         stop.set()
         server.should_exit = True
-        for fut in running:
+        for fut in (*running, sweeper):
             fut.cancel()
-        await asyncio.gather(*running, http, stopper, return_exceptions=True)
+        await asyncio.gather(*running, http, stopper, sweeper, return_exceptions=True)
         await runtime.close()
+        logs.OUTAGES.close()

@@ -26,6 +26,10 @@ A dead letter is the original key, value and headers, published to the dead-lett
 headers `dlq_reason`, `dlq_error`, `dlq_consumer`, `dlq_topic`, `dlq_partition`, `dlq_offset`. Its
 offset is committed like any handled record.
 
+`reacts(envelope) -> bool` (a parameter, or the handler's own `reacts` method): False for a record
+the handler ignores — it is still handled, but without a CONSUMER span, so a trace holds the work
+done for it and not every service's look at every record (telemetry.py, sampling).
+
 `track_empty=False` skips the tracking row when the handler produced nothing: for deciders whose
 commands are re-checked against the state, re-handling a redelivered no-op is harmless, and most
 events are no-ops for most services (one write saved per event per service).
@@ -37,6 +41,7 @@ id, `correlation_id` = the input's correlation id (or its id), `traceparent` = t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -49,9 +54,18 @@ from sextant_contracts.events import Event
 from sextant_contracts.ids import derive_id
 from sextant_contracts.topics import DEAD_LETTERS
 
-from .errors import ConcurrencyError, DuplicateEventError, HeadMovedError, PoisonMessage, is_transient
+from . import metrics
+from .errors import (
+    ConcurrencyError,
+    DuplicateEventError,
+    HeadMovedError,
+    PoisonMessage,
+    dependency_of,
+    is_transient,
+)
+from .logs import recovered
 from .ports import Publisher, Record, RecordSource, TrackingRecorder
-from .telemetry import consumer_span, current_traceparent, default_tracer
+from .telemetry import OUTPUTS_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -109,7 +123,7 @@ class ConsumerLoop:
                  output_source: str | None = None, retry: RetryPolicy | None = None,
                  tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
-                 track_empty: bool = True) -> None:
+                 track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None) -> None:
         self.name = name
         self._source = source
         self._store = store
@@ -124,6 +138,8 @@ class ConsumerLoop:
         self._fetch_timeout = fetch_timeout
         self._hook = hook
         self._track_empty = track_empty
+        # False for a record the handler ignores: it is still handled, without a span of its own
+        self._reacts: Callable[[Envelope], bool] | None = reacts or getattr(handler, "reacts", None)
         self.stats = ConsumerStats()
         self.handled = 0
 
@@ -140,15 +156,19 @@ class ConsumerLoop:
                 failures = 0
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a transport in a bad state: never crash-loop, wait and go on
+            except Exception as exc:  # a transport in a bad state: never crash-loop, wait and go on
                 failures += 1
-                log.exception("%s: consumer round failed; retrying", self.name)
+                dependency = dependency_of(exc) if is_transient(exc) else None
+                log.exception("%s: consumer round failed; retrying", self.name,
+                              extra={"dependency": dependency} if dependency else None)
                 await asyncio.sleep(self._retry.backoff(failures))
 
     async def run_once(self) -> int:
         """Fetch one batch, handle every record, commit; returns how many records were handled."""
         records = await self._with_patience("fetch", lambda: self._source.fetch(self._fetch_timeout,
                                                                                 self._max_records))
+        if records:
+            recovered("kafka")  # records came in: the broker answers (ends an outage's log, if any)
         done: dict[tuple[str, int], int] = {}
         ids = [i for i in (r.header("ce_id") for r in records) if i]
         tracked = await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
@@ -175,7 +195,9 @@ class ConsumerLoop:
         """Handle one record to completion (processed, skipped or dead-lettered); never raises
         except on cancellation. `tracked`: event ids of the batch known to be tracked already
         (looked up once per batch); None looks the record up on its own."""
+        started = time.monotonic()
         outcome = await self._process(record, tracked)
+        metrics.record_handled(self.name, outcome, time.monotonic() - started)
         self.handled += 1
         if outcome == "processed":
             self.stats.processed += 1
@@ -200,9 +222,9 @@ class ConsumerLoop:
         tracer = self._tracer or default_tracer()
         attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
                  "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
-                 "messaging.consumer.group.name": self.name}
-        with consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs,
-                           tracer=tracer) as span:
+                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type}
+        with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
+              if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
             attempt = 0
             while True:
                 attempt += 1
@@ -212,6 +234,7 @@ class ConsumerLoop:
                     self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
                     if not outputs and not self._track_empty:
+                        span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
                         return "processed"  # a no-op reaction: re-handling it decides nothing new
                     stored = await self._append(env, outputs, expected, head)
                 except asyncio.CancelledError:
@@ -240,6 +263,10 @@ class ConsumerLoop:
                 self._stage("stored", record)
                 if tracked is not None:
                     tracked.add(env.id)  # a second copy later in the same batch is skipped too
+                span.set_attribute(OUTPUTS_ATTRIBUTE, len(stored or ()))
+                if stored:
+                    metrics.record_outputs(self.name, env.time, (e.type for e in stored), time.time())
+                    log.info("%s: %s %s -> %s", self.name, env.type, env.stream, ", ".join(e.type for e in stored))
                 return "processed" if stored is not None else "skipped"
 
     async def _append(self, env: Envelope, outputs: list[Envelope], expected: Mapping[str, int | None],
@@ -286,9 +313,10 @@ class ConsumerLoop:
     async def _with_patience(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
         """`call()`, retried forever with backoff while it fails transiently."""
         attempt = 0
+        dependency = "kafka" if what in ("fetch", "dead-letter") else "postgres"
         while True:
             try:
-                return await call()
+                result = await call()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -296,8 +324,14 @@ class ConsumerLoop:
                     raise
                 attempt += 1
                 self.stats.transient_waits += 1
-                log.warning("%s: %s unavailable (%r); retry %d", self.name, what, exc, attempt)
+                dependency = dependency_of(exc) or dependency
+                log.warning("%s: %s unavailable (%r); retry %d", self.name, what, exc, attempt,
+                            extra={"dependency": dependency})  # once per outage (logs.OutageLog)
                 await asyncio.sleep(self._retry.backoff(attempt))
+            else:
+                if attempt:
+                    recovered(dependency)
+                return result
 
     def _stage(self, stage: Stage, record: Record) -> None:
         if self._hook is not None:

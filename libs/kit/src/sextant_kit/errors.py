@@ -10,6 +10,9 @@
   right reaction. `is_transient(exc)` recognises the driver errors that mean the same thing.
 - `PoisonMessage`: a record that can never be processed (bad envelope, a handler that keeps
   failing); the consumer loop dead-letters it with `reason`.
+
+`dependency_of(exc)` names the dependency a transient error comes from (`kafka`, `postgres`, or
+None when the exception does not say), so an outage is logged once per dependency (`logs`).
 """
 
 from __future__ import annotations
@@ -111,3 +114,29 @@ def is_transient(exc: BaseException) -> bool:
         pass
     cause = exc.__cause__
     return cause is not None and cause is not exc and is_transient(cause)
+
+
+_DRIVERS = (("aiokafka", "kafka"), ("asyncpg", "postgres"), ("sqlalchemy", "postgres"), ("psycopg", "postgres"))
+
+
+def _driver(module: str) -> str | None:
+    return next((dep for prefix, dep in _DRIVERS if module.startswith(prefix)), None)
+
+
+def dependency_of(exc: BaseException) -> str | None:
+    """`"kafka"` or `"postgres"`: the driver whose error `exc` is (aiokafka; asyncpg, SQLAlchemy),
+    or — for an OS-level error such as `ConnectionRefusedError` — the driver it was raised in (the
+    innermost frame of a driver in its traceback), following causes; None when nothing says."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        dep = _driver(type(cur).__module__ or "")
+        tb, in_frames = cur.__traceback__, None
+        while dep is None and tb is not None:
+            in_frames = _driver(str(tb.tb_frame.f_globals.get("__name__", ""))) or in_frames
+            tb = tb.tb_next
+        if dep or in_frames:
+            return dep or in_frames
+        cur = cur.__cause__ or cur.__context__
+    return None

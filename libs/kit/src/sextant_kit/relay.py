@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import asyncpg
 from opentelemetry import trace
 
-from .errors import is_transient
+from .errors import dependency_of, is_transient
+from .logs import recovered
 from .ports import Delivered, OutboxItem, OutboxReader, Publisher
 from .telemetry import current_traceparent, default_tracer, span_from
 
@@ -99,6 +100,7 @@ class Relay:
         self._leader = leader
         self._tracer = tracer
         self._hook = hook
+        self._down: set[str] = set()  # dependencies that failed since the last good round
         self.stats = RelayStats()
 
     async def relay_once(self) -> int:
@@ -123,9 +125,11 @@ class Relay:
             with span_from(tracer, f"publish {item.topic}", item.traceparent, kind=trace.SpanKind.PRODUCER,
                            attributes={"messaging.system": "kafka", "messaging.destination.name": item.topic,
                                        "messaging.message.id": item.envelope.id,
+                                       "sextant.event.type": item.envelope.type,
                                        "sextant.position": item.position}):
                 env = item.envelope.model_copy(update={"traceparent": current_traceparent()
                                                        or item.envelope.traceparent})
+                log.info("relay: %s %s -> %s", env.type, env.stream, item.topic)  # carries the trace ids
             key, value, headers = env.to_kafka()
             records.append((item.topic, key, value, headers))
         return await self._publisher.publish_many(records)
@@ -148,6 +152,12 @@ class Relay:
                     continue  # re-check `stop` (and the lock) before a round
                 seen = self._outbox.notification_generation()
                 n = await self.relay_once()
+                if n:  # the broker acknowledged (ends an outage's log, if any)
+                    self._down.add("kafka")
+                if failures or n:
+                    for dependency in self._down:
+                        recovered(dependency)
+                    self._down.clear()
                 failures = 0
                 if n < self._batch:
                     await _wait_either(self._outbox.wait_for_notification(seen, self._poll_interval), stop)
@@ -156,8 +166,11 @@ class Relay:
             except Exception as exc:
                 if not is_transient(exc):
                     log.exception("relay round failed; retrying")
-                else:
-                    log.warning("relay: dependency unavailable (%s); retrying", exc)
+                else:  # once per outage (logs.OutageLog)
+                    dependency = dependency_of(exc) or "a dependency"
+                    self._down.add(dependency)
+                    log.warning("relay: dependency unavailable (%s); retrying", exc,
+                                extra={"dependency": dependency})
                 self.stats.transient_errors += 1
                 failures += 1
                 await _wait_either(asyncio.sleep(min(self._max_backoff, 0.05 * 2 ** min(failures, 10))), stop)

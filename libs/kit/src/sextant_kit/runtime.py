@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Protocol
 
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import suppress_instrumentation
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.events import Event
 
@@ -115,14 +117,18 @@ class DeciderHandler:
         await self.catch_up()
 
     async def catch_up(self) -> int:
+        """Fold the log past the decider's position. Its reads are not traced one statement each
+        (polling the log; telemetry.py, sampling): the current span gets `sextant.folded` instead."""
         n = 0
         while True:
-            batch = await self.store.read_all(self.decider.position, limit=self.read_batch)
+            with suppress_instrumentation():
+                batch = await self.store.read_all(self.decider.position, limit=self.read_batch)
             if not batch:
                 break
             self.decider.fold(batch)
             n += len(batch)
         self.folded += n
+        trace.get_current_span().set_attribute("sextant.folded", n)
         if (self.snapshots is not None and self.decider.position - self._last_snapshot >= self.snapshot_every
                 and time.monotonic() - self._last_snapshot_at >= self.snapshot_min_interval_s):
             await self.save_snapshot()
@@ -136,6 +142,10 @@ class DeciderHandler:
                                                     blob=self.decider.snapshot()))
         self._last_snapshot = pos
         self._last_snapshot_at = time.monotonic()
+
+    def reacts(self, env: Envelope) -> bool:
+        """False when no output can follow from `env` (the consumer loop opens no span for it)."""
+        return self.decider.reacts(env)
 
     async def __call__(self, env: Envelope) -> Outputs:
         if not self.decider.reacts(env):
@@ -159,6 +169,7 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
     """A `bootstrap.serve` task running `decider` as this process's consumer of the event topics."""
     import asyncio
 
+    from . import metrics
     from .bootstrap import Runtime, with_patience
     from .consumer import ConsumerLoop
 
@@ -176,6 +187,7 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
                             dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name), track_empty=False)
         rt.consumers[name] = loop
         rt.handlers[name] = handler
+        metrics.watch_decider(name, decider)  # type: ignore[arg-type]  # the core's Decider has `state`
         await loop.run(stop)
 
     run.__name__ = "decider"

@@ -22,9 +22,13 @@ class KitSettings(BaseSettings):
     kafka_bootstrap: str = Field(min_length=1, description="host:port[,host:port]")
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=0, ge=0, le=65535, description="0: pick a free port")
+    # trace export, one setting (telemetry.tracing_config; docs/platform.md, Observability):
+    # none | jsonl (a file per process under <run_dir>/traces/) | otlp (to a collector)
     otel_exporter: str = Field(default="none", pattern="^(none|otlp|jsonl|memory)$")
-    otel_endpoint: str = ""  # OTLP HTTP endpoint, e.g. http://collector:4318
-    otel_file: str = ""  # JSON-lines span file when otel_exporter=jsonl
+    otel_endpoint: str = ""  # OTLP HTTP collector, e.g. http://collector:4318 (default: OTEL_EXPORTER_OTLP_*)
+    otel_file: str = ""  # JSON-lines span file (default: <run_dir>/traces/<service_name>.jsonl)
+    otel_sample_polling: bool = True  # drop root database spans (polling); false keeps them
+    log_level: str = Field(default="INFO", pattern="(?i)^(debug|info|warning|error|critical)$")
     policy_profile: str = "foundation"
     run_dir: str = ".run"
     retry_backoff_s: float = Field(default=0.5, gt=0)

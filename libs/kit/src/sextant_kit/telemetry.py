@@ -6,6 +6,27 @@ relay (`publish <topic>` PRODUCER span, child of the outbox row's context; the K
 `traceparent` header is THAT span) → consumer (`consume <topic>` CONSUMER span, child of the
 header) → the consumer's handler and its database write.
 
+**One setting turns export on** (docs/platform.md, Observability): `SEXTANT_OTEL_EXPORTER`, read by
+`tracing_config(settings)`:
+
+| exporter | what |
+|---|---|
+| `none` (default) | spans are created (context still propagates) but not exported |
+| `jsonl` | one JSON object per span appended to `SEXTANT_OTEL_FILE`, by default `<SEXTANT_RUN_DIR>/traces/<service>.jsonl` |
+| `otlp` | OTLP over HTTP to `SEXTANT_OTEL_ENDPOINT` (a collector's base address such as `http://collector:4318`: the `/v1/traces` path is added), by default OpenTelemetry's own `OTEL_EXPORTER_OTLP_*` variables or `http://localhost:4318` |
+
+**Sampling**: polling is not traced. A span that starts a trace (no parent) is exported unless it
+is a database statement (kind CLIENT: the relay's outbox poll, a consumer's batch look-up, a
+decider's catch-up outside any record) — `PollingSampler`; the spans of a request are kept whole
+(parent-based). A record's handling is exported only when it decided something (or failed): the
+consumer loop opens no span for a record its handler says it ignores (`reacts`), and a handling
+that appended nothing is dropped with the spans under it (`NoOpHandlingDropped`, from the
+`sextant.outputs` attribute the loop sets); a decider's catch-up reads of the log are not traced
+statement by statement (`runtime.DeciderHandler.catch_up`). So a workload's trace holds the work
+done for it: at most `SPANS_PER_WORKLOAD` (60) from its POST to its start — measured 34.7 on
+average, 38 at most, over 20 platform-demo workloads (`bench/observability.py`; 2 119 and 5 035
+before sampling). `SEXTANT_OTEL_SAMPLE_POLLING=false` exports everything but the catch-up reads.
+
 `setup_tracing(TelemetryConfig(...))` builds a TracerProvider with one exporter:
 
 | exporter | what |
@@ -32,7 +53,7 @@ from typing import Any, Literal
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     SimpleSpanProcessor,
@@ -40,10 +61,20 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 ExporterKind = Literal["none", "memory", "jsonl", "otlp"]
 TRACER_NAME = "sextant_kit"
+SPANS_PER_WORKLOAD = 60
+"""The documented budget of spans in one workload's trace from its submission to its start."""
+OTLP_TRACES_PATH = "/v1/traces"
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
@@ -56,6 +87,104 @@ class TelemetryConfig:
     otlp_endpoint: str | None = None  # e.g. http://otel-collector:4318/v1/traces
     jsonl_path: str | None = None
     set_global: bool = True  # install as the global TracerProvider (once per process)
+    sample_polling: bool = True  # drop root database spans (`PollingSampler`)
+
+
+OUTPUTS_ATTRIBUTE = "sextant.outputs"
+"""Set by the consumer loop on a CONSUMER span when the record was handled: how many events it
+appended in reaction (0: a look at the record that decided nothing)."""
+EFFECTS_ATTRIBUTE = "sextant.effects"
+"""Set by a handler on the current span when handling the record acted otherwise than by
+appending (the agent starting a run whose facts come later and continue this span's trace): such
+a handling is exported even with no outputs."""
+
+
+class NoOpHandlingDropped(SpanProcessor):
+    """Drops the spans of a record's handling that decided nothing: a CONSUMER span that ends with
+    `sextant.outputs = 0` (and no `sextant.effects`), with every span started under it in this process (they are held until
+    it ends). A handling that appended something, failed, or was dead-lettered is exported whole;
+    spans outside a handling pass straight through. In-flight handlings are the only state."""
+
+    def __init__(self, inner: SpanProcessor) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._root_of: dict[int, int] = {}  # span id -> span id of the handling it belongs to
+        self._held: dict[int, list[ReadableSpan]] = {}  # handling span id -> ended spans under it
+
+    def on_start(self, span: Any, parent_context: otel_context.Context | None = None) -> None:
+        ctx = span.get_span_context()
+        parent = span.parent
+        with self._lock:
+            root = self._root_of.get(parent.span_id) if parent is not None else None
+            if root is not None:
+                self._root_of[ctx.span_id] = root
+            elif span.kind == trace.SpanKind.CONSUMER:
+                self._root_of[ctx.span_id] = ctx.span_id
+                self._held[ctx.span_id] = []
+        self._inner.on_start(span, parent_context=parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        ctx = span.get_span_context()
+        assert ctx is not None
+        with self._lock:
+            root = self._root_of.pop(ctx.span_id, None)
+            if root is None or (root != ctx.span_id and root not in self._held):
+                release: list[ReadableSpan] = [span]  # outside a handling, or outliving it
+            elif root != ctx.span_id:
+                self._held[root].append(span)
+                release = []
+            else:
+                held = self._held.pop(root, [])
+                attrs = span.attributes or {}
+                decided_nothing = attrs.get(OUTPUTS_ATTRIBUTE) == 0 and not attrs.get(EFFECTS_ATTRIBUTE)
+                release = [] if decided_nothing else [*held, span]
+        for s in release:
+            self._inner.on_end(s)
+
+    def in_flight(self) -> int:
+        """Spans tracked under handlings that have not ended (0 when the process is idle)."""
+        with self._lock:
+            return len(self._root_of) + sum(len(v) for v in self._held.values())
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._inner.force_flush(timeout_millis)
+
+
+class PollingSampler(Sampler):
+    """Root sampler: drops a span that would start a trace as a database statement (kind CLIENT,
+    i.e. polling outside any request or record); keeps every other root span."""
+
+    def should_sample(self, parent_context: otel_context.Context | None, trace_id: int, name: str,
+                      kind: trace.SpanKind | None = None, attributes: Any = None, links: Any = None,
+                      trace_state: Any = None) -> SamplingResult:
+        if kind == trace.SpanKind.CLIENT:
+            return SamplingResult(Decision.DROP)
+        return ALWAYS_ON.should_sample(parent_context, trace_id, name, kind, attributes, links, trace_state)
+
+    def get_description(self) -> str:
+        return "PollingSampler"
+
+
+def otlp_traces_endpoint(endpoint: str) -> str:
+    """A collector's base address (`http://collector:4318`) → its OTLP/HTTP traces URL; a URL that
+    already has a path is kept."""
+    from urllib.parse import urlsplit
+
+    return endpoint if urlsplit(endpoint).path not in ("", "/") else endpoint.rstrip("/") + OTLP_TRACES_PATH
+
+
+def tracing_config(settings: Any) -> TelemetryConfig:
+    """The `TelemetryConfig` of a process's `KitSettings` (see the module table for defaults)."""
+    exporter = settings.otel_exporter
+    jsonl = settings.otel_file or (str(Path(settings.run_dir) / "traces" / f"{settings.service_name}.jsonl")
+                                   if exporter == "jsonl" else "")
+    return TelemetryConfig(service_name=settings.service_name, exporter=exporter,
+                           otlp_endpoint=otlp_traces_endpoint(settings.otel_endpoint) if settings.otel_endpoint
+                           else None,
+                           jsonl_path=jsonl or None, sample_polling=settings.otel_sample_polling)
 
 
 @dataclass
@@ -131,24 +260,28 @@ def read_spans(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def setup_tracing(config: TelemetryConfig) -> Telemetry:
     """Build the TracerProvider for this process (see the module table)."""
-    provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}))
+    sampler = ParentBased(root=PollingSampler()) if config.sample_polling else ParentBased(root=ALWAYS_ON)
+    provider = TracerProvider(resource=Resource.create({"service.name": config.service_name}), sampler=sampler)
     memory: InMemorySpanExporter | None = None
+    processor: SpanProcessor | None = None
     if config.exporter == "memory":
         memory = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(memory))
+        processor = SimpleSpanProcessor(memory)
     elif config.exporter == "jsonl":
         if not config.jsonl_path:
             raise ValueError("exporter 'jsonl' needs jsonl_path")
         # simple (synchronous) processor: a span is on disk when it ends, even if the process is
         # SIGKILLed right after — what cross-process trace tests need
-        provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(config.jsonl_path)))
+        processor = SimpleSpanProcessor(JsonLinesSpanExporter(config.jsonl_path))
     elif config.exporter == "otlp":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         exporter = OTLPSpanExporter(endpoint=config.otlp_endpoint) if config.otlp_endpoint else OTLPSpanExporter()
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+        processor = BatchSpanProcessor(exporter)
     elif config.exporter != "none":
         raise ValueError(f"unknown span exporter {config.exporter!r}")
+    if processor is not None:
+        provider.add_span_processor(NoOpHandlingDropped(processor) if config.sample_polling else processor)
     if config.set_global:
         trace.set_tracer_provider(provider)
     return Telemetry(provider=provider, memory=memory)
@@ -178,11 +311,13 @@ def instrument_asyncpg(provider: TracerProvider | None = None) -> None:
 
 
 def instrument_fastapi(app: Any, provider: TracerProvider | None = None,
-                       excluded_urls: str = "healthz,readyz") -> None:
+                       excluded_urls: str = "healthz,readyz,metrics") -> None:
     """Server spans for every request of a FastAPI app (health probes excluded)."""
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 
-    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider, excluded_urls=excluded_urls)
+    # no spans for the ASGI receive/send events inside a request (three or four per request)
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider, excluded_urls=excluded_urls,
+                                       exclude_spans=["receive", "send"])
 
 
 # --- context hand-offs -------------------------------------------------------------------------
