@@ -95,7 +95,7 @@ def complete_matrix(values: FloatArray, row_ids: Sequence[str], *, rank: int | N
     seen = mask.any(axis=1)  # rows with at least one known value; the others get the column-bias fill
     ys, ms = y[seen], mask[seen]
     if rank is None or reg is None:
-        selection = select_rank(ys, ms, [k for k, s in zip(keys, seen, strict=True) if s], base,
+        selection = select_rank(ys, ms, [keys[i] for i in np.flatnonzero(seen)], base,
                                 keep=typical_known(ms), ranks=None if rank is None else [rank],
                                 regs=REG_GRID if reg is None else [reg])
         rank, reg = selection.rank, selection.reg
