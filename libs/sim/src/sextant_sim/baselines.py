@@ -15,7 +15,7 @@ could run, so its classifier (which it never reads) is always the cheap estimate
 `oracle-estimates` is the oracle's planner fed the estimate port instead of the truth
 (`oracle.EstimatedOracleView`): the information ladder's second rung. Its variants
 (`ORACLE_ESTIMATES`) scale the port's noise (× 0.5, × 2) or keep only the platform-speed or only
-the interference noise. Their view is built by `oracle_view` (the runner binds it to the world).
+the interference noise. Their view is built by `oracle.oracle_view` (the runner binds it to the world).
 
 `reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
 of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
@@ -38,30 +38,12 @@ from sextant_core.policies import AdmitAll, Classifier, FirstFitPlanner, NoAdapt
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
-from .oracle import EstimatedOracleView, OraclePlanner, OracleView
+from .oracle import ORACLE_ESTIMATES, EstimatedOracleView, OraclePlanner, OracleView
 from .reservations import reservation_size
-from .setup import Setup
 
 BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
              "reservation-least-loaded", "oracle")
 VERSION = "1"
-# profile -> (noise factor, platform noise on, interference noise on) of the port the oracle reads
-ORACLE_ESTIMATES: dict[str, tuple[float, bool, bool]] = {
-    "oracle-estimates": (1.0, True, True),
-    "oracle-estimates-x0.5": (0.5, True, True),
-    "oracle-estimates-x2": (2.0, True, True),
-    "oracle-estimates-platform": (1.0, True, False),
-    "oracle-estimates-interference": (1.0, False, True),
-}
-
-
-def oracle_view(profile: str, setup: Setup, estimates: EstimateSource) -> OracleView:
-    """The view the profile's oracle planner reads: the truth (`oracle` and every other profile)
-    or, for an `ORACLE_ESTIMATES` profile, the estimate port's variant (`EstimatedOracleView`)."""
-    if profile in ORACLE_ESTIMATES:
-        factor, plat, inter = ORACLE_ESTIMATES[profile]
-        return EstimatedOracleView(setup, estimates.variant(factor, platform=plat, interference=inter))
-    return OracleView(setup)
 
 
 def framework_planner(profile: str) -> tuple[Planner, str]:
@@ -115,7 +97,7 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
         return core_profiles.policy_set(profile)
     if is_oracle:
         if profile in ORACLE_ESTIMATES and not isinstance(oracle, EstimatedOracleView):
-            raise ValueError(f"{profile} needs its estimated view: build it with baselines.oracle_view")
+            raise ValueError(f"{profile} needs its estimated view: build it with oracle.oracle_view")
         cls: Classifier = EstimateClassifier(estimates)
     else:
         cls = chosen if chosen is not None else CollaborativeClassifier()

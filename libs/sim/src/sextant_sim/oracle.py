@@ -221,6 +221,25 @@ class EstimatedOracleView(OracleView):
         return caused, tol, self.truth(wid).footprint_gb
 
 
+# profile -> (noise factor, platform noise on, interference noise on) of the port the oracle reads
+ORACLE_ESTIMATES: dict[str, tuple[float, bool, bool]] = {
+    "oracle-estimates": (1.0, True, True),
+    "oracle-estimates-x0.5": (0.5, True, True),
+    "oracle-estimates-x2": (2.0, True, True),
+    "oracle-estimates-platform": (1.0, True, False),
+    "oracle-estimates-interference": (1.0, False, True),
+}
+
+
+def oracle_view(profile: str, setup: Setup, estimates: EstimateSource) -> OracleView:
+    """The view the profile's oracle planner reads: the truth (`oracle` and every other profile)
+    or, for an `ORACLE_ESTIMATES` profile, the estimate port's variant (`EstimatedOracleView`)."""
+    if profile in ORACLE_ESTIMATES:
+        factor, plat, inter = ORACLE_ESTIMATES[profile]
+        return EstimatedOracleView(setup, estimates.variant(factor, platform=plat, interference=inter))
+    return OracleView(setup)
+
+
 class _Table:
     """Every server's residents as padded arrays (servers × slots), refreshed per server when its
     world version or resident list changes — the oracle's columnar view of the truth."""

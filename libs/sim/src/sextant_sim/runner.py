@@ -25,6 +25,7 @@ from .estimates import EstimateSource
 from .groundtruth import TWIN_VERSION
 from .logsink import LogSink
 from .metrics import summarize
+from .oracle import oracle_view
 from .scenarios import Scenario, load_scenario
 from .setup import Setup, prepare
 
@@ -52,7 +53,7 @@ def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *
 
     source = EstimateSource(setup.truths, setup.profiler, setup.cat, setup.gt, setup.seed,
                             setup.scenario.noise_scale, phase_of)
-    view = baselines.oracle_view(profile, setup, source)
+    view = oracle_view(profile, setup, source)
     params = baselines.policy_set(profile, estimates=source, oracle=view, classifier=classifier)
     sink = LogSink(log_out, keep=keep_log) if (log_out is not None or keep_log) else None
     engine = Engine(setup, params, log=sink, progress=progress, keep_heatmap=keep_heatmap)
