@@ -18,6 +18,20 @@ default, for all of them) — the planning side isolated from classification. Ca
 `--quick`: the first seed only, no robustness table. Claims (issue 5) hold when the *worst* of
 the reported seeds meets them; parameters were chosen on seeds 1–5 (docs/quality.md).
 
+`--ladder`: the information ladder instead (`LADDER`): for paragon-ec2-2500, paragon-ec2-5000
+and quasar-ec2-200 (seeds 6–10 unless `--seeds`), the share of workloads meeting QoS of the
+`oracle` (truth), `oracle-estimates` (the oracle's planner on the estimate port: truth + the
+documented measurement noise), `sextant` on the estimate port (`sextant~est`), `sextant` on the
+classification engine at the papers' profiling density, `sextant-dense`, the best baseline (the
+highest mean of least-loaded, heterogeneity-oblivious, interference-oblivious and random, on the
+same engine and profiling plan as `sextant`), and `oracle-estimates` with the port's noise × 0.5
+and × 2, with platform noise only and with interference noise only. Each run is cached like the
+other tables. JSON: `{"ladder": {SCENARIO: {ROW: {"per_seed": {SEED: qos}, "mean", "worst"}}},
+"losses": {SCENARIO: {"planning_loss", "information_loss"}}, "per_seed": {SCENARIO: {ROW: {SEED:
+{"qos", "wall_seconds", "profile"}}}}, "worst": {SCENARIO: {ROW: worst}}, "code_version",
+"twin_version", "load_avg", ...}`. `--quick` there: the first seed only. The markdown table of
+docs/quality.md is generated from this JSON by `bench/ladder_doc.py`.
+
 Tables: per scenario, each profile's QoS-met fraction (mean and worst over seeds), mean
 normalised performance, mean performance vs target, CPU utilisation, over-provisioning and
 allocated/required cores, beside the paper's figure; then the targets of issue 5 with PASS/FAIL;
@@ -141,11 +155,18 @@ def alloc_vs_required(engine: Any) -> float:
     return round(alloc / need, 6) if need > 0 else 0.0
 
 
+def cache_path(scenario: str, model: str | None, noise: float | None, profile: str, seed: int, version: str,
+               estimates: bool = False) -> Path:
+    """Where `run_one` caches the run of (scenario variant, profile, seed, code version)."""
+    key = variant(scenario, model, noise)
+    return CACHE / key / (profile + ("~est" if estimates else "")) / f"seed{seed}-{version}.json"
+
+
 def run_one(scenario: str, model: str | None, noise: float | None, profile: str, seed: int,
             version: str, setups: dict[tuple[str, int], Any], estimates: bool = False) -> dict[str, Any]:
     key = variant(scenario, model, noise)
     est = estimates and profile in ISSUE5
-    path = CACHE / key / (profile + ("~est" if estimates else "")) / f"seed{seed}-{version}.json"
+    path = cache_path(scenario, model, noise, profile, seed, version, estimates)
     if path.exists():
         data: dict[str, Any] = json.loads(path.read_text())
         return data
@@ -221,6 +242,99 @@ def verdicts(results: dict[str, dict[str, list[dict[str, Any]]]]) -> tuple[list[
     return lines, out
 
 
+LADDER_SCENARIOS = ("paragon-ec2-2500", "paragon-ec2-5000", "quasar-ec2-200")
+LADDER_BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random")
+# ladder row -> (profile, on the estimate port); "best-baseline" is derived from LADDER_BASELINES
+LADDER: tuple[tuple[str, str, bool], ...] = (
+    ("oracle", "oracle", False),
+    ("oracle-estimates", "oracle-estimates", False),
+    ("sextant-estimates", "sextant", True),
+    ("sextant", "sextant", False),
+    ("sextant-dense", "sextant-dense", False),
+    *((b, b, False) for b in LADDER_BASELINES),
+    ("oracle-estimates-x0.5", "oracle-estimates-x0.5", False),
+    ("oracle-estimates-x2", "oracle-estimates-x2", False),
+    ("oracle-estimates-platform", "oracle-estimates-platform", False),
+    ("oracle-estimates-interference", "oracle-estimates-interference", False),
+)
+
+
+def _row_stats(per_seed: dict[int, float]) -> dict[str, Any]:
+    vals = list(per_seed.values())
+    return {"per_seed": {str(k): v for k, v in sorted(per_seed.items())},
+            "mean": round(sum(vals) / len(vals), 6) if vals else None, "worst": min(vals) if vals else None}
+
+
+def ladder_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dict[str, Any]:
+    """The ladder JSON's `ladder`, `losses` and `worst` from the runs ({scenario: {row: {seed: run}}})."""
+    ladder: dict[str, dict[str, Any]] = {}
+    losses: dict[str, dict[str, Any]] = {}
+    for sc, rows in runs.items():
+        table = {row: _row_stats({seed: r["qos_met_fraction"] for seed, r in by_seed.items()})
+                 for row, by_seed in rows.items()}
+        base = {b: table[b] for b in LADDER_BASELINES if b in table and table[b]["mean"] is not None}
+        if base:
+            best = max(base, key=lambda b: (base[b]["mean"], b))
+            table["best-baseline"] = {**base[best], "profile": best}
+        ladder[sc] = table
+
+        def mean(row: str, table: dict[str, Any] = table) -> float | None:
+            return table.get(row, {}).get("mean")
+
+        oe, se, sx = mean("oracle-estimates"), mean("sextant-estimates"), mean("sextant")
+        losses[sc] = {"planning_loss": None if oe is None or se is None else round(oe - se, 6),
+                      "information_loss": None if se is None or sx is None else round(se - sx, 6),
+                      "truth_to_estimates": None if mean("oracle") is None or oe is None
+                      else round(mean("oracle") - oe, 6)}  # type: ignore[operator]
+    worst = {sc: {row: v["worst"] for row, v in t.items()} for sc, t in ladder.items()}
+    return {"ladder": ladder, "losses": losses, "worst": worst}
+
+
+def run_ladder(args: argparse.Namespace) -> int:
+    from sextant_sim.groundtruth import TWIN_VERSION
+
+    seeds = seeds_of(args.seeds)[:1] if args.quick else seeds_of(args.seeds)
+    scenarios = args.scenarios.split(",") if args.scenarios_given else list(LADDER_SCENARIOS)
+    version = code_version()
+    setups: dict[tuple[str, int], Any] = {}
+    runs: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+    per_seed: dict[str, dict[str, dict[str, Any]]] = {}
+    rows = [r for r in LADDER if not args.profiles or r[0] in args.profiles.split(",")]
+    started = time.perf_counter()
+    for sc in scenarios:
+        for seed in seeds:
+            for row, profile, est in rows:
+                cached = cache_path(sc, None, None, profile, seed, version, est).exists()
+                r = run_one(sc, None, None, profile, seed, version, setups, est)
+                runs.setdefault(sc, {}).setdefault(row, {})[seed] = r
+                per_seed.setdefault(sc, {}).setdefault(row, {})[str(seed)] = {
+                    "qos": r["qos_met_fraction"], "wall_seconds": r["wall_seconds"], "profile": profile,
+                    "estimate_port": est, "cached": cached}
+                print(f"ladder {sc:<18} seed {seed:<3} {row:<30} QoS {_fmt(r['qos_met_fraction'])}  "
+                      f"({r['wall_seconds']} s{', cached' if cached else ''})", flush=True)
+    out = ladder_summary(runs)
+    for sc, table in out["ladder"].items():
+        print(f"\n{sc}  (seeds {seeds})\n{'row':<30} {'mean':>7} {'worst':>7}")
+        for row, v in table.items():
+            print(f"{row:<30} {_fmt(v['mean']):>7} {_fmt(v['worst']):>7}" +
+                  (f"  ({v['profile']})" if "profile" in v else ""))
+        ls = out["losses"][sc]
+        print(f"planning loss (oracle-estimates − sextant on estimates) {_fmt(ls['planning_loss'])}; "
+              f"information loss (sextant on estimates − sextant on the engine) {_fmt(ls['information_loss'])}")
+    walls = [float(v["wall_seconds"]) for rs in per_seed.values() for r in rs.values() for v in r.values()
+             if v["wall_seconds"] is not None]
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps({
+            "benchmark": "quality-ladder", **out, "per_seed": per_seed, "code_version": version,
+            "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick, "scenarios": scenarios,
+            "load_avg": [round(x, 2) for x in os.getloadavg()],
+            "run_wall_seconds_total": round(sum(walls), 1),
+            "elapsed_seconds": round(time.perf_counter() - started, 1),
+            "machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count()},
+        }, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", dest="json_path")
@@ -231,7 +345,11 @@ def main() -> int:
     ap.add_argument("--no-robustness", action="store_true")
     ap.add_argument("--classifier", choices=("profile", "estimates"), default="profile",
                     help="estimates: the issue-5 profiles classify with the twin's estimate port")
+    ap.add_argument("--ladder", action="store_true", help="the information ladder (see above)")
     args = ap.parse_args()
+    args.scenarios_given = any(a == "--scenarios" or a.startswith("--scenarios=") for a in sys.argv[1:])
+    if args.ladder:
+        return run_ladder(args)
     from sextant_sim.scenarios import load_scenario
 
     seeds = seeds_of(args.seeds)[:1] if args.quick else seeds_of(args.seeds)

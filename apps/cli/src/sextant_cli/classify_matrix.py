@@ -5,14 +5,16 @@ first column = row id (unique), every other cell a positive real or empty (= unk
 same header, rows and ids, with every cell filled: known cells unchanged, unknown cells the
 engine's estimate (`sextant_core.classification.complete_matrix`: log normalisation, initial SVD
 + ALS, Bayesian fold-in; rank and regularisation chosen by cross-validation unless given).
+A row with no value is allowed: it gets the column-bias fill (global mean + column bias in the
+engine's normalised space, confidence 0) and does not influence the other rows.
 
     sextant classify-matrix in.csv out.csv [--rank K] [--reg λ] [--normalise log|linear]
                                            [--confidence conf.csv] [--quiet]
     python -m sextant_cli.classify_matrix ...   (same arguments)
 
 Python: `classify_csv(in_path, out_path, ...)` returns the `Completion`. Bad input (ragged rows,
-unparseable or non-positive values, duplicate ids, a column with no value) is reported with the
-row/column at fault and exit status 2; nothing is written then.
+unparseable or non-positive values, duplicate ids, a column with no value — named by its header)
+is reported with the row/column at fault and exit status 2; nothing is written then.
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ baselines were measured before the engine existed), and a `Classifier` object ma
 `oracle` places with the ground truth (`oracle.py`); it is an upper bound, not a policy Sextant
 could run, so its classifier (which it never reads) is always the cheap estimate port.
 
+`oracle-estimates` is the oracle's planner fed the estimate port instead of the truth
+(`oracle.EstimatedOracleView`): the information ladder's second rung. Its variants
+(`ORACLE_ESTIMATES`) scale the port's noise (× 0.5, × 2) or keep only the platform-speed or only
+the interference noise. Their view is built by `oracle.oracle_view` (the runner binds it to the world).
+
 `reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
 of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
 for analytics, peak provisioning by an autoscaler for services) instead of the requirement;
@@ -35,7 +40,7 @@ from sextant_core.policies import AdmitAll, Classifier, FirstFitPlanner, NoAdapt
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
-from .oracle import OraclePlanner, OracleView
+from .oracle import ORACLE_ESTIMATES, EstimatedOracleView, OraclePlanner, OracleView
 from .reservations import reservation_size
 
 BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
@@ -54,7 +59,7 @@ def framework_planner(profile: str) -> tuple[Planner, str]:
 
 
 def names() -> list[str]:
-    return sorted(set(BASELINES) | set(core_profiles.names()))
+    return sorted(set(BASELINES) | set(ORACLE_ESTIMATES) | set(core_profiles.names()))
 
 
 CLASSIFIERS = ("cf", "estimates")
@@ -82,13 +87,16 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
             return policysets.paragon_policy_set(classifier=chosen)
         dense = {"profiling": policysets.DENSE_PROFILING, "name": profile} if profile == "sextant-dense" else {}
         return policysets.sextant_policy_set(classifier=chosen, **dense)  # type: ignore[arg-type]
-    if profile not in BASELINES:
+    is_oracle = profile == "oracle" or profile in ORACLE_ESTIMATES
+    if profile not in BASELINES and not is_oracle:
         return core_profiles.policy_set(profile)
-    if profile == "oracle":
+    if is_oracle:
+        if profile in ORACLE_ESTIMATES and not isinstance(oracle, EstimatedOracleView):
+            raise ValueError(f"{profile} needs its estimated view: build it with oracle.oracle_view")
         cls: Classifier = EstimateClassifier(estimates)
     else:
         cls = chosen if chosen is not None else CollaborativeClassifier()
-    if profile == "oracle":
+    if is_oracle:
         planner: Planner = OraclePlanner(oracle)
         source = "oracle"
     else:

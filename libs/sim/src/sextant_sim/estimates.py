@@ -10,12 +10,29 @@ What it returns (the fields of `WorkloadClassified`):
 - `heterogeneity`: per platform id, the per-core speed relative to the workload's fastest platform
   (0..1], × log-normal noise of sd `noise.perf_sd` (Paragon §2.2: 3.8 % mean deviation);
 - `tolerated` / `caused`: the scores the twin's microbenchmark ramp measures on the reference
-  (profiling) platform in the workload's current phase, + N(0, Table III sd) noise, clipped 0..100;
+  (profiling) platform in the workload's current phase, + unbiased noise (`noisy_scores`);
 - `scale_up`: `c<n>` for n = 1, 2, 4, ... up to the reference platform's cores: speed-up relative
   to all its threads; `scale_out`: `n<k>` for k in 1, 2, 4, ..., 64, 100 (multi-node kinds only):
   aggregate throughput relative to one node.
 All noise is drawn from the workload's own stream `seed_from(seed, workload_id, "estimate",
 ctx.seed)`, so every profile sees the same estimate for the same decision.
+
+The interference noise is unbiased (`noisy_scores`): the expected estimate of every score equals
+its true value. A score v in [0, 100] gets noise e = clip(sd' · z, −a, a) with z ~ N(0, 1),
+a = min(v, 100 − v) (the distance to the nearer end of the scale) and sd' = min(sd, a / 3), where
+sd is the Table III sd of `profiler.score_noise_sd`. The noise is symmetric about 0, so its mean is
+0 and v + e stays in [0, 100] without a one-sided clip. Where the scale allows (a ≥ 3 sd: scores
+from about 30 to about 85 points at the default noise) it is the Table III normal, clipped at
+±3 sd (0.3 % of draws); nearer an end its sd shrinks to a third of the distance to that end (a
+score of 0.6 points gets sd 0.2). The port used to
+add N(0, sd) and clip at 0: with caused scores below 1 point for most (workload, source) entries
+that roughly doubled the mean caused score (paragon-ec2-2500 seed 6: 3.22 true, 6.12 noisy per
+source), so everything fed by the port over-counted pressure.
+
+`noise_scale` multiplies every sd (the scenario's `noise_scale`, times the ladder's factor in
+`oracle-estimates` variants); `platform` / `interference` (both True by default) switch the noise
+on the performance entries (heterogeneity, scale-up, scale-out) and on the interference scores off
+independently, for the information ladder (`bench/quality.py --ladder`).
 """
 
 from __future__ import annotations
@@ -38,6 +55,17 @@ if TYPE_CHECKING:
     from sextant_core.decide import DecisionContext
 
 SCALE_OUT_COLUMNS = (1, 2, 4, 8, 16, 32, 64, 100)
+PORT_VERSION = "2"  # 2: unbiased interference noise (`noisy_scores`)
+
+
+def noisy_scores(values: np.ndarray, sd: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Scores `values` (0..100) plus unbiased noise: `values` + clip(sd' · z, −a, a) with
+    a = min(v, 100 − v) and sd' = min(sd, a / 3) (module docstring). For z ~ N(0, 1) the noise is
+    symmetric about 0, so E[result] = `values` exactly, and the result stays within [0, 100]."""
+    v = np.clip(np.asarray(values, dtype=float), 0.0, 100.0)
+    a = np.minimum(v, 100.0 - v)
+    e = np.clip(np.minimum(np.asarray(sd, dtype=float), a / 3.0) * z, -a, a)
+    return np.clip(v + e, 0.0, 100.0)  # a no-op but for float rounding at the ends
 
 
 class EstimateSource:
@@ -45,28 +73,37 @@ class EstimateSource:
 
     def __init__(self, truths: dict[str, WorkloadTruth], profiler: Profiler, cat: Catalogue,
                  gt: GroundTruth, seed: int, noise_scale: float,
-                 phase_of: Callable[[str], int] | None = None) -> None:
+                 phase_of: Callable[[str], int] | None = None, *, platform: bool = True,
+                 interference: bool = True) -> None:
         self._truths = truths
         self._profiler = profiler
         self._cat = cat
         self._gt = gt
         self._seed = seed
         self._noise = noise_scale
+        self._perf_noise = noise_scale if platform else 0.0
+        self._int_noise = noise_scale if interference else 0.0
         self._phase_of = phase_of if phase_of is not None else (lambda wid: 0)
         self._ref = cat.index(cat.reference().platform_id)
+
+    def variant(self, factor: float = 1.0, *, platform: bool = True, interference: bool = True) -> EstimateSource:
+        """The same port with every sd × `factor`, and the performance (`platform`) or the
+        interference noise switched off when False (the information ladder's variants)."""
+        return EstimateSource(self._truths, self._profiler, self._cat, self._gt, self._seed, self._noise * factor,
+                              self._phase_of, platform=platform, interference=interference)
 
     def estimate(self, workload_id: str, stream: int) -> Classified:
         t = self._truths[workload_id]
         rng = rng_for(self._seed, workload_id, "estimate", stream)
-        sd = self._gt.noise.perf_sd * self._noise
+        sd = self._gt.noise.perf_sd * self._perf_noise
         plats = [p.platform_id for p in self._cat.platforms]
         het_noise = rng.normal(size=len(plats))
         het = {pid: round(float(t.speed[i]) * math.exp(sd * float(het_noise[i])), 6)
                for i, pid in enumerate(plats)}
         tol, caused = self._profiler.interference(t, self._ref, self._phase_of(workload_id))
         e = rng.normal(size=(2, len(SOURCES)))
-        tol_n = np.clip(tol + score_noise_sd(self._gt, tol, self._noise) * e[0], 0.0, 100.0)
-        cau_n = np.clip(caused + score_noise_sd(self._gt, caused, self._noise) * e[1], 0.0, 100.0)
+        tol_n = noisy_scores(tol, score_noise_sd(self._gt, tol, self._int_noise), e[0])
+        cau_n = noisy_scores(caused, score_noise_sd(self._gt, caused, self._int_noise), e[1])
         ref_cores = self._cat.platforms[self._ref].cores
         ups = [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= ref_cores]
         up_noise = rng.normal(size=len(ups))
@@ -85,7 +122,7 @@ class EstimateSource:
             caused={s: round(float(v), 4) for s, v in zip(SOURCES, cau_n, strict=True)},
             confidence={"scale_up": 1.0, "scale_out": 1.0 if scale_out else 0.0, "heterogeneity": 1.0,
                         "interference": 1.0},
-            model_versions={"estimate-port": "1"})
+            model_versions={"estimate-port": PORT_VERSION})
 
 
 class EstimateClassifier:

@@ -25,7 +25,7 @@ from .estimates import EstimateSource
 from .groundtruth import TWIN_VERSION
 from .logsink import LogSink
 from .metrics import summarize
-from .oracle import OracleView
+from .oracle import oracle_view
 from .scenarios import Scenario, load_scenario
 from .setup import Setup, prepare
 
@@ -63,10 +63,10 @@ def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *
                 classifier: Classifier | str | None = None) -> RunResult:
     setup = setup_of(scenario, seed)
     started = time.perf_counter()
-    view = OracleView(setup)
     holder: list[Engine] = []
-    params = baselines.policy_set(profile, estimates=estimate_source(setup, holder), oracle=view,
-                                  classifier=classifier)
+    source = estimate_source(setup, holder)
+    view = oracle_view(profile, setup, source)
+    params = baselines.policy_set(profile, estimates=source, oracle=view, classifier=classifier)
     sink = LogSink(log_out, keep=keep_log) if (log_out is not None or keep_log) else None
     engine = Engine(setup, params, log=sink, progress=progress, keep_heatmap=keep_heatmap)
     holder.append(engine)

@@ -14,7 +14,12 @@ Contracts:
 * ``normalisation`` LOG (default; values must be > 0) or LINEAR (any finite values; its confidence
   tolerance is 10 % of the observed values' standard deviation).
 * Every column needs at least one known value (there is nothing to learn a column from
-  otherwise); row ids must be unique. Violations raise `MatrixError` and nothing is computed.
+  otherwise); row ids must be unique. Violations raise `MatrixError` (naming the columns with no
+  value by index) and nothing is computed.
+* A row with no known value is allowed and gets the column-bias fill: ``μ + c_i`` in the
+  normalised space (μ the global mean, c_i column i's bias, both from the trained model), back in
+  raw units, with confidence 0. Such rows take no part in choosing the rank or in training (they
+  carry no information), so adding or removing empty rows changes no other row's output.
 """
 
 from __future__ import annotations
@@ -87,13 +92,18 @@ def complete_matrix(values: FloatArray, row_ids: Sequence[str], *, rank: int | N
         raise MatrixError(str(e)) from None
     base = params or FitParams()
     selection: Selection | None = None
+    seen = mask.any(axis=1)  # rows with at least one known value; the others get the column-bias fill
+    ys, ms = y[seen], mask[seen]
     if rank is None or reg is None:
-        selection = select_rank(y, mask, keys, base, keep=typical_known(mask),
-                                ranks=None if rank is None else [rank],
+        selection = select_rank(ys, ms, [keys[i] for i in np.flatnonzero(seen)], base,
+                                keep=typical_known(ms), ranks=None if rank is None else [rank],
                                 regs=REG_GRID if reg is None else [reg])
         rank, reg = selection.rank, selection.reg
-    fit = train(y, mask, replace(base, rank=rank, reg=reg))
-    mean, std = fold_in_many(fit.model, y, mask)
+    fit = train(ys, ms, replace(base, rank=rank, reg=reg))
+    mean = np.empty_like(y)
+    std = np.full_like(y, np.inf)
+    mean[seen], std[seen] = fold_in_many(fit.model, ys, ms)
+    mean[~seen] = fit.model.mu + fit.model.col_bias[None, :]
     tol = tolerance(kind) if kind is not Normalisation.LINEAR else 0.1 * float(np.std(y[mask]) or 1.0)
     conf = confidence(std, tol)
     filled = np.where(mask, x, backward(kind, mean))

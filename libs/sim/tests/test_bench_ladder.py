@@ -1,0 +1,84 @@
+"""`bench/quality.py --ladder` and `bench/ladder_doc.py`: the information ladder's summary, its
+named gaps and the generated markdown (synthetic runs; no simulation)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def quality() -> ModuleType:
+    return _load("quality")
+
+
+@pytest.fixture(scope="module")
+def doc() -> ModuleType:
+    return _load("ladder_doc")
+
+
+QOS = {"oracle": (0.9, 0.92), "oracle-estimates": (0.75, 0.71), "sextant-estimates": (0.6, 0.5),
+       "sextant": (0.4, 0.44), "sextant-dense": (0.55, 0.5), "least-loaded": (0.2, 0.3),
+       "heterogeneity-oblivious": (0.31, 0.33), "interference-oblivious": (0.3, 0.2), "random": (0.1, 0.1)}
+
+
+def _runs() -> dict[str, dict[str, dict[int, dict[str, float]]]]:
+    return {"paragon-ec2-2500": {row: {6: {"qos_met_fraction": a}, 7: {"qos_met_fraction": b}}
+                                 for row, (a, b) in QOS.items()}}
+
+
+def test_summary_means_worsts_best_baseline_and_named_losses(quality: ModuleType) -> None:
+    out = quality.ladder_summary(_runs())
+    t = out["ladder"]["paragon-ec2-2500"]
+    assert t["oracle"] == {"per_seed": {"6": 0.9, "7": 0.92}, "mean": 0.91, "worst": 0.9}
+    assert t["best-baseline"]["profile"] == "heterogeneity-oblivious" and t["best-baseline"]["mean"] == 0.32
+    losses = out["losses"]["paragon-ec2-2500"]
+    assert losses["planning_loss"] == pytest.approx(0.73 - 0.55)
+    assert losses["information_loss"] == pytest.approx(0.55 - 0.42)
+    assert losses["truth_to_estimates"] == pytest.approx(0.91 - 0.73)
+    assert out["worst"]["paragon-ec2-2500"]["sextant"] == 0.4
+
+
+def test_every_ladder_rung_is_a_known_profile(quality: ModuleType) -> None:
+    from sextant_sim import baselines
+
+    rows = {row for row, _, _ in quality.LADDER}
+    assert {"oracle", "oracle-estimates", "sextant-estimates", "sextant", "sextant-dense",
+            "oracle-estimates-x0.5", "oracle-estimates-x2", "oracle-estimates-platform",
+            "oracle-estimates-interference", *quality.LADDER_BASELINES} == rows
+    assert all(p in baselines.names() for _, p, _ in quality.LADDER)
+    assert [p for row, p, est in quality.LADDER if est] == ["sextant"]
+
+
+def test_the_markdown_is_generated_from_the_json_and_replaces_its_block(quality: ModuleType, doc: ModuleType,
+                                                                        tmp_path: Path) -> None:
+    data = {**quality.ladder_summary(_runs()), "seeds": [6, 7], "code_version": "abc", "twin_version": "4-x",
+            "quick": False, "load_avg": [1.0, 1.0, 1.0]}
+    (tmp_path / "l.json").write_text(json.dumps(data))
+    body = doc.tables(json.loads((tmp_path / "l.json").read_text()))
+    text = "\n".join(body)
+    assert "| `oracle` (truth) | 0.910 | 0.900 | 0.900 | 0.920 |" in text
+    assert "best baseline (`heterogeneity-oblivious`) | 0.320" in text
+    assert "Planning loss" in text and "**0.180**" in text and "Information loss" in text and "**0.130**" in text
+    md = tmp_path / "q.md"
+    md.write_text("# Q\n\nbefore\n")
+    doc.write(md, body)
+    doc.write(md, ["replaced"])
+    out = md.read_text()
+    assert out.count(doc.BEGIN) == 1 and "replaced" in out and "Planning loss" not in out and "before" in out
