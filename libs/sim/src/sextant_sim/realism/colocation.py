@@ -2,7 +2,10 @@
 
 `colocation_matrix(seed, rows=…, cols=…, world=…)`: single-node batch victims × co-runners on the
 reference platform (the catalogue's high-end platform) at full occupancy; value = the victim's
-speed factor next to that co-runner (co-located / alone), in (0, 1]. Victims and co-runners are
+speed factor next to that co-runner (co-located / alone), as measured — with the twin's own
+profiling noise on each of the two runs, like the measured matrices REALISM.md's bands come from
+(85 % of the true factors are within 1 % of 1, and without run-to-run noise those near-1 columns
+are perfectly structured, which no measurement is). Victims and co-runners are
 drawn from the world's own generator (`workloads.generate.generate`, the batch families of
 `FAMILIES` round-robin, streams ``rng_for(seed, "realism-victim"|"realism-corunner", family, j)``:
 no scenario workload uses them) and the factor is the world's own interference model
@@ -66,11 +69,19 @@ def _pair_factors(victims: list[WorkloadTruth], corunners: list[WorkloadTruth], 
 
 
 def colocation_matrix(seed: int, *, rows: int = 240, cols: int = 180, world: str = groundtruth.DEFAULT_WORLD,
-                      model: str = "graded") -> Matrix:
+                      model: str = "graded", measured: bool = True) -> Matrix:
+    """The victims' speed factors; `measured` (default) as an experiment measures them: the ratio of
+    two runs (co-located, alone), each with the twin's profiling noise (log-normal, sd
+    `noise.perf_sd`, as `profiler.Profiler.measure`), so log sd perf_sd·√2 per pair, from the
+    stream ``rng_for(seed, "realism-measure")``. `measured=False`: the noise-free truth."""
     cat = catalogue(CATALOGUE)
     victims = _draws(seed, "realism-victim", rows, world, cat)
     corunners = _draws(seed, "realism-corunner", cols, world, cat)
     f = _pair_factors(victims, corunners, world, cat, cat.reference().platform_id, 1.0, model)
+    if measured:
+        sd = groundtruth.load(groundtruth.world_file(world)).noise.perf_sd
+        e = rng_for(seed, "realism-measure").standard_normal((2, rows, cols))
+        f = f * np.exp(sd * (e[0] - e[1]))
     return Matrix(row_ids=tuple(v.ref for v in victims), col_ids=tuple(c.ref for c in corunners), values=f)
 
 
