@@ -11,7 +11,9 @@ Per seed, three observable outcomes of the ground truth (`sextant_sim.realism`):
 - `scaleout`: analytics workloads × 1, 2, 4, 8 nodes, throughput (`scaleout_matrix`);
 
 each summarised by the statistics of `shared/tools/realism_check.py` at the measured shape
-(`{"twin": {"r1", "r3", "corr", "rms"}, "band": {...}, "within": bool}`). A builder that raises
+(`{"twin": {"r1", "r3", "corr", "rms"}, "band": {...}, "within": bool}`). `colocation_all_families`:
+the same co-location statistics with every scenario family as victims and co-runners (300 × 200;
+the multi-node families' caused multiplier is set on it). A builder that raises
 `NotImplementedError` is reported as `{"error": "not built"}`. Reported but never calibrated on:
 `interference_scores`, the same statistics of the matrix the classifier fills (tolerated + caused
 per source, 20 columns, noise-free) with its column-shuffled null, and `pair_keep_share`, the second
@@ -68,7 +70,7 @@ def _shuffled_null(values: np.ndarray, seed: int) -> np.ndarray:
 
 
 def one_seed(seed: int, world: str, quick: bool, dump: Path | None) -> dict[str, Any]:
-    from sextant_sim.realism import band_stats, colocation, heterogeneity_matrix, scaleout_matrix
+    from sextant_sim.realism import band_stats, colocation, heterogeneity_matrix, scaleout_matrix, within_band
 
     rows, cols, het_rows, pairs, score_rows = (80, 40, 40, 300, 100) if quick else (240, 180, 120, 2000, 400)
     out: dict[str, Any] = {
@@ -77,6 +79,11 @@ def one_seed(seed: int, world: str, quick: bool, dump: Path | None) -> dict[str,
         "heterogeneity": _matrix_report("heterogeneity", lambda: heterogeneity_matrix(seed, rows=het_rows), dump),
         "scaleout": _matrix_report("scaleout", lambda: scaleout_matrix(seed, rows=het_rows), dump),
     }
+    allf = colocation.colocation_matrix(seed, rows=rows + rows // 4, cols=cols + cols // 9, world=world,
+                                        families=colocation.ALL_FAMILIES)
+    out["colocation_all_families"] = {"twin": {k: round(v, 4) for k, v in band_stats(allf.values, (71, 22)).items()},
+                                      "shape": list(allf.values.shape)}
+    out["colocation_all_families"]["within"] = within_band("colocation", out["colocation_all_families"]["twin"])
     sc = colocation.interference_scores(seed, rows=score_rows, world=world)
     twin = band_stats(sc.values, SCORE_SHAPE)
     null = band_stats(_shuffled_null(sc.values, seed), SCORE_SHAPE)
@@ -114,7 +121,7 @@ def _mean(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
     reps = list(per_seed.values())
     out: dict[str, Any] = {}
-    for name in ("colocation", "heterogeneity", "scaleout", "interference_scores"):
+    for name in ("colocation", "heterogeneity", "scaleout", "colocation_all_families", "interference_scores"):
         if "twin" not in reps[0][name]:
             out[name] = reps[0][name]
             continue
@@ -124,7 +131,8 @@ def _mean(per_seed: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 out[name][part] = {k: round(float(np.mean([r[name][part][k] for r in reps])), 4)
                                    for k in reps[0][name][part]}
         if "within" in out[name]:
-            out[name]["within"] = within_band(name, out[name]["twin"])
+            out[name]["within"] = within_band("colocation" if name.startswith("colocation") else name,
+                                              out[name]["twin"])
     out["pair_keep_share"] = round(float(np.mean([r["pair_keep_share"] for r in reps])), 4)
     return out
 
@@ -159,6 +167,7 @@ def main() -> int:
         "benchmark": "realism", "code_version": code_version(), "twin_version": groundtruth.world_version(world),
         "world": world, "seeds": seeds, "quick": args.quick,
         "colocation": first["colocation"], "heterogeneity": first["heterogeneity"], "scaleout": first["scaleout"],
+        "colocation_all_families": first["colocation_all_families"],
         "interference_scores": first["interference_scores"], "pair_keep_share": first["pair_keep_share"],
         "per_seed": per_seed, "worst": _worst(per_seed),
         "load_avg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},

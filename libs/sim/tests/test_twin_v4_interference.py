@@ -107,3 +107,19 @@ def test_latent_parameters_are_validated() -> None:
         groundtruth.Latent.model_validate({**raw.model_dump(), "phase_factor": {"memory": "gpu"}})
     with pytest.raises(ValidationError):
         groundtruth.Latent.model_validate({**raw.model_dump(), "loadings": {"memory_cap": [1.0, 0.0, 0.0]}})
+
+
+def test_only_multi_node_families_get_the_smaller_caused_multiplier() -> None:
+    from sextant_sim.workloads.generate import latent_interference, latent_rng
+
+    cat = catalogue("paragon-ec2")
+    concepts = concept_matrix(cat, V4)
+    lat = V4.latent
+    assert lat is not None and lat.multi_node_caused < 1.0
+    for fam in ("paragon-io", "hadoop", "webserver"):
+        w = generate("x", fam, rng_for(3, "mult", fam), cat, concepts, V4, DrawOptions())
+        raw = latent_interference(fam, V4, latent_rng(rng_for(3, "mult", fam))).caused
+        scale = V4.families[fam].interference.caused_scale
+        assert scale is not None  # all three set a fixed per-node scale
+        mult = scale * (lat.multi_node_caused if V4.families[fam].shape != "single" else 1.0)
+        assert np.allclose(w.caused, np.clip(raw * mult, 0.0, 100.0))

@@ -94,8 +94,8 @@ class Latent(_M):
     by pressure on it). `loadings[source]` (one weight per factor) says which sources share
     hardware. Caused pressure is monotone increasing in (Λ·d)_s, the tolerated score monotone
     decreasing in (Λ·σ)_s: τ_s = `tolerated_max` / (1 + `tolerated.scale` · ((Λ·σ)_s + base) · noise).
-    Caused levels are per thread (× threads^0.6) for single-node families and × the family's
-    `caused_scale` × `multi_node_caused` for the others. `phase_factor[phase model]` names the
+    Caused levels are per thread (× threads^0.6), or × the family's `caused_scale` when it sets
+    one; multi-node families (analytics, services) × `multi_node_caused` on top. `phase_factor[phase model]` names the
     factor a phase model moves."""
 
     factors: tuple[str, ...]

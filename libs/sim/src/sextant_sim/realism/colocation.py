@@ -35,17 +35,21 @@ from ..workloads.performance import concept_matrix
 from .stats import Matrix
 
 FAMILIES = ("paragon-st", "paragon-mt", "paragon-mp", "paragon-io")
+# every family of the bundled scenarios but memcached-large (one 24 h deployment): the all-family
+# matrix, reported beside the batch one (multi-node families' caused multiplier is set on it)
+ALL_FAMILIES = (*FAMILIES, "hadoop", "spark", "storm", "memcached", "webserver", "cassandra")
 CATALOGUE = "paragon-ec2"
 SMALL_PLATFORM = "m3.xlarge"  # 4 cores: the most common small EC2 type of the Paragon catalogue
 KEEP = 0.98
 
 
-def _draws(seed: int, stream: str, n: int, world: str, cat: Catalogue) -> list[WorkloadTruth]:
+def _draws(seed: int, stream: str, n: int, world: str, cat: Catalogue,
+           families: tuple[str, ...] = FAMILIES) -> list[WorkloadTruth]:
     gt = groundtruth.load(groundtruth.world_file(world))
     concepts = concept_matrix(cat, gt)
     out = []
     for i in range(n):
-        fam, j = FAMILIES[i % len(FAMILIES)], i // len(FAMILIES)
+        fam, j = families[i % len(families)], i // len(families)
         out.append(generate(f"{stream}:{fam}:{j}", fam, rng_for(seed, stream, fam, j), cat, concepts, gt,
                             DrawOptions()))
     return out
@@ -69,14 +73,17 @@ def _pair_factors(victims: list[WorkloadTruth], corunners: list[WorkloadTruth], 
 
 
 def colocation_matrix(seed: int, *, rows: int = 240, cols: int = 180, world: str = groundtruth.DEFAULT_WORLD,
-                      model: str = "graded", measured: bool = True) -> Matrix:
+                      model: str = "graded", measured: bool = True,
+                      families: tuple[str, ...] = FAMILIES) -> Matrix:
     """The victims' speed factors; `measured` (default) as an experiment measures them: the ratio of
     two runs (co-located, alone), each with the twin's profiling noise (log-normal, sd
     `noise.perf_sd`, as `profiler.Profiler.measure`), so log sd perf_sd·√2 per pair, from the
-    stream ``rng_for(seed, "realism-measure")``. `measured=False`: the noise-free truth."""
+    stream ``rng_for(seed, "realism-measure")``. `measured=False`: the noise-free truth.
+    `families` (default the batch ones) are drawn round-robin for both victims and co-runners; a
+    multi-node workload stands for one of its nodes (its per-node caused pressure, at peak load)."""
     cat = catalogue(CATALOGUE)
-    victims = _draws(seed, "realism-victim", rows, world, cat)
-    corunners = _draws(seed, "realism-corunner", cols, world, cat)
+    victims = _draws(seed, "realism-victim", rows, world, cat, families)
+    corunners = _draws(seed, "realism-corunner", cols, world, cat, families)
     f = _pair_factors(victims, corunners, world, cat, cat.reference().platform_id, 1.0, model)
     if measured:
         sd = groundtruth.load(groundtruth.world_file(world)).noise.perf_sd

@@ -68,7 +68,7 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
     if gt.latent is not None:
         lat = latent_interference(family_name, gt, latent_rng(rng))
         caused, tolerated = lat.caused, lat.tolerated
-        if scale is not None:
+        if fam.shape != "single":
             mult *= gt.latent.multi_node_caused
         if opts.phases:
             shares = lat.shares(gt.latent.factors.index(gt.latent.phase_factor[opts.phases]))
