@@ -8,6 +8,8 @@
     sextant sim compare SCENARIO --profiles P1,P2,... [--seed N] [--json PATH] [--quiet]
         several profiles on the same arrivals (common random numbers); one table; --json writes
         {"scenario", "seed", "twin_version", "profiles": {NAME: {metrics}}}.
+    Both take --world v3|v4: the ground truth (default the scenario's own, v4); v3 is the stress
+    world whose interference is independent per source. `twin_version` names the world's file.
     sextant sim list
         the bundled scenarios (with their demand/capacity ratios) and the profiles.
 
@@ -27,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
-from . import baselines
+from . import baselines, groundtruth
 from .scenarios import Scenario, load_scenario, names
 from .setup import prepare
 
@@ -38,9 +40,9 @@ class UsageError(Exception):
     """A bad scenario or profile name, or an invalid scenario file (exit status 2)."""
 
 
-def _scenario(name: str) -> Scenario:
+def _scenario(name: str, world: str | None = None) -> Scenario:
     try:
-        return load_scenario(name)
+        return load_scenario(name, world=world)
     except KeyError as e:
         raise UsageError(f"unknown scenario {name!r}; known: {', '.join(names())} (or a path to a .yaml file)") from e
     except ValidationError as e:
@@ -78,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import summary_table, write_outputs
     from .runner import run_profile
 
-    sc = _scenario(args.scenario)
+    sc = _scenario(args.scenario, args.world)
     (profile,) = _profiles(args.profile)
     err = Console(stderr=True, quiet=args.quiet)
     out_dir = Path(args.out) if args.out else None
@@ -95,7 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if log is not None:
             log.close()
-    _out(args.quiet).print(summary_table(sc.name, profile, args.seed, res.summary))
+    _out(args.quiet).print(summary_table(sc.name, profile, args.seed, res.summary, setup.twin_version))
     if out_dir is not None:
         written = write_outputs(out_dir, sc.name, profile, args.seed, res)
         err.print(f"wrote {out_dir / 'events.jsonl'}, " + ", ".join(str(p) for p in written))
@@ -106,7 +108,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .report import compare_json, compare_table
     from .runner import run_profile, write_json
 
-    sc = _scenario(args.scenario)
+    sc = _scenario(args.scenario, args.world)
     profiles = _profiles(args.profiles)
     err = Console(stderr=True, quiet=args.quiet)
     setup = prepare(sc, args.seed)
@@ -117,7 +119,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         with bar:
             results[p] = run_profile(setup, p, args.seed, progress=None if args.quiet else update,
                                      classifier=args.classifier).summary
-    doc = compare_json(sc.name, args.seed, results)
+    doc = compare_json(sc.name, args.seed, results, setup.twin_version)
     doc["classifier"] = args.classifier
     extra = (f" · demand/capacity {setup.demand_capacity_ratio:.3f} (peak {setup.peak_demand_ratio():.3f})"
              f" · {len(setup.servers)} servers")
@@ -151,6 +153,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="bundled scenario name or path to a scenario YAML")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    p.add_argument("--world", choices=sorted(groundtruth.WORLDS), default=None,
+                   help="the ground truth to run in (default: the scenario's, v4 unless it says otherwise); "
+                        "v3 = interference independent per source, the stress world")
     p.add_argument("--classifier", choices=baselines.CLASSIFIERS, default="cf",
                    help="what the baselines and sextant/paragon classify with: the classification engine "
                         "(cf, default) or the twin's estimate port (truth + Table III noise)")

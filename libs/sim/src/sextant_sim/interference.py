@@ -1,6 +1,8 @@
 """Interference ground truth over the 10 sources of Paragon Table II — richer than any policy's view.
 
-Inputs per server: the residents' caused pressures `C` (n × 10, reference-intensity units already
+The per-workload caused and tolerated levels are drawn in `workloads/generate.py` (v4: from latent
+resource demands shared across sources; v3: independently per source). Inputs per server: the
+residents' caused pressures `C` (n × 10, reference-intensity units already
 divided by the platform's capacity scale, so a low-end server feels the same co-runner more), their
 tolerated scores `T` (n × 10) and the core occupancy of the server. Output: each resident's speed
 factor in (0, 1] (1 = no interference). Three models, selectable per scenario (`interference_model`):

@@ -41,8 +41,9 @@ def _fmt(key: str, v: Any) -> str:
     return str(v)
 
 
-def summary_table(scenario: str, profile: str, seed: int, summary: dict[str, Any]) -> Table:
-    t = Table(title=f"{scenario} · {profile} · seed {seed} · twin {TWIN_VERSION}")
+def summary_table(scenario: str, profile: str, seed: int, summary: dict[str, Any],
+                  twin_version: str = TWIN_VERSION) -> Table:
+    t = Table(title=f"{scenario} · {profile} · seed {seed} · twin {twin_version}")
     t.add_column("metric")
     t.add_column("value", justify="right")
     for k in (*HEADLINE, "events", "events_per_second", "simulated_seconds"):
@@ -68,8 +69,9 @@ def compare_table(doc: dict[str, Any], extra: str = "") -> Table:
     return t
 
 
-def compare_json(scenario: str, seed: int, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {"scenario": scenario, "seed": seed, "twin_version": TWIN_VERSION,
+def compare_json(scenario: str, seed: int, results: dict[str, dict[str, Any]],
+                 twin_version: str = TWIN_VERSION) -> dict[str, Any]:
+    return {"scenario": scenario, "seed": seed, "twin_version": twin_version,
             "profiles": {p: {k: v for k, v in s.items() if k != "normalized_performance"}
                          for p, s in results.items()}}
 
@@ -119,7 +121,7 @@ def write_outputs(out: Path, scenario: str, profile: str, seed: int, res: RunRes
     from . import stragglers
 
     out.mkdir(parents=True, exist_ok=True)
-    doc = {"scenario": scenario, "profile": profile, "seed": seed, "twin_version": TWIN_VERSION,
+    doc = {"scenario": scenario, "profile": profile, "seed": seed, "twin_version": res.engine.setup.twin_version,
            "log_sha256": res.log_sha256, "summary": res.summary}
     paths = [out / "summary.json"]
     paths[0].write_text(codec.dumps(doc) + "\n")

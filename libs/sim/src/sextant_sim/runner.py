@@ -22,7 +22,6 @@ from sextant_core.policies import Classifier
 from . import baselines
 from .engine import Engine, Progress
 from .estimates import EstimateSource
-from .groundtruth import TWIN_VERSION
 from .logsink import LogSink
 from .metrics import summarize
 from .oracle import oracle_view
@@ -99,7 +98,7 @@ def compare(scenario: str | Scenario, profiles: list[str], seed: int = 1,
     """All `profiles` on the same arrivals; the JSON of `sextant sim compare --json`."""
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     setup = prepare(sc, seed)
-    out: dict[str, Any] = {"scenario": sc.name, "seed": seed, "twin_version": TWIN_VERSION,
+    out: dict[str, Any] = {"scenario": sc.name, "seed": seed, "twin_version": setup.twin_version, "world": sc.world,
                            "interference_model": sc.interference_model, "noise_scale": sc.noise_scale,
                            "servers": len(setup.servers), "cores": setup.cat.cores,
                            "demand_capacity_ratio": round(setup.demand_capacity_ratio, 4),

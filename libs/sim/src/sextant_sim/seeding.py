@@ -58,7 +58,7 @@ from sextant_core.profiling.plan import (
 )
 
 from .arrivals import rng_for
-from .groundtruth import SOURCES, TWIN_VERSION
+from .groundtruth import SOURCES
 from .setup import Setup
 from .workloads.base import WorkloadTruth
 from .workloads.generate import DrawOptions, generate
@@ -170,7 +170,7 @@ def campaign(setup: Setup, families: tuple[str, ...] | None = None, per_kind: in
 
 def _key(setup: Setup, families: tuple[str, ...], per_kind: int) -> tuple[object, ...]:
     sc = setup.scenario
-    return (setup.cat.name, families, per_kind, TWIN_VERSION, sc.interference_model, sc.noise_scale, setup.seed)
+    return (setup.cat.name, families, per_kind, setup.twin_version, sc.interference_model, sc.noise_scale, setup.seed)
 
 
 _CACHE: dict[tuple[object, ...], tuple[KnowledgeSeeded, ...]] = {}

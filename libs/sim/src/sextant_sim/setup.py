@@ -42,6 +42,11 @@ class Setup:
     profiler: Profiler
 
     @property
+    def twin_version(self) -> str:
+        """`twin_version` of the world this setup was drawn in (`Scenario.world`)."""
+        return groundtruth.world_version(self.scenario.world)
+
+    @property
     def demand_capacity_ratio(self) -> float:
         """Σ needed cores of all workloads / cluster cores: the load a scenario offers if everything
         ran at once (an upper bound of the concurrent demand; Paragon §5 defines load by cores)."""
@@ -81,7 +86,7 @@ def _failures(sc: Scenario, seed: int, servers: list[tuple[str, Platform]], hori
 
 
 def prepare(sc: Scenario, seed: int) -> Setup:
-    gt = groundtruth.load()
+    gt = groundtruth.load(groundtruth.world_file(sc.world))
     cat = catalogue(sc.catalogue)
     concepts = concept_matrix(cat, gt)
     subs = submissions(sc, seed, cat, concepts, gt)

@@ -1,6 +1,8 @@
 """The twin's ground-truth parameters: one versioned YAML file (`CURRENT`, now `v4.yaml`), validated here.
 
 Older versions stay loadable (`load("v1.yaml")`) so a report made with them can be reproduced.
+A scenario runs in a named *world* (`WORLDS`, `Scenario.world`): `v4` (the default, `CURRENT`) or
+`v3` (interference drawn independently per source — the stress world of robustness tables).
 
 `load()` returns the typed parameters; `TWIN_VERSION` is `"<version>-<hash8>"` of the file's bytes,
 so any edit to the world shows in every report (`sim compare` JSON `twin_version`). Only the
@@ -15,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
+import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sextant_contracts.model import INTERFERENCE_SOURCES
@@ -106,6 +109,60 @@ class Interference(_M):
         if tuple(sorted(v)) != tuple(sorted(SOURCES)):
             raise ValueError(f"must name exactly the 10 sources {SOURCES}")
         return v
+
+
+class LatentSide(_M):
+    """How one side (caused or tolerated) maps a workload's latent vector to its 10 sources:
+    level = `scale` · ((Λ·v)_s + `base`) · exp(`noise` · ε_s − `noise`²/2), ε_s ~ N(0, 1) per
+    source (idiosyncratic, mean-preserving)."""
+
+    scale: float = Field(gt=0)
+    base: float = Field(ge=0)
+    noise: float = Field(ge=0)
+
+
+class Latent(_M):
+    """Interference from latent resource demands (v4; absent in v1–v3, whose interference is drawn
+    independently per source from the family's roles).
+
+    Each workload draws a demand d (one value per factor) log-normally around its family's
+    centroid (`centroids[family]`, per-instance log spread `spread` per factor), and a sensitivity
+    σ = d^`coupling` · exp(`sensitivity_spread` · η) (a workload that uses a resource is usually hurt
+    by pressure on it). `loadings[source]` (one weight per factor) says which sources share
+    hardware. Caused pressure is monotone increasing in (Λ·d)_s, the tolerated score monotone
+    decreasing in (Λ·σ)_s: τ_s = `tolerated_max` / (1 + `tolerated.scale` · ((Λ·σ)_s + base) · noise).
+    Caused levels are per thread (× threads^0.6), or × the family's `caused_scale` when it sets
+    one; multi-node families (analytics, services) × `multi_node_caused` on top. `phase_factor[phase model]` names the
+    factor a phase model moves."""
+
+    factors: tuple[str, ...]
+    loadings: dict[str, tuple[float, ...]]
+    centroids: dict[str, tuple[float, ...]]
+    spread: float = Field(ge=0)
+    coupling: float = Field(ge=0)
+    sensitivity_spread: float = Field(ge=0)
+    caused: LatentSide
+    tolerated: LatentSide
+    tolerated_max: float = Field(gt=3, le=100)
+    multi_node_caused: float = Field(gt=0)
+    phase_factor: dict[str, str]
+
+    @model_validator(mode="after")
+    def _shapes(self) -> Latent:
+        k = len(self.factors)
+        if tuple(sorted(self.loadings)) != tuple(sorted(SOURCES)):
+            raise ValueError(f"loadings must name exactly the 10 sources {SOURCES}")
+        for name, vec in (*self.loadings.items(), *self.centroids.items()):
+            if len(vec) != k or min(vec) < 0:
+                raise ValueError(f"{name}: {k} non-negative values expected (one per factor)")
+        for model, f in self.phase_factor.items():
+            if f not in self.factors:
+                raise ValueError(f"phase model {model!r} moves unknown factor {f!r}")
+        return self
+
+    def matrix(self) -> np.ndarray:
+        """Λ, (10 sources × factors), rows in `SOURCES` order."""
+        return np.array([self.loadings[s] for s in SOURCES], dtype=float)
 
 
 class Memory(_M):
@@ -208,6 +265,15 @@ class GroundTruth(_M):
     phases: dict[str, PhaseModel]
     stragglers: Stragglers | None = None  # absent in v1
     scaleout: ScaleOut | None = None  # absent before v4
+    latent: Latent | None = None  # absent in v1–v3: interference independent per source
+
+    @model_validator(mode="after")
+    def _latent_families(self) -> GroundTruth:
+        if self.latent is not None:
+            missing = sorted(set(self.families) - set(self.latent.centroids))
+            if missing:
+                raise ValueError(f"latent.centroids misses families {missing}")
+        return self
 
 
 def _raw(name: str = CURRENT) -> bytes:
@@ -223,6 +289,26 @@ def load(name: str = CURRENT) -> GroundTruth:
 def twin_version(name: str = CURRENT) -> str:
     gt = load(name)
     return f"{gt.version}-{hashlib.sha256(_raw(name)).hexdigest()[:8]}"
+
+
+# Named worlds a scenario can select (`Scenario.world`): the default is the current ground truth;
+# `v3` keeps interference independent per source (no latent demands) — a stress world for
+# robustness tables, where two profiled sources say nothing about the other eight.
+WORLDS = {"v3": "v3.yaml", "v4": "v4.yaml"}
+DEFAULT_WORLD = "v4"
+
+
+def world_file(world: str) -> str:
+    """The ground-truth file of a named world (`WORLDS`)."""
+    try:
+        return WORLDS[world]
+    except KeyError:
+        raise KeyError(f"unknown world {world!r}; known: {', '.join(sorted(WORLDS))}") from None
+
+
+def world_version(world: str) -> str:
+    """`twin_version` of a named world's file: what reports print as `twin_version`."""
+    return twin_version(world_file(world))
 
 
 TWIN_VERSION = twin_version()

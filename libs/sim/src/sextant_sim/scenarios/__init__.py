@@ -1,9 +1,10 @@
 """Scenarios: typed YAML files (this folder) describing a cluster, workload groups and their
-arrival processes, the world's variant (interference model, noise scale) and telemetry cadence.
+arrival processes, the world's variant (ground-truth world, interference model, noise scale) and
+telemetry cadence.
 
 `load_scenario(name_or_path, **overrides)` validates the file into a frozen `Scenario`;
 `names()` lists the bundled ones. Overrides are the scenario parameters a sensitivity study varies
-(`interference_model`, `noise_scale`, group `count` via `scale_counts`).
+(`world`, `interference_model`, `noise_scale`, group `count` via `scale_counts`).
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class Scenario(_M):
     catalogue: str
     groups: tuple[Group, ...]
     interference_model: Literal["graded", "threshold", "logistic"] = "graded"
+    # the ground truth the scenario runs in (`groundtruth.WORLDS`): v4 (latent resource demands,
+    # the default) or v3 (interference independent per source, the stress world)
+    world: Literal["v3", "v4"] = "v4"
     noise_scale: float = Field(default=1.0, ge=0)
     telemetry: Telemetry = Telemetry()
     failures: Failures | None = None

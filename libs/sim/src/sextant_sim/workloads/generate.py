@@ -4,11 +4,20 @@ The draw order is fixed (shape-independent draws first), so a workload's truth d
 (scenario seed, workload index, family, catalogue, options) — common random numbers across every
 profile of a `compare`.
 
-Interference truth: roles (groundtruth/v2.yaml, `interference.heavy_caused` ...): a low base level
-of caused pressure and a high base tolerance on every source, 1–3 heavy sources drawn with the
-family's weights (high caused pressure), sensitive sources (low tolerance) overlapping the heavy
-ones with probability `heavy_sensitive` plus a few extra ones. Clipped to [0, 100] (tolerated to
-[3, 100]).
+Interference truth, two worlds:
+
+- v1–v3 (`_interference`, roles of `interference.heavy_caused` ...): a low base level of caused
+  pressure and a high base tolerance on every source, 1–3 heavy sources drawn with the family's
+  weights (high caused pressure), sensitive sources (low tolerance) overlapping the heavy ones with
+  probability `heavy_sensitive` plus a few extra ones — independent across sources.
+- v4 (`latent_interference`, the ground truth's `latent` section): latent demands on three
+  factors (core, memory, io) around the family's centroid; each source's caused level and
+  tolerated score are monotone in its loadings on them plus idiosyncratic noise, so sources that
+  share hardware move together. Drawn from `latent_rng`, a child stream of the workload's seed
+  sequence; the v3 roles are still drawn from the main stream (and discarded), so every other draw
+  — durations, reservations, phases, hence targets — is v3's. A phase scales a latent factor.
+
+Caused levels are clipped to [0, 100], tolerated scores to [3, 100].
 """
 
 from __future__ import annotations
@@ -60,12 +69,21 @@ def generate(ref: str, family_name: str, rng: np.random.Generator, cat: Catalogu
     activity = uniform(fam.activity, rng)
     sens = np.array([uniform(fam.sensitivity.get(c, (0.0, 0.0)), rng) for c in gt.performance.concepts])
     speed = draw_speeds(sens, concepts, gt, rng, cpu_trait_matrix(cat, gt.performance.cpu_traits), prng)
-    caused, tolerated = _interference(fam, gt, rng)
+    caused, tolerated = _interference(fam, gt, rng)  # v4 still draws it: the stream stays aligned
     scale = fam.interference.caused_scale
-    caused = np.clip(caused * (float(threads) ** THREAD_EXPONENT if scale is None else scale), 0.0, 100.0)
+    mult = float(threads) ** THREAD_EXPONENT if scale is None else scale
+    shares: tuple[np.ndarray, np.ndarray] | None = None
+    if gt.latent is not None:
+        lat = latent_interference(family_name, gt, latent_rng(rng))
+        caused, tolerated = lat.caused, lat.tolerated
+        if fam.shape != "single":
+            mult *= gt.latent.multi_node_caused
+        if opts.phases:
+            shares = lat.shares(gt.latent.factors.index(gt.latent.phase_factor[opts.phases]))
+    caused = np.clip(caused * mult, 0.0, 100.0)
     mem_over = uniform(fam.requested_memory_over, rng)
     res_factor, mem_under = _reservation(gt, opts.reservations, rng)
-    phases = _phases(gt, opts.phases, rng) if opts.phases else ()
+    phases = _phases(gt, opts.phases, rng, shares) if opts.phases else ()
     kind = WorkloadKind(fam.kind)
     base = dict(ref=ref, family=family_name, kind=kind, shape=fam.shape, threads=threads,
                 parallel_fraction=f, footprint_gb=footprint, activity=activity, speed=speed,
@@ -115,6 +133,68 @@ def _interference(fam: Family, gt: GroundTruth, rng: np.random.Generator) -> tup
     return caused, tolerated
 
 
+LATENT_STREAM = 0x4C41  # spawn key of the latent-demand child stream ("LA")
+
+
+def latent_rng(rng: np.random.Generator) -> np.random.Generator:
+    """The workload's dedicated stream for its latent demands: a child of its own seed sequence
+    (same entropy, spawn key + `LATENT_STREAM`), derived without drawing from or mutating `rng`, so
+    every other draw of the workload (durations, reservations, phases, targets) is v3's."""
+    ss = rng.bit_generator.seed_seq
+    assert isinstance(ss, np.random.SeedSequence)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        ss.entropy, spawn_key=(*ss.spawn_key, LATENT_STREAM))))
+
+
+@dataclass(frozen=True, slots=True)
+class LatentDraw:
+    """One workload's latent interference: demand `d` and sensitivity `sens` per factor, and the
+    resulting per-source caused level (per thread, before the family's multiplier) and tolerated
+    score; `load_c`/`load_t` are the per-source, per-factor terms Λ_sk·d_k and Λ_sk·σ_k."""
+
+    demand: np.ndarray
+    sens: np.ndarray
+    caused: np.ndarray
+    tolerated: np.ndarray
+    load_c: np.ndarray
+    load_t: np.ndarray
+    base_c: float
+    base_t: float
+
+    def shares(self, factor: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per source, the share of its caused level and of its sensitivity that comes from
+        `factor`: a phase that scales that factor by (1 + m) scales the source's caused level by
+        1 + m·share (exactly 1 + m on a source loaded on that factor alone)."""
+        c = self.load_c[:, factor] / (self.load_c.sum(axis=1) + self.base_c)
+        t = self.load_t[:, factor] / (self.load_t.sum(axis=1) + self.base_t)
+        return c, t
+
+
+def latent_interference(family: str, gt: GroundTruth, rng: np.random.Generator) -> LatentDraw:
+    """(caused per thread, tolerated) per source from latent resource demands (`groundtruth.Latent`).
+
+    Draw order (fixed): factor demand noise (K), sensitivity noise (K), caused noise (10),
+    tolerated noise (10)."""
+    lat = gt.latent
+    assert lat is not None
+    lam = lat.matrix()
+    k = lam.shape[1]
+    centre = np.asarray(lat.centroids[family], dtype=float)
+    demand = centre * np.exp(lat.spread * rng.standard_normal(k) - lat.spread ** 2 / 2)
+    sens = demand ** lat.coupling * np.exp(lat.sensitivity_spread * rng.standard_normal(k)
+                                           - lat.sensitivity_spread ** 2 / 2)
+    ec = rng.standard_normal(N)
+    et = rng.standard_normal(N)
+    load_c = lam * demand
+    load_t = lam * sens
+    c, t = lat.caused, lat.tolerated
+    caused = c.scale * (load_c.sum(axis=1) + c.base) * np.exp(c.noise * ec - c.noise ** 2 / 2)
+    tol = lat.tolerated_max / (1.0 + t.scale * (load_t.sum(axis=1) + t.base)
+                               * np.exp(t.noise * et - t.noise ** 2 / 2))
+    return LatentDraw(demand=demand, sens=sens, caused=caused, tolerated=np.clip(tol, 3.0, 100.0),
+                      load_c=load_c, load_t=load_t, base_c=c.base, base_t=t.base)
+
+
 def _top_k(weights: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """k distinct indices drawn with probabilities ∝ weights (Gumbel top-k; always N draws)."""
     g = rng.gumbel(size=len(weights))
@@ -146,7 +226,13 @@ def phase_time_factor(phases: tuple[Phase, ...]) -> float:
     return sum((end - p.start) / p.speed for p, end in zip(phases, ends, strict=True))
 
 
-def _phases(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[Phase, ...]:
+def _phases(gt: GroundTruth, model: str, rng: np.random.Generator,
+            shares: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[Phase, ...]:
+    """Three phases (same draws in every version). v1–v3: phase 2 multiplies the caused level of
+    the model's `sources` by 1 + m and divides their tolerance by 1 + m/2. v4 (`shares`, from
+    `LatentDraw.shares`): the phase scales one latent factor, so each source moves by its share of
+    that factor — 1 + m·share_c and 1 / (1 + m/2·share_t): several sources at once, v3's
+    magnitude on a source loaded on that factor alone."""
     pm = gt.phases[model]
     b1 = uniform(pm.boundaries[0], rng)
     b2 = uniform(pm.boundaries[1], rng)
@@ -157,11 +243,15 @@ def _phases(gt: GroundTruth, model: str, rng: np.random.Generator) -> tuple[Phas
     else:  # v3: the phase magnitude sets the speed too
         assert pm.speed_per_magnitude is not None
         drop = min(pm.speed_per_magnitude * m, 0.9)
-    idx = [SOURCES.index(s) for s in pm.sources]
-    hi_c = np.ones(N)
-    hi_c[idx] = 1.0 + m
-    hi_t = np.ones(N)
-    hi_t[idx] = 1.0 / (1.0 + 0.5 * m)
+    if shares is None:
+        idx = [SOURCES.index(s) for s in pm.sources]
+        hi_c = np.ones(N)
+        hi_c[idx] = 1.0 + m
+        hi_t = np.ones(N)
+        hi_t[idx] = 1.0 / (1.0 + 0.5 * m)
+    else:
+        hi_c = 1.0 + m * shares[0]
+        hi_t = 1.0 / (1.0 + 0.5 * m * shares[1])
     return (Phase(start=0.0),
             Phase(start=b1, speed=1.0 - drop, caused=hi_c, tolerated=hi_t, footprint=1.0 + growth),
             Phase(start=b2, speed=1.0, caused=1.0 + (hi_c - 1.0) * 0.1, tolerated=np.ones(N),
