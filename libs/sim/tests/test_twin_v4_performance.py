@@ -136,12 +136,13 @@ def test_v3_services_scale_exactly_n_times() -> None:
 # --- only the performance model changes --------------------------------------------------------
 
 def _drawn_elsewhere(t) -> tuple:
-    """Everything of a truth that is not the performance model (v3's draws)."""
+    """Everything of a truth that neither the performance model nor the interference model draws
+    (v3's draws; v4's latent interference is checked in test_twin_v4_interference.py)."""
     an = t.analytics
     sv = t.service
     return (t.family, t.kind, t.threads, t.parallel_fraction, t.footprint_gb, t.activity, t.ideal_s,
-            t.requested_cores, t.requested_memory_gb, t.needed_cores, t.caused.tobytes(), t.tolerated.tobytes(),
-            tuple((p.start, p.speed, p.footprint, p.caused.tobytes(), p.tolerated.tobytes()) for p in t.phases),
+            t.requested_cores, t.requested_memory_gb, t.needed_cores,
+            tuple((p.start, p.speed, p.footprint) for p in t.phases),
             None if an is None else (an.beta, an.kappa, an.reference_nodes, an.straggler.tobytes(), an.injected,
                                      len(an.task_work)),
             None if sv is None else (sv.qps_per_core, sv.base_latency_ms, sv.latency_bound_ms, sv.trace,
