@@ -4,7 +4,7 @@ Older versions stay loadable (`load("v1.yaml")`) so a report made with them can 
 A scenario runs in a named *world* (`WORLDS`, `Scenario.world`): `v4` (the default, `CURRENT`) or
 `v3` (interference drawn independently per source — the stress world of robustness tables).
 
-`load()` returns the typed parameters; `TWIN_VERSION` is `"<version>-<hash8>"` of the file's bytes,
+`load()` returns the typed parameters; `TWIN_VERSION` is `"<version>-<hash8>"` of the file's parsed content,
 so any edit to the world shows in every report (`sim compare` JSON `twin_version`). Only the
 world-building modules (workloads/, interference.py, cluster.py) and the two sanctioned readers
 (`oracle.py`, `estimates.py`) may use these parameters — `tests/architecture/test_no_peeking.py`.
@@ -13,6 +13,7 @@ world-building modules (workloads/, interference.py, cluster.py) and the two san
 from __future__ import annotations
 
 import hashlib
+import json
 from functools import lru_cache
 from importlib import resources
 from typing import Literal
@@ -287,8 +288,11 @@ def load(name: str = CURRENT) -> GroundTruth:
 
 
 def twin_version(name: str = CURRENT) -> str:
+    """`"<version>-<hash8>"`: the file's `version` and the SHA-256 of its parsed content as
+    canonical JSON — every change of a value changes it, a change of a comment does not."""
     gt = load(name)
-    return f"{gt.version}-{hashlib.sha256(_raw(name)).hexdigest()[:8]}"
+    content = json.dumps(yaml.safe_load(_raw(name)), sort_keys=True, separators=(",", ":"))
+    return f"{gt.version}-{hashlib.sha256(content.encode()).hexdigest()[:8]}"
 
 
 # Named worlds a scenario can select (`Scenario.world`): the default is the current ground truth;
