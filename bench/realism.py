@@ -31,6 +31,9 @@ machine's load.
 
 from __future__ import annotations
 
+import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
+
+# isort: split
 import argparse
 import json
 import os
