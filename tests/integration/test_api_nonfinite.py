@@ -13,8 +13,7 @@ import pytest
 from sextant_admission.testing import InProcessApi, api_under_test, own_database
 from sextant_kit.problems import MEDIA_TYPE, TYPE_BASE
 
-pytestmark = [pytest.mark.integration, pytest.mark.xfail(
-    strict=True, reason="non-finite numbers reach the handlers: 500 internal-error")]
+pytestmark = pytest.mark.integration
 
 WL = "/v1/workloads"
 JSON = {"Content-Type": "application/json"}

@@ -14,6 +14,10 @@ Every error response of a Sextant API is `application/problem+json`:
 - `problem_route(max_body_bytes)` is the route class of a public router: it turns every error of
   its routes into a problem document, and answers 413 for a body over the limit and 415 for a body
   that is not JSON before the body is parsed. `problem_responses(...)` documents them in OpenAPI.
+- JSON has no Infinity or NaN, but Python's parser accepts the literals `Infinity`, `-Infinity`,
+  `NaN` and turns an overflowing number (`1e400`) into infinity: `non_finite_errors(doc)` lists
+  every such number as a field error (code `finite_number`), and a body that has one is a 422
+  `validation-failed` naming each field, before the route sees it.
 - `not_found_route(router)` adds a catch-all so an unknown path under the router's prefix is a
   problem document too.
 - any other exception is a problem too: 503 (`Retry-After: 1`) when a dependency is unavailable
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -128,6 +133,28 @@ def validation_errors(errors: Iterable[Mapping[str, Any]], sent: Any) -> list[di
     return out
 
 
+FINITE_CODE = "finite_number"
+
+
+def non_finite_errors(doc: Any, where: str = "body") -> list[dict[str, Any]]:
+    """A field error (`path`, `in`, `detail`, `code` = `finite_number`) for every non-finite number
+    (infinity, NaN) in a parsed JSON document, in document order."""
+    out: list[dict[str, Any]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            out.append({"path": path, "in": where, "detail": "must be a finite number", "code": FINITE_CODE})
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    walk(doc, "$")
+    return out
+
+
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries documenting problem documents for `statuses`."""
     ref = {"$ref": "#/components/schemas/ProblemDocument"}
@@ -209,10 +236,14 @@ async def _guard_body(request: Request, max_bytes: int) -> Response | None:
                         path)
     if raw:
         try:
-            json.loads(raw)
+            doc = json.loads(raw)
         except ValueError as exc:  # also a body that is not UTF-8 (FastAPI would answer a bare 400)
             return response(422, "malformed-json", "the body is not valid JSON", path,
                             errors=[{"path": "$", "in": "body", "detail": str(exc)[:200], "code": "json_invalid"}])
+        if errors := non_finite_errors(doc):
+            n = len(errors)
+            return response(422, "validation-failed", f"{n} invalid field{'s' if n != 1 else ''}: "
+                            + ", ".join(e["path"] for e in errors[:10]), path, errors=errors)
     return None
 
 
