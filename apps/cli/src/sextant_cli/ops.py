@@ -149,9 +149,21 @@ def listing(args: argparse.Namespace) -> int:
         if v.get("queue"):
             q = v["queue"]
             where = f"class {q['arq_class']} #{q['position']} ~{q['expected_wait_s'] or 0:.0f}s"
-        t.add_row(v["id"][:12], v["name"], v["kind"], v["state"], qos, where)
+        t.add_row(v["id"][:12], printable(v["name"]), v["kind"], v["state"], qos, where)
     console.print(t)
     return 0
+
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """`text` safe for a terminal: control and bidirectional-formatting characters (which the API
+    refuses in new names, but an old log may hold) shown as `\\uXXXX`; rich markup escaped."""
+    from rich.markup import escape
+
+    return escape("".join(f"\\u{ord(c):04x}" if (not c.isprintable() and c != " ") or c in _BIDI else c
+                          for c in text))
 
 
 def revoke(args: argparse.Namespace) -> int:
