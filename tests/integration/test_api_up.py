@@ -52,8 +52,10 @@ def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: di
         recorded: dict[str, Any] = {}
         try:
             assert up.returncode == 0, up.stdout + up.stderr
-            recorded = json.loads((run / "platform.json").read_text())
+            platform = json.loads((run / "platform.json").read_text())
+            recorded = platform["processes"]
             assert set(recorded) == {*SERVICES, "relay", "agent"}
+            assert platform["api"] == f"http://127.0.0.1:{port}"
             assert recorded["admission"]["port"] == port
             api = f"http://127.0.0.1:{port}"
             assert httpx.get(f"{api}/readyz", timeout=10).status_code == 200

@@ -21,9 +21,6 @@ from pathlib import Path
 import pytest
 from sextant_infra.processes import free_port
 
-pytestmark = pytest.mark.xfail(strict=True, reason="the CLI connects to 8080 whatever make up started, "
-                                                   "and prints a traceback when the API is unreachable")
-
 
 class FakeApi:
     def __init__(self) -> None:

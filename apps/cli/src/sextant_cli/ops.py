@@ -10,10 +10,13 @@
     state --at POSITION                          the cluster as of a log position (a fold)
     explain DECISION_ID                          re-run a decision from the log and show why
 
-The API verbs use `--api` (default `$SEXTANT_API_URL` or http://127.0.0.1:8080) and `--token`
-(default `$SEXTANT_TOKEN`: a tenant's token from `sextant tenants create`); errors print the API's
-problem document and exit 1. The log verbs read PostgreSQL at `--url` (default
-`$SEXTANT_DATABASE_URL`, or the one `make up` wrote in .run/).
+The API verbs find the API the way `make up` started it (`api_url`): `--api`, else the URL `sextant
+up` recorded in the run folder (`$SEXTANT_RUN_DIR`, default the repository's `.run/`), else
+`$SEXTANT_API_URL`, else `http://$SEXTANT_API_HOST:$SEXTANT_API_PORT` (127.0.0.1:8080 when unset).
+They send `--token` (default `$SEXTANT_TOKEN`: a token from `sextant tenants create`). An error
+prints the API's problem document and exits 1; an unreachable API is one line on stderr and exit 1.
+The log verbs read PostgreSQL at `--url` (default `$SEXTANT_DATABASE_URL`, or the one `make up`
+wrote in the run folder).
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,18 +38,57 @@ from rich.console import Console
 from rich.table import Table
 
 console = Console()
+PLATFORM_FILE = "platform.json"
+
+
+def run_dir() -> Path:
+    """The run folder `make up` uses: `$SEXTANT_RUN_DIR`, else the repository's `.run/`."""
+    from sextant_infra.stack import default_run_dir
+
+    return default_run_dir()
+
+
+def api_url(explicit: str | None = None) -> str:
+    """Where the API is (see the module docstring for the order)."""
+    if explicit:
+        return explicit
+    recorded = run_dir() / PLATFORM_FILE
+    if recorded.exists():
+        with contextlib.suppress(ValueError, TypeError, OSError):
+            url = json.loads(recorded.read_text()).get("api")
+            if isinstance(url, str) and url:
+                return url
+    if url := os.environ.get("SEXTANT_API_URL"):
+        return url
+    host = os.environ.get("SEXTANT_API_HOST", "127.0.0.1")
+    return f"http://{host}:{os.environ.get('SEXTANT_API_PORT', '8080')}"
 
 
 def _api(args: argparse.Namespace) -> httpx.Client:
-    base = args.api or os.environ.get("SEXTANT_API_URL", "http://127.0.0.1:8080")
     headers = {"Authorization": f"Bearer {args.token}"} if getattr(args, "token", None) else {}
-    return httpx.Client(base_url=base, timeout=10.0, headers=headers)
+    return httpx.Client(base_url=api_url(args.api), timeout=10.0, headers=headers)
+
+
+def _reaching(verb: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`verb`, with an unreachable API reported on one line (exit 1) instead of a traceback."""
+
+    @functools.wraps(verb)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return verb(args)
+        except httpx.TransportError as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"sextant {args.command}: cannot reach the API at {api_url(args.api)} ({reason}); "
+                  "is the platform up (`make up`)?", file=sys.stderr)
+            return 1
+
+    return run
 
 
 def _db_url(args: argparse.Namespace) -> str:
     url = args.url or os.environ.get("SEXTANT_DATABASE_URL")
     if not url:
-        env = Path(".run/stack.env")
+        env = run_dir() / "stack.env"
         if env.exists():
             for line in env.read_text().splitlines():
                 if line.startswith("SEXTANT_DATABASE_URL="):
@@ -57,7 +101,8 @@ def _db_url(args: argparse.Namespace) -> str:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     def api_parser(name: str, help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help)
-        p.add_argument("--api", help="API base URL (default $SEXTANT_API_URL or http://127.0.0.1:8080)")
+        p.add_argument("--api", help="API base URL (default: the one `make up` recorded, $SEXTANT_API_URL, "
+                                     "or http://$SEXTANT_API_HOST:$SEXTANT_API_PORT)")
         p.add_argument("--token", default=os.environ.get("SEXTANT_TOKEN"), help="tenant API token")
         return p
 
@@ -69,27 +114,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = api_parser("submit", "submit a workload (JSON body from FILE or '-')")
     p.add_argument("file", help="JSON request body, '-' for stdin")
     p.add_argument("--idempotency-key")
-    p.set_defaults(func=submit)
+    p.set_defaults(func=_reaching(submit))
     p = api_parser("status", "show one workload")
     p.add_argument("id")
-    p.set_defaults(func=status)
+    p.set_defaults(func=_reaching(status))
     p = api_parser("list", "list workloads (every page)")
     p.add_argument("--state")
     p.add_argument("--kind")
     p.add_argument("--limit", type=int, default=500, help="page size")
-    p.set_defaults(func=listing)
+    p.set_defaults(func=_reaching(listing))
     p = api_parser("revoke", "revoke a workload (frees its resources; the agent stops it)")
     p.add_argument("id")
-    p.set_defaults(func=revoke)
+    p.set_defaults(func=_reaching(revoke))
     p = api_parser("update", "give a workload a new performance target (it is re-planned)")
     p.add_argument("id")
     p.add_argument("--target", required=True, help='JSON, e.g. \'{"type": "completion_time", "seconds": 600}\'')
-    p.set_defaults(func=update)
+    p.set_defaults(func=_reaching(update))
     p = sub.add_parser("up", help="start the platform's processes over the stack of `sextant-infra up`")
-    p.add_argument("--run-dir", default=".run", help="the stack's folder (default .run)")
+    p.add_argument("--run-dir", default=None, help="the stack's folder (default $SEXTANT_RUN_DIR or .run/)")
     p.set_defaults(func=platform_up)
     p = sub.add_parser("down", help="stop the processes `sextant up` started")
-    p.add_argument("--run-dir", default=".run", help="the stack's folder (default .run)")
+    p.add_argument("--run-dir", default=None, help="the stack's folder (default $SEXTANT_RUN_DIR or .run/)")
     p.set_defaults(func=platform_down)
     p = log_parser("tail", "follow the event log")
     p.add_argument("--from", dest="start", type=int, default=0, help="start after this position")
@@ -180,9 +225,6 @@ def update(args: argparse.Namespace) -> int:
     return 0 if r.is_success else 1
 
 
-PLATFORM_FILE = "platform.json"
-
-
 def platform_up(args: argparse.Namespace) -> int:
     """Start every platform process detached (they outlive this command), the admission service on
     $SEXTANT_API_HOST:$SEXTANT_API_PORT (default 127.0.0.1:8080); pids in <run-dir>/platform.json."""
@@ -194,7 +236,7 @@ def platform_up(args: argparse.Namespace) -> int:
 
     from .platform import MODULES, SERVICES
 
-    run = Path(args.run_dir).resolve()
+    run = Path(args.run_dir or run_dir()).resolve()
     env_file = run / "stack.env"
     if not env_file.exists():
         raise SystemExit(f"no {env_file}: run `sextant-infra up` (or `make up`) first")
@@ -215,8 +257,8 @@ def platform_up(args: argparse.Namespace) -> int:
         popen = spawn([sys.executable, "-m", MODULES[name]], log_path=log, env=env)
         procs[name] = {"pid": popen.pid, "module": MODULES[name], "port": int(env["SEXTANT_HTTP_PORT"]),
                        "log": str(log)}
-    (run / PLATFORM_FILE).write_text(json.dumps(procs, indent=2) + "\n")
     url = f"http://{host}:{port}"
+    (run / PLATFORM_FILE).write_text(json.dumps({"api": url, "processes": procs}, indent=2) + "\n")
     deadline = time.monotonic() + 90
     with httpx.Client(timeout=2.0) as c:
         while True:
@@ -241,7 +283,7 @@ def _recorded_alive(run: Path) -> bool:
     path = run / PLATFORM_FILE
     if not path.exists():
         return False
-    procs = json.loads(path.read_text())
+    procs = json.loads(path.read_text()).get("processes", {})
     return any(pid_alive(p["pid"]) and p["module"] in pid_cmdline(p["pid"]) for p in procs.values())
 
 
@@ -249,12 +291,12 @@ def platform_down(args: argparse.Namespace) -> int:
     """Stop what `sextant up` recorded (only pids that still run the recorded module)."""
     from sextant_infra.processes import pid_alive, pid_cmdline, stop_pid
 
-    path = Path(args.run_dir).resolve() / PLATFORM_FILE
+    path = Path(args.run_dir or run_dir()).resolve() / PLATFORM_FILE
     if not path.exists():
         console.print("no platform recorded")
         return 0
     stopped = []
-    for name, p in json.loads(path.read_text()).items():
+    for name, p in json.loads(path.read_text()).get("processes", {}).items():
         if pid_alive(p["pid"]) and p["module"] in pid_cmdline(p["pid"]):
             stop_pid(p["pid"], grace=15.0)
             stopped.append(name)
