@@ -17,9 +17,7 @@ from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import DecisionRecord
 
-pytestmark = [pytest.mark.integration, pytest.mark.xfail(
-    strict=True, reason="GET /v1/state shows every tenant the cluster and other tenants' workload ids; "
-                        "there is no operator role")]
+pytestmark = pytest.mark.integration
 
 WL = "/v1/workloads"
 VALID: dict[str, Any] = {"kind": "batch", "target": {"type": "completion_time", "seconds": 600},

@@ -23,8 +23,10 @@ from .app import create_app
 from .eventstore.postgres import PostgresEventStore
 from .kafka.consumer import KafkaSource
 from .kafka.producer import KafkaPublisher
+from .operators import OperatorGate
 from .settings import KitSettings
 from .telemetry import Telemetry, TelemetryConfig, instrument_fastapi, instrument_sqlalchemy, setup_tracing
+from .tenancy import TenantRegistry
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,10 @@ class Runtime:
                                  client_id=self.settings.service_name)
         self.sources.append(src)
         return src
+
+    def operator_gate(self) -> OperatorGate:
+        """The dependency that lets only operators read this process's own routes."""
+        return OperatorGate(TenantRegistry(self.store.engine))
 
     async def postgres_ready(self) -> bool:
         async with self.store.engine.connect() as conn:
