@@ -27,8 +27,7 @@ from sextant_admission.testing import own_database
 from sextant_cli.platform import SERVICES
 from sextant_infra.processes import free_port, pid_alive
 
-pytestmark = [pytest.mark.integration, pytest.mark.xfail(
-    strict=True, reason="nothing restarts a dead process: `sextant up` says the platform is already up")]
+pytestmark = pytest.mark.integration
 
 NAMES = {*SERVICES, "relay", "agent"}
 

@@ -3,9 +3,11 @@
     submit FILE.json                             submit a workload through the REST API
     status ID / list / revoke ID                 read and change workloads through the REST API
     update ID --target JSON                      a new performance target (the workload is re-planned)
-    up / down                                    start / stop the platform's processes over `make up`'s
-                                                 stack (the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT,
-                                                 default 127.0.0.1:8080); `make up` / `make down` run them
+    up / down                                    start / stop the platform's processes, under supervisord
+                                                 (`supervision`), over `make up`'s stack (the API on
+                                                 $SEXTANT_API_HOST:$SEXTANT_API_PORT, default
+                                                 127.0.0.1:8080); `make up` / `make down` run them
+    ps [--json]                                  each process: pid, alive, restarts, consumer lag
     tail [--from POSITION]                        follow the event log (PostgreSQL, position order)
     state --at POSITION                          the cluster as of a log position (a fold)
     explain DECISION_ID                          re-run a decision from the log and show why
@@ -136,6 +138,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("down", help="stop the processes `sextant up` started")
     p.add_argument("--run-dir", default=None, help="the stack's folder (default $SEXTANT_RUN_DIR or .run/)")
     p.set_defaults(func=platform_down)
+    p = sub.add_parser("ps", help="the platform's processes: pid, alive, restarts, consumer lag")
+    p.add_argument("--run-dir", default=None, help="the stack's folder (default $SEXTANT_RUN_DIR or .run/)")
+    p.add_argument("--json", action="store_true",
+                   help='{"processes": {NAME: {"pid", "alive", "restarts", "lag"}}}')
+    p.set_defaults(func=platform_ps)
     p = log_parser("tail", "follow the event log")
     p.add_argument("--from", dest="start", type=int, default=0, help="start after this position")
     p.add_argument("--once", action="store_true", help="print what is there and stop")
@@ -226,83 +233,128 @@ def update(args: argparse.Namespace) -> int:
 
 
 def platform_up(args: argparse.Namespace) -> int:
-    """Start every platform process detached (they outlive this command), the admission service on
-    $SEXTANT_API_HOST:$SEXTANT_API_PORT (default 127.0.0.1:8080); pids in <run-dir>/platform.json."""
-    import sys
+    """Start the platform's processes under supervisord (`supervision`), detached (they outlive this
+    command), the admission service on $SEXTANT_API_HOST:$SEXTANT_API_PORT (default
+    127.0.0.1:8080), and wait until the API is ready; `<run-dir>/platform.json` records the API's
+    URL and each process's module, port and log. When supervisord already runs, programs that are
+    not running (stopped, given up after repeated start failures) are started again."""
+    import subprocess
     import time
 
-    from sextant_infra.processes import free_port, log_tail, pid_alive, spawn
+    from sextant_infra.processes import free_port, log_tail
     from sextant_kit.migrations import migrate
 
+    from . import supervision as sup
     from .platform import MODULES, SERVICES
 
     run = Path(args.run_dir or run_dir()).resolve()
     env_file = run / "stack.env"
     if not env_file.exists():
         raise SystemExit(f"no {env_file}: run `sextant-infra up` (or `make up`) first")
-    if _recorded_alive(run):
-        console.print(f"the platform is already up ({run / PLATFORM_FILE})")
+    if sup.supervisord_pid(run) is not None:
+        procs = sup.processes(run)
+        dead = [n for n, p in procs.items() if p["state"] in ("STOPPED", "EXITED", "FATAL")]
+        for name in dead:
+            sup.rpc(run).supervisor.startProcess(name, False)
+        if dead:
+            console.print(f"the platform is up; started again: {', '.join(dead)}", highlight=False)
+        else:
+            console.print(f"the platform is already up ({run / PLATFORM_FILE}); `sextant ps` shows it", highlight=False)
         return 0
     stack = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
     migrate(stack["SEXTANT_DATABASE_URL"])
     host = os.environ.get("SEXTANT_API_HOST", "127.0.0.1")
     port = int(os.environ.get("SEXTANT_API_PORT", "8080"))
-    procs: dict[str, dict[str, Any]] = {}
-    for name in (*SERVICES, "relay", "agent"):
-        env = {**os.environ, **stack, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_HOST": "127.0.0.1",
-               "SEXTANT_HTTP_PORT": str(free_port()), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        if name == "admission":
-            env.update(SEXTANT_HTTP_HOST=host, SEXTANT_HTTP_PORT=str(port))
-        log = run / "logs" / f"{name}.log"
-        popen = spawn([sys.executable, "-m", MODULES[name]], log_path=log, env=env)
-        procs[name] = {"pid": popen.pid, "module": MODULES[name], "port": int(env["SEXTANT_HTTP_PORT"]),
-                       "log": str(log)}
     url = f"http://{host}:{port}"
-    (run / PLATFORM_FILE).write_text(json.dumps({"api": url, "processes": procs}, indent=2) + "\n")
-    deadline = time.monotonic() + 90
+    programs, procs = [], {}
+    for name in (*SERVICES, "relay", "agent"):
+        bind = (host, port) if name == "admission" else ("127.0.0.1", free_port())
+        log = run / "logs" / f"{name}.log"
+        programs.append(sup.Program(name, MODULES[name], {"SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_HOST": bind[0],
+                                                          "SEXTANT_HTTP_PORT": str(bind[1])}, log))
+        procs[name] = {"module": MODULES[name], "port": bind[1], "log": str(log)}
+    config = sup.write_config(run, programs)
+    (run / sup.RESTARTS).unlink(missing_ok=True)
+    (run / PLATFORM_FILE).write_text(json.dumps({"api": url, "supervisor": {"config": str(config),
+                                                                            "socket": str(run / sup.SOCKET)},
+                                                 "processes": procs}, indent=2) + "\n")
+    env = {**os.environ, **stack, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    supervisord = Path(sys.executable).parent / "supervisord"
+    started = subprocess.run([str(supervisord), "-c", str(config)], env=env, capture_output=True, text=True,
+                             check=False)
+    if started.returncode != 0:
+        console.print(f"[red]supervisord did not start:[/] {started.stderr.strip()}", highlight=False)
+        return 1
+    deadline = time.monotonic() + 180
     with httpx.Client(timeout=2.0) as c:
         while True:
-            dead = [n for n, p in procs.items() if not pid_alive(p["pid"])]
-            if dead:
-                console.print(f"[red]{dead[0]} exited:[/]\n{log_tail(Path(procs[dead[0]]['log']), 20)}")
+            states = sup.processes(run) if sup.supervisord_pid(run) is not None else {}
+            fatal = [n for n, p in states.items() if p["state"] == "FATAL"]
+            if fatal:
+                console.print(f"[red]{fatal[0]} does not start:[/]\n{log_tail(Path(procs[fatal[0]]['log']), 20)}")
                 return 1
             with contextlib.suppress(httpx.HTTPError):
                 if c.get(f"{url}/readyz").status_code == 200:
                     break
             if time.monotonic() > deadline:
-                console.print(f"[red]the API is not ready at {url} after 90 s[/] (logs in {run / 'logs'})")
+                console.print(f"[red]the API is not ready at {url} after 180 s[/] (logs in {run / 'logs'})")
                 return 1
             time.sleep(0.5)
-    console.print(f"platform up: the API at {url} (openapi: {url}/docs); logs in {run / 'logs'}", highlight=False)
+    console.print(f"platform up under supervisord: the API at {url} (openapi: {url}/docs); logs in "
+                  f"{run / 'logs'}; `sextant ps` shows the processes", highlight=False)
     return 0
-
-
-def _recorded_alive(run: Path) -> bool:
-    from sextant_infra.processes import pid_alive, pid_cmdline
-
-    path = run / PLATFORM_FILE
-    if not path.exists():
-        return False
-    procs = json.loads(path.read_text()).get("processes", {})
-    return any(pid_alive(p["pid"]) and p["module"] in pid_cmdline(p["pid"]) for p in procs.values())
 
 
 def platform_down(args: argparse.Namespace) -> int:
-    """Stop what `sextant up` recorded (only pids that still run the recorded module)."""
-    from sextant_infra.processes import pid_alive, pid_cmdline, stop_pid
+    """Stop supervisord and, with it, every process it supervises (SIGTERM, SIGKILL after the
+    grace period)."""
+    from sextant_infra.processes import stop_pid
 
-    path = Path(args.run_dir or run_dir()).resolve() / PLATFORM_FILE
-    if not path.exists():
+    from . import supervision as sup
+
+    run = Path(args.run_dir or run_dir()).resolve()
+    path = run / PLATFORM_FILE
+    pid = sup.supervisord_pid(run)
+    if pid is None and not path.exists():
         console.print("no platform recorded")
         return 0
     stopped = []
-    for name, p in json.loads(path.read_text()).get("processes", {}).items():
-        if pid_alive(p["pid"]) and p["module"] in pid_cmdline(p["pid"]):
-            stop_pid(p["pid"], grace=15.0)
-            stopped.append(name)
-    path.unlink()
+    if pid is not None:
+        stopped = sorted(sup.processes(run))
+        stop_pid(pid, grace=2 * sup.STOPWAITSECS + 10)
+    path.unlink(missing_ok=True)
+    (run / sup.RESTARTS).unlink(missing_ok=True)
     console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
     return 0
+
+
+def platform_ps(args: argparse.Namespace) -> int:
+    """Each process: pid, alive, restarts (since `sextant up`), consumer lag. Exit 0 when every
+    process runs, 3 otherwise (like `sextant-infra status`)."""
+    from . import supervision as sup
+
+    run = Path(args.run_dir or run_dir()).resolve()
+    procs = sup.processes(run)
+    stack_file = run / "stack.env"
+    if procs and stack_file.exists():
+        stack = dict(line.split("=", 1) for line in stack_file.read_text().splitlines() if "=" in line)
+        for name, lag in asyncio.run(sup.lags(stack, list(procs))).items():
+            procs[name]["lag"] = lag
+    out = {n: {"pid": p["pid"], "alive": p["alive"], "restarts": p["restarts"], "lag": p.get("lag")}
+           for n, p in procs.items()}
+    if args.json:
+        print(json.dumps({"processes": out}, sort_keys=True))
+    elif not out:
+        console.print(f"no platform runs ({run}): `make up` starts it")
+    else:
+        t = Table()
+        for col in ("process", "pid", "alive", "restarts", "lag"):
+            t.add_column(col)
+        for name, p in out.items():
+            t.add_row(name, str(p["pid"] or "-"), "yes" if p["alive"] else "[red]no[/]", str(p["restarts"]),
+                      "-" if p["lag"] is None else str(p["lag"]))
+        console.print(t)
+    return 0 if out and all(p["alive"] for p in out.values()) else 3
 
 
 def tail(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from fastapi import APIRouter
 from sextant_contracts.upcasters import check_upcasters
 from sqlalchemy import text
 
-from .app import create_app
+from .app import ReadinessCheck, create_app
 from .eventstore.postgres import PostgresEventStore
 from .kafka.consumer import KafkaSource
 from .kafka.producer import KafkaPublisher
@@ -112,15 +112,18 @@ async def with_patience(what: str, call: Callable[[], Awaitable[object]], backof
 
 
 async def serve(settings: KitSettings, tasks: Sequence[Task], *,
-                routers: Callable[[Runtime], Sequence[APIRouter]] = lambda rt: ()) -> None:
-    """Run `tasks` and the HTTP app (with /healthz, /readyz) until SIGTERM or SIGINT."""
+                routers: Callable[[Runtime], Sequence[APIRouter]] = lambda rt: (),
+                checks: Callable[[Runtime], Mapping[str, ReadinessCheck]] = lambda rt: {}) -> None:
+    """Run `tasks` and the HTTP app (with /healthz, /readyz) until SIGTERM or SIGINT. `/readyz`
+    checks PostgreSQL, Kafka and the process's own `checks`."""
     runtime = await bootstrap(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     app = create_app(settings.service_name, routers=tuple(routers(runtime)),
-                     checks={"postgres": runtime.postgres_ready, "kafka": runtime.kafka_ready})
+                     checks={"postgres": runtime.postgres_ready, "kafka": runtime.kafka_ready,
+                             **checks(runtime)})
     instrument_fastapi(app, runtime.telemetry.provider)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
                                            log_level="warning", lifespan="off"))
