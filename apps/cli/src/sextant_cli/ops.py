@@ -241,7 +241,7 @@ def platform_up(args: argparse.Namespace) -> int:
     import subprocess
     import time
 
-    from sextant_infra.processes import free_port, log_tail
+    from sextant_infra.processes import free_port, log_tail, stop_pid
     from sextant_kit.migrations import migrate
 
     from . import supervision as sup
@@ -261,6 +261,9 @@ def platform_up(args: argparse.Namespace) -> int:
         else:
             console.print(f"the platform is already up ({run / PLATFORM_FILE}); `sextant ps` shows it", highlight=False)
         return 0
+    for name, pid in sup.strays(run, MODULES).items():  # supervisord died, its programs did not
+        console.print(f"stopping {name} (pid {pid}), left running by a supervisord that died", highlight=False)
+        stop_pid(pid, grace=sup.STOPWAITSECS)
     stack = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
     migrate(stack["SEXTANT_DATABASE_URL"])
     host = os.environ.get("SEXTANT_API_HOST", "127.0.0.1")
@@ -311,17 +314,21 @@ def platform_down(args: argparse.Namespace) -> int:
     from sextant_infra.processes import stop_pid
 
     from . import supervision as sup
+    from .platform import MODULES
 
     run = Path(args.run_dir or run_dir()).resolve()
     path = run / PLATFORM_FILE
     pid = sup.supervisord_pid(run)
-    if pid is None and not path.exists():
+    if pid is None and not path.exists() and not sup.strays(run, MODULES):
         console.print("no platform recorded")
         return 0
     stopped = []
     if pid is not None:
         stopped = sorted(sup.processes(run))
         stop_pid(pid, grace=2 * sup.STOPWAITSECS + 10)
+    for name, stray in sup.strays(run, MODULES).items():  # supervisord died, its programs did not
+        stop_pid(stray, grace=sup.STOPWAITSECS)
+        stopped.append(name)
     path.unlink(missing_ok=True)
     (run / sup.RESTARTS).unlink(missing_ok=True)
     console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")

@@ -13,7 +13,10 @@ pinned in constraints.txt), which starts the six services, the relay and the age
 supervisord's XML-RPC interface listens on the unix socket `<run>/supervisor.sock` (mode 0700:
 the run folder's owner only). Restarts are counted by an event listener (`listen`, a program of
 the same supervisord): every `PROCESS_STATE_STARTING` that follows `EXITED` or `BACKOFF` is a
-restart, written to `<run>/restarts.json`; a new `sextant up` starts counting from 0.
+restart. It writes `<run>/restarts.json`: `{"restarts": {name: n}, "pids": {name: pid}}` (the pid
+of each program's latest `PROCESS_STATE_RUNNING`); a new `sextant up` starts counting from 0.
+Should supervisord itself die, its programs live on: `strays(run)` are the recorded pids that
+still run their program's module, which `sextant up` and `sextant down` stop.
 
 `processes(run)` reads each program's pid and state from supervisord and its restart count;
 `sextant ps` adds the consumer lag (`lags`).
@@ -109,11 +112,26 @@ def supervisord_pid(run: Path) -> int | None:
     return pid if pid_alive(pid) and "supervisord" in pid_cmdline(pid) else None
 
 
-def restarts(run: Path) -> dict[str, int]:
+def _recorded(run: Path, key: str) -> dict[str, int]:
     try:
-        return {str(k): int(v) for k, v in json.loads((run / RESTARTS).read_text()).items()}
-    except (OSError, ValueError):
+        return {str(k): int(v) for k, v in json.loads((run / RESTARTS).read_text()).get(key, {}).items()}
+    except (OSError, ValueError, AttributeError):
         return {}
+
+
+def restarts(run: Path) -> dict[str, int]:
+    return _recorded(run, "restarts")
+
+
+def strays(run: Path, modules: Mapping[str, str]) -> dict[str, int]:
+    """{name: pid} of programs that still run although supervisord does not (checked against
+    their module in the command line: a reused pid is not taken for them)."""
+    from sextant_infra.processes import pid_alive, pid_cmdline
+
+    if supervisord_pid(run) is not None:
+        return {}
+    return {n: pid for n, pid in _recorded(run, "pids").items()
+            if n in modules and pid_alive(pid) and modules[n] in pid_cmdline(pid)}
 
 
 def processes(run: Path) -> dict[str, dict[str, Any]]:
@@ -168,7 +186,8 @@ def listen(path: Path, stdin: Any = None, stdout: Any = None) -> None:
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     counts: dict[str, int] = {}
-    _write(path, counts)
+    pids: dict[str, int] = {}
+    _write(path, counts, pids)
     while True:
         stdout.write("READY\n")
         stdout.flush()
@@ -177,19 +196,21 @@ def listen(path: Path, stdin: Any = None, stdout: Any = None) -> None:
             return
         header = dict(token.split(":", 1) for token in line.split())
         payload = stdin.read(int(header["len"]))
-        if header.get("eventname") == "PROCESS_STATE_STARTING":
-            body = dict(token.split(":", 1) for token in payload.split("\n", 1)[0].split() if ":" in token)
-            if body.get("from_state") in ("EXITED", "BACKOFF"):
-                name = body.get("processname", "?")
-                counts[name] = counts.get(name, 0) + 1
-                _write(path, counts)
+        body = dict(token.split(":", 1) for token in payload.split("\n", 1)[0].split() if ":" in token)
+        name = body.get("processname", "?")
+        if header.get("eventname") == "PROCESS_STATE_STARTING" and body.get("from_state") in ("EXITED", "BACKOFF"):
+            counts[name] = counts.get(name, 0) + 1
+            _write(path, counts, pids)
+        elif header.get("eventname") == "PROCESS_STATE_RUNNING" and body.get("pid", "").isdigit():
+            pids[name] = int(body["pid"])
+            _write(path, counts, pids)
         stdout.write("RESULT 2\nOK")
         stdout.flush()
 
 
-def _write(path: Path, counts: dict[str, int]) -> None:
+def _write(path: Path, counts: dict[str, int], pids: dict[str, int]) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(counts, sort_keys=True))
+    tmp.write_text(json.dumps({"restarts": counts, "pids": pids}, sort_keys=True))
     os.replace(tmp, path)
 
 
