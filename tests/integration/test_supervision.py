@@ -3,7 +3,7 @@ processes under supervisord, which restarts a dead one; `sextant ps --json` show
 (`{"processes": {NAME: {"pid", "alive", "restarts", "lag"}}}`); after a `kill -9` the process
 comes back with a new pid and its restart count rose, and `sextant up` (what `make up` runs)
 finds the platform up. While a decider is stopped the API's `/readyz` answers 503, and 200 again
-once it is back.
+once it is back. Should supervisord itself be killed, `sextant down` still stops every process.
 
 The stack is the session's real PostgreSQL (a database of this test's own) and Kafka, written to
 `stack.env` the way `sextant-infra up` writes it. Waits are bounded polls, not timings.
@@ -93,8 +93,13 @@ def test_a_killed_process_is_restarted_and_readyz_says_when_a_decider_is_down(
             until("/readyz 503 while planning is stopped", lambda: readyz() == 503)
             subprocess.run([*ctl, "start", "planning"], check=True, capture_output=True, timeout=60)
             until("/readyz 200 once planning is back", lambda: readyz() == 200)
+
+            seen = until("every process running", lambda: (lambda p: p if all(x["alive"] for x in p.values()) else None)(
+                ps()))
+            os.kill(int((run / "supervisord.pid").read_text()), signal.SIGKILL)  # its programs live on
+            assert ps() == {} and all(pid_alive(p["pid"]) for p in seen.values())
         finally:
-            down = sextant("down", env=env)
+            down = sextant("down", env=env)  # stops them: the pids the restart counter recorded
         assert down.returncode == 0, down.stdout + down.stderr
         assert not [n for n, p in seen.items() if p.get("pid") and pid_alive(p["pid"])], "a process outlived down"
         assert not (run / "platform.json").exists()
