@@ -90,6 +90,15 @@ INTRO: dict[str, tuple[str, str]] = {
         "output and tracking row are committed). Written by `bench/eventstore.py --json "
         "bench/results/eventstore.json` (real PostgreSQL with fsync on, real Kafka). "
         "Design: docs/platform.md."),
+    "chaos": (
+        "Chaos under supervision",
+        "While twin workloads are submitted over REST to the platform as `make up` runs it (under "
+        "supervisord), each service and the agent is killed with SIGKILL once; per victim, the "
+        "seconds from the kill until supervisord reports it running again (`running_s`, which "
+        "includes supervisord's 5 s `startsecs`) and until the API's `/readyz` answers 200 again "
+        "(`ready_s`), polled through `sextant ps`. Written by `tests/e2e/test_chaos.py` "
+        "(`pytest -m chaos`), which asserts 0 lost and 0 duplicated decisions and replay 0 "
+        "differences but not these times. Design: docs/platform.md, \"Supervision\"."),
     "e2e": (
         "Platform end to end",
         "Open-loop HTTP submissions at fixed rates to the whole platform (Kafka, PostgreSQL, six "

@@ -1,5 +1,5 @@
 """`make up` / `make down` (docs/api.md): after `sextant-infra up`, `sextant up` starts the platform's
-processes detached with the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT (127.0.0.1:8080 unless
+processes detached, under supervisord, with the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT (127.0.0.1:8080 unless
 set; here a free port, the machine is shared), and `sextant down` stops exactly them. A workload
 submitted to the API reaches Kafka through the platform's relay: the broker's end offsets of the
 workload-events topic move.
@@ -49,12 +49,18 @@ def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: di
         port = free_port()
         env = {"SEXTANT_API_PORT": str(port)}
         up = sextant("up", "--run-dir", str(run), env=env)
-        recorded: dict[str, Any] = {}
+        pids: dict[str, int] = {}
         try:
             assert up.returncode == 0, up.stdout + up.stderr
-            recorded = json.loads((run / "platform.json").read_text())
+            platform = json.loads((run / "platform.json").read_text())
+            recorded = platform["processes"]
             assert set(recorded) == {*SERVICES, "relay", "agent"}
+            assert platform["api"] == f"http://127.0.0.1:{port}"
             assert recorded["admission"]["port"] == port
+            ps = sextant("ps", "--json", "--run-dir", str(run), env=env)
+            assert ps.returncode == 0, ps.stdout + ps.stderr
+            pids = {n: p["pid"] for n, p in json.loads(ps.stdout)["processes"].items()}
+            assert set(pids) == set(recorded) and all(isinstance(p, int) for p in pids.values())
             api = f"http://127.0.0.1:{port}"
             assert httpx.get(f"{api}/readyz", timeout=10).status_code == 200
             assert httpx.get(f"{api}/openapi.json", timeout=10).json()["info"]["title"] == "sextant-admission"
@@ -73,5 +79,5 @@ def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: di
         finally:
             down = sextant("down", "--run-dir", str(run), env=env)
         assert down.returncode == 0, down.stdout + down.stderr
-        assert not [n for n, p in recorded.items() if pid_alive(p["pid"])], "a process outlived `sextant down`"
+        assert pids and not [n for n, p in pids.items() if pid_alive(p)], "a process outlived `sextant down`"
         assert not (run / "platform.json").exists()

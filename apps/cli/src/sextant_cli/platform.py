@@ -73,7 +73,9 @@ class Platform:
         for n in names:
             self.start(n, (extra_env or {}).get(n))
 
-    def wait_ready(self, names: tuple[str, ...] | None = None, timeout_s: float = 90.0) -> None:
+    def wait_ready(self, names: tuple[str, ...] | None = None, timeout_s: float = 180.0) -> None:
+        """Wait until each process answers `/readyz` 200 (the API only once the deciders and the
+        agent consume, `sextant_kit.kafka.lag`), or fail with the tail of its log."""
         deadline = time.monotonic() + timeout_s
         pending = list(names or self.procs)
         with httpx.Client(timeout=2.0) as client:

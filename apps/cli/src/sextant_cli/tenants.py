@@ -1,8 +1,12 @@
 """`sextant tenants`: tenants (virtual clusters) and their API tokens, in PostgreSQL.
 
-    sextant tenants create NAME [--max-workloads N] [--max-cores N] [--rate R] [--burst B]
-                                      a new tenant and its first token (the token is the last line)
+    sextant tenants create NAME [--operator] [--max-workloads N] [--max-cores N] [--rate R] [--burst B]
+                                      a new tenant (an operator with --operator: it sees the whole
+                                      cluster and every tenant) and its first token (the last line)
     sextant tenants token NAME        another token for NAME (the token alone, on the last line)
+    sextant tenants rotate NAME [--token ID]
+                                      a new token for NAME; the old one (ID), or every older one,
+                                      is revoked in the same transaction (the new token, last line)
     sextant tenants revoke NAME [--token ID]
                                       revoke one token (ID: the part between `sxt_` and the next
                                       `_`), or the tenant and every token it has
@@ -40,7 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--max-cores", type=int, help="cores held by placed/running workloads at most")
     c.add_argument("--rate", type=float, help="requests per second (token bucket rate)")
     c.add_argument("--burst", type=int, help="requests in a burst (token bucket size)")
+    c.add_argument("--operator", action="store_true",
+                   help="an operator: reads the whole cluster, every tenant's workloads, the services' ports")
     c.set_defaults(func=create)
+    ro = verbs.add_parser("rotate", help="a new token, the old one(s) revoked; prints it on the last line")
+    ro.add_argument("name")
+    ro.add_argument("--token", dest="token_id", help="the id of the token to replace (default: every active one)")
+    ro.set_defaults(func=rotate)
     t = verbs.add_parser("token", help="issue another token; prints it on the last line")
     t.add_argument("name")
     t.set_defaults(func=token)
@@ -82,10 +92,12 @@ def _checked(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T
 
 def create(args: argparse.Namespace) -> int:
     made = _checked(args, lambda reg: reg.create(args.name, max_active_workloads=args.max_workloads,
-                                                 max_cores=args.max_cores, rate_per_s=args.rate, burst=args.burst))
+                                                 max_cores=args.max_cores, rate_per_s=args.rate, burst=args.burst,
+                                                 operator=args.operator))
     if made is None:
         return 1
-    console.print(f"tenant {made[0].name} created; its API token (shown once):", highlight=False)
+    kind = "operator" if made[0].operator else "tenant"
+    console.print(f"{kind} {made[0].name} created; its API token (shown once):", highlight=False)
     print(made[1])
     return 0
 
@@ -95,6 +107,16 @@ def token(args: argparse.Namespace) -> int:
     if tok is None:
         return 1
     console.print(f"new token for tenant {args.name} (shown once):", highlight=False)
+    print(tok)
+    return 0
+
+
+def rotate(args: argparse.Namespace) -> int:
+    tok = _checked(args, lambda reg: reg.rotate(args.name, token_id=args.token_id))
+    if tok is None:
+        return 1
+    old = f"token {args.token_id}" if args.token_id else "every older token"
+    console.print(f"new token for {args.name}; {old} revoked (shown once):", highlight=False)
     print(tok)
     return 0
 
@@ -111,10 +133,10 @@ def revoke(args: argparse.Namespace) -> int:
 def listing(args: argparse.Namespace) -> int:
     tenants = _run(args, lambda reg: reg.list())
     t = Table()
-    for col in ("tenant", "status", "active tokens", "max workloads", "max cores", "rate/s", "burst"):
+    for col in ("tenant", "role", "status", "active tokens", "max workloads", "max cores", "rate/s", "burst"):
         t.add_column(col)
     for x in tenants:
-        t.add_row(x.name, "active" if x.active else "revoked", str(x.tokens), _dash(x.max_active_workloads),
+        t.add_row(x.name, "operator" if x.operator else "tenant", "active" if x.active else "revoked", str(x.tokens), _dash(x.max_active_workloads),
                   _dash(x.max_cores), _dash(x.rate_per_s), _dash(x.burst))
     console.print(t)
     return 0

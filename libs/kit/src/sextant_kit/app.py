@@ -6,7 +6,8 @@ Every app also serves `GET /metrics` (Prometheus text format, `metrics`) and tim
 
 `/readyz` answers 200 `{"ready": true, "service", "checks"}` or, when a check fails, 503 with a
 problem document (RFC 9457) that carries the same `ready`, `service` and `checks` members; both
-are in the OpenAPI document.
+are in the OpenAPI document. Every other error of the app (an unknown path, an unserved
+method: 405 with `Allow`) is a problem document too (`problems.install`).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def create_app(name: str, *, checks: Mapping[str, ReadinessCheck] | None = None,
 
     for r in routers:
         app.include_router(r)
+    problems.install(app)
     return app
 
 

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,14 +20,22 @@ from sextant_contracts.upcasters import check_upcasters
 from sqlalchemy import text
 
 from . import logs, metrics
-from .app import create_app
+from .app import ReadinessCheck, create_app
 from .errors import dependency_of
 from .eventstore.postgres import PostgresEventStore
 from .kafka.consumer import KafkaSource
 from .kafka.producer import KafkaPublisher
 from .logs import setup_logging
+from .operators import OperatorGate
 from .settings import KitSettings
-from .telemetry import Telemetry, instrument_fastapi, instrument_sqlalchemy, setup_tracing, tracing_config
+from .telemetry import (
+    Telemetry,
+    instrument_fastapi,
+    instrument_sqlalchemy,
+    setup_tracing,
+    tracing_config,
+)
+from .tenancy import TenantRegistry
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +61,10 @@ class Runtime:
         self.sources.append(src)
         metrics.watch_source(group_id, src)
         return src
+
+    def operator_gate(self) -> OperatorGate:
+        """The dependency that lets only operators read this process's own routes."""
+        return OperatorGate(TenantRegistry(self.store.engine))
 
     async def postgres_ready(self) -> bool:
         async with self.store.engine.connect() as conn:
@@ -121,15 +133,18 @@ async def _sweep_outages(stop: asyncio.Event, every_s: float = 1.0) -> None:
 
 
 async def serve(settings: KitSettings, tasks: Sequence[Task], *,
-                routers: Callable[[Runtime], Sequence[APIRouter]] = lambda rt: ()) -> None:
-    """Run `tasks` and the HTTP app (with /healthz, /readyz) until SIGTERM or SIGINT."""
+                routers: Callable[[Runtime], Sequence[APIRouter]] = lambda rt: (),
+                checks: Callable[[Runtime], Mapping[str, ReadinessCheck]] = lambda rt: {}) -> None:
+    """Run `tasks` and the HTTP app (with /healthz, /readyz) until SIGTERM or SIGINT. `/readyz`
+    checks PostgreSQL, Kafka and the process's own `checks`."""
     runtime = await bootstrap(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     app = create_app(settings.service_name, routers=tuple(routers(runtime)),
-                     checks={"postgres": runtime.postgres_ready, "kafka": runtime.kafka_ready})
+                     checks={"postgres": runtime.postgres_ready, "kafka": runtime.kafka_ready,
+                             **checks(runtime)})
     instrument_fastapi(app, runtime.telemetry.provider)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
                                            log_level="warning", lifespan="off"))

@@ -12,18 +12,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
 from .bootstrap import Runtime, serve
+from .operators import OperatorGate
+from .problems import problem_route
 from .runtime import DeciderPort, decider_task
 from .settings import KitSettings
 
 
 def decider_routers(service: str, decider: DeciderPort, runtime: Runtime,
-                    view: Callable[[], dict[str, Any]]) -> list[APIRouter]:
+                    view: Callable[[], dict[str, Any]], gate: OperatorGate | None = None) -> list[APIRouter]:
     """`GET /v1/state` (the service's view of the cluster, `view()`) and `GET /v1/stats` (the
-    decider's log position and its consumer's counters)."""
-    r = APIRouter(prefix="/v1", tags=[service])
+    decider's log position and its consumer's counters), for operators only (`gate`, default the
+    runtime's: `sextant_kit.operators`); errors are problem documents."""
+    r = APIRouter(prefix="/v1", tags=[service], route_class=problem_route(),
+                  dependencies=[Depends(gate or runtime.operator_gate())])
 
     @r.get("/state")
     async def state() -> dict[str, Any]:

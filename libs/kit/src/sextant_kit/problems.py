@@ -14,8 +14,15 @@ Every error response of a Sextant API is `application/problem+json`:
 - `problem_route(max_body_bytes)` is the route class of a public router: it turns every error of
   its routes into a problem document, and answers 413 for a body over the limit and 415 for a body
   that is not JSON before the body is parsed. `problem_responses(...)` documents them in OpenAPI.
+- JSON has no Infinity or NaN, but Python's parser accepts the literals `Infinity`, `-Infinity`,
+  `NaN` and turns an overflowing number (`1e400`) into infinity: `non_finite_errors(doc)` lists
+  every such number as a field error (code `finite_number`), and a body that has one is a 422
+  `validation-failed` naming each field, before the route sees it.
 - `not_found_route(router)` adds a catch-all so an unknown path under the router's prefix is a
-  problem document too.
+  problem document too — or a 405 with `Allow` (the methods the path's routes serve, sorted) when
+  the path is known and the method is not.
+- `install(app)` makes every other HTTP error of the app (a path outside the routers, a method an
+  app route does not serve: 404, 405 with `Allow`) a problem document too.
 - any other exception is a problem too: 503 (`Retry-After: 1`) when a dependency is unavailable
   (`errors.is_transient`), 500 otherwise (logged with its traceback).
 """
@@ -24,10 +31,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -128,6 +136,28 @@ def validation_errors(errors: Iterable[Mapping[str, Any]], sent: Any) -> list[di
     return out
 
 
+FINITE_CODE = "finite_number"
+
+
+def non_finite_errors(doc: Any, where: str = "body") -> list[dict[str, Any]]:
+    """A field error (`path`, `in`, `detail`, `code` = `finite_number`) for every non-finite number
+    (infinity, NaN) in a parsed JSON document, in document order."""
+    out: list[dict[str, Any]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            out.append({"path": path, "in": where, "detail": "must be a finite number", "code": FINITE_CODE})
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    walk(doc, "$")
+    return out
+
+
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries documenting problem documents for `statuses`."""
     ref = {"$ref": "#/components/schemas/ProblemDocument"}
@@ -209,10 +239,14 @@ async def _guard_body(request: Request, max_bytes: int) -> Response | None:
                         path)
     if raw:
         try:
-            json.loads(raw)
+            doc = json.loads(raw)
         except ValueError as exc:  # also a body that is not UTF-8 (FastAPI would answer a bare 400)
             return response(422, "malformed-json", "the body is not valid JSON", path,
                             errors=[{"path": "$", "in": "body", "detail": str(exc)[:200], "code": "json_invalid"}])
+        if errors := non_finite_errors(doc):
+            n = len(errors)
+            return response(422, "validation-failed", f"{n} invalid field{'s' if n != 1 else ''}: "
+                            + ", ".join(e["path"] for e in errors[:10]), path, errors=errors)
     return None
 
 
@@ -220,9 +254,50 @@ def _is_json(ctype: str) -> bool:
     return ctype == "application/json" or (ctype.startswith("application/") and ctype.endswith("+json"))
 
 
-def not_found_route(router: APIRouter) -> None:
-    """Add (last) a catch-all under the router's prefix: an unknown path is a 404 problem."""
+CATCH_ALL = "unknown_path"
 
-    @router.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
-    async def _unknown(rest: str) -> Response:
-        raise Problem(404, "not-found", f"no resource at /{rest}")
+
+def not_found_route(router: APIRouter) -> None:
+    """Add (last) a catch-all under the router's prefix: an unknown path is a 404 problem; a known
+    path asked with a method none of its routes serves is a 405 with `Allow`."""
+
+    @router.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False,
+                      name=CATCH_ALL)
+    async def _unknown(request: Request, rest: str) -> Response:
+        allowed = allowed_methods(router.routes, request.url.path)
+        if allowed:
+            raise Problem(405, None, f"{request.method} is not served at {request.url.path}; "
+                          f"allowed: {', '.join(allowed)}", headers={"Allow": ", ".join(allowed)})
+        raise Problem(404, "not-found", f"no resource at {request.url.path}")
+
+
+def allowed_methods(routes: Iterable[Any], path: str) -> list[str]:
+    """The methods the routes matching `path` serve (catch-alls aside), sorted."""
+    return sorted({m for r in routes if isinstance(r, APIRoute) and r.name != CATCH_ALL and r.path_regex.match(path)
+                   for m in (r.methods or ())})
+
+
+def install(app: FastAPI) -> None:
+    """Every HTTP error the app raises outside a problem route (an unknown path, a method an app
+    route does not serve) becomes a problem document; `Allow` is kept, its methods sorted."""
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        headers = dict(exc.headers or {})
+        if "Allow" in headers:
+            headers["Allow"] = ", ".join(sorted(m.strip() for m in headers["Allow"].split(",")))
+        path = request.url.path
+        if exc.status_code == 404:
+            detail = f"no resource at {path}"
+        elif exc.status_code == 405:
+            detail = f"{request.method} is not served at {path}; allowed: {headers.get('Allow', '-')}"
+        else:
+            detail = exc.detail if isinstance(exc.detail, str) else TITLES.get(exc.status_code, "Error")
+        return response(exc.status_code, None, detail, path, headers=headers)
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        return _validation_response(exc, request.url.path)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid)

@@ -11,6 +11,12 @@ presented token is looked up by its id and its secret's hash compared with `hmac
 (constant time; an unknown id is compared against a dummy hash so both paths do the same work).
 A revoked token, or any token of a revoked tenant, is refused.
 
+Operators: a tenant row with `operator` set (migration 0005; `sextant tenants create NAME
+--operator`). An operator's token reads the whole cluster (capacities, every tenant's workloads)
+and the services' own HTTP ports; a tenant's token sees its own workloads only. Tokens of both
+kinds are issued (`issue`), rotated (`rotate`: a new token, the old ones revoked in the same
+transaction) and revoked (`revoke`) the same way.
+
 Per-tenant limits (None = the service's default): `max_active_workloads` (live workloads),
 `max_cores` (cores held by its placed and running workloads), `rate_per_s` / `burst` (the token
 bucket of `ratelimit`).
@@ -43,6 +49,7 @@ tenants = sa.Table(
     sa.Column("max_cores", sa.Integer, nullable=True),
     sa.Column("rate_per_s", sa.Float, nullable=True),
     sa.Column("burst", sa.Integer, nullable=True),
+    sa.Column("operator", sa.Boolean, nullable=False, server_default=sa.false()),
 )
 tokens = sa.Table(
     "tokens", meta,
@@ -68,6 +75,7 @@ class Tenant:
     rate_per_s: float | None = None
     burst: int | None = None
     tokens: int = 0  # active tokens (listings only)
+    operator: bool = False
 
     @property
     def active(self) -> bool:
@@ -95,7 +103,7 @@ def _tenant(row: sa.Row[tuple[object, ...]], n_tokens: int = 0) -> Tenant:
     m = row._mapping
     return Tenant(name=m["name"], created_at=m["created_at"], revoked_at=m["revoked_at"],
                   max_active_workloads=m["max_active_workloads"], max_cores=m["max_cores"],
-                  rate_per_s=m["rate_per_s"], burst=m["burst"], tokens=n_tokens)
+                  rate_per_s=m["rate_per_s"], burst=m["burst"], tokens=n_tokens, operator=bool(m["operator"]))
 
 
 class TenantRegistry:
@@ -105,14 +113,15 @@ class TenantRegistry:
         self.engine = engine
 
     async def create(self, name: str, *, max_active_workloads: int | None = None, max_cores: int | None = None,
-                     rate_per_s: float | None = None, burst: int | None = None,
+                     rate_per_s: float | None = None, burst: int | None = None, operator: bool = False,
                      now: float | None = None) -> tuple[Tenant, str]:
-        """Create a tenant and its first token; returns (tenant, token). A revoked tenant's name is
-        taken again (reactivated with the new limits); an active one is an error."""
+        """Create a tenant (an operator when `operator`) and its first token; returns (tenant,
+        token). A revoked tenant's name is taken again (reactivated with the new limits and role);
+        an active one is an error."""
         check_name(name)
         at = time.time() if now is None else now
         limits = {"max_active_workloads": max_active_workloads, "max_cores": max_cores,
-                  "rate_per_s": rate_per_s, "burst": burst}
+                  "rate_per_s": rate_per_s, "burst": burst, "operator": operator}
         async with self.engine.begin() as conn:
             row = (await conn.execute(sa.select(tenants).where(tenants.c.name == name).with_for_update())).first()
             if row is not None and row._mapping["revoked_at"] is None:
@@ -133,6 +142,22 @@ class TenantRegistry:
             row = (await conn.execute(sa.select(tenants.c.revoked_at).where(tenants.c.name == name))).first()
             if row is None or row[0] is not None:
                 raise TenancyError(f"no active tenant {name!r}")
+            return await self._issue(conn, name, at)
+
+    async def rotate(self, name: str, *, token_id: str | None = None, now: float | None = None) -> str:
+        """A new token for an active tenant or operator, and — in the same transaction — the old
+        one (`token_id`) or every older active token revoked; returns the new token."""
+        at = time.time() if now is None else now
+        async with self.engine.begin() as conn:
+            row = (await conn.execute(sa.select(tenants.c.revoked_at).where(tenants.c.name == name)
+                                      .with_for_update())).first()
+            if row is None or row[0] is not None:
+                raise TenancyError(f"no active tenant {name!r}")
+            q = tokens.update().where(tokens.c.tenant == name, tokens.c.revoked_at.is_(None))
+            if token_id is not None:
+                q = q.where(tokens.c.token_id == token_id)
+            if (await conn.execute(q.values(revoked_at=at))).rowcount == 0 and token_id is not None:
+                raise TenancyError(f"tenant {name!r} has no active token {token_id!r}")
             return await self._issue(conn, name, at)
 
     async def _issue(self, conn: AsyncConnection, name: str, at: float) -> str:

@@ -5,7 +5,7 @@
     GET    /v1/workloads          filters (state, kind), cursor pagination     200 WorkloadPage
     PATCH  /v1/workloads/{id}     new performance target → re-planned          202 Accepted
     DELETE /v1/workloads/{id}     revoke: resources freed, the agent stops it  202 Accepted
-    GET    /v1/state              the cluster as the admission decider sees it 200
+    GET    /v1/state              operators: the cluster; a tenant: its own    200
 
 Every error is an RFC 9457 problem document (`sextant_kit.problems`). The order of the checks:
 body size (413) and content type (415); authentication (401); the tenant a request names (403);
@@ -115,7 +115,7 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
     async def read(workload_id: Annotated[str, _ID], who: Caller) -> WorkloadView:
         await ctx.catch_up()
         view = views.get_workload(ctx.decider, workload_id)
-        if view is None or (who.tenant is not None and view["tenant"] != who.tenant):
+        if view is None or (who.scope is not None and view["tenant"] != who.scope):
             raise Problem(404, "workload-not-found", f"no workload {workload_id}")
         return WorkloadView.model_validate(view)
 
@@ -130,11 +130,11 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
                       after: Annotated[str | None, Query(max_length=128, deprecated=True,
                                                          description="a workload id to start after")] = None
                       ) -> WorkloadPage:
-        if who.tenant is not None and tenant is not None and tenant != who.tenant:
+        if who.scope is not None and tenant is not None and tenant != who.scope:
             raise Problem(403, "forbidden-tenant", "a token lists its own tenant's workloads only")
         start = _decode_cursor(cursor) if cursor else after
         await ctx.catch_up()
-        items = views.list_workloads(ctx.decider, tenant=who.tenant or tenant, state=state, kind=kind,
+        items = views.list_workloads(ctx.decider, tenant=who.scope or tenant, state=state, kind=kind,
                                      limit=limit + 1, after=start)
         more = len(items) > limit
         items = items[:limit]
@@ -165,24 +165,27 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
         return Accepted(id=workload_id, created=False, state=WorkloadPhase.REVOKED.value)
 
     @r.get("/state", response_model=StateView, responses=problem_responses(*AUTH),
-           summary="The cluster as the admission decider sees it (counts, capacity)")
+           summary="An operator: the cluster as the admission decider sees it (counts, capacity, every "
+                   "queue); a tenant: its own workloads' counts and queue places")
     async def state(who: Caller) -> dict[str, Any]:
         await ctx.catch_up()
-        return views.state_view(ctx.decider)
+        if who.scope is None:
+            return views.state_view(ctx.decider)
+        return views.tenant_state_view(ctx.decider, who.scope)
 
     not_found_route(r)
     return [r]
 
 
 def _acting_for(who: Principal, named: str | None) -> str:
-    if who.tenant is not None and named is not None and named != who.tenant:
+    if who.scope is not None and named is not None and named != who.scope:
         raise Problem(403, "forbidden-tenant", f"this token may not act for tenant {named!r}")
     return who.acting_for(named)
 
 
 def _owned(ctx: ApiContext, who: Principal, workload_id: str) -> None:
     try:
-        live_workload(ctx.decider.state, workload_id, who.tenant)
+        live_workload(ctx.decider.state, workload_id, who.scope)
     except NotFound:
         raise Problem(404, "workload-not-found", f"no workload {workload_id}") from None
     except Conflict as exc:

@@ -7,6 +7,9 @@
 - mode `open` (or `auto` while no tenant exists): no token; the caller acts for any tenant (the
   body's `tenant`, "default" when left out). A token that is presented is still checked.
 
+An operator's token (`Tenant.operator`) is a principal that sees every tenant (`Principal.scope`
+None) and may act for a tenant its body names.
+
 `Gatekeeper.throttle(principal)` takes one request from the tenant's token bucket or raises
 `Throttled` with the seconds to wait (429 + Retry-After); open mode is not throttled.
 """
@@ -35,16 +38,30 @@ class Throttled(Exception):
 
 @dataclass(frozen=True)
 class Principal:
-    """`tenant` None: open mode, the caller may act for any tenant."""
+    """`tenant` None: open mode, the caller may act for any tenant. `operator`: an operator's token
+    (it acts for its own name unless a body names a tenant, and sees every tenant's workloads)."""
 
     tenant: str | None
     max_active_workloads: int | None
     max_cores: int | None
     rate_per_s: float
     burst: int
+    operator: bool = False
+
+    @property
+    def sees_all(self) -> bool:
+        """May read the whole cluster and every tenant's workloads (an operator, or open mode)."""
+        return self.operator or self.tenant is None
+
+    @property
+    def scope(self) -> str | None:
+        """The one tenant whose workloads this caller may see and change; None: every tenant's."""
+        return None if self.sees_all else self.tenant
 
     def acting_for(self, named: str | None) -> str:
         """The tenant a request acts for (`named`: the one its body names, if any)."""
+        if self.operator and named:
+            return named
         return self.tenant or named or OPEN_TENANT
 
 
@@ -95,7 +112,7 @@ class Gatekeeper:
         s = self.settings
         return Principal(t.name, _or(t.max_active_workloads, s.max_active_workloads), _or(t.max_cores, s.max_cores),
                          t.rate_per_s if t.rate_per_s is not None else s.rate_per_s,
-                         t.burst if t.burst is not None else s.rate_burst)
+                         t.burst if t.burst is not None else s.rate_burst, operator=t.operator)
 
 
 def _or(a: int | None, b: int | None) -> int | None:

@@ -12,7 +12,7 @@ event) and is skipped like a redelivery, whatever its body.
 The consumer (`admission-submissions`) is the kit's `ConsumerLoop`: the accepted submission's
 `WorkloadSubmitted` is appended with the tracking row in one transaction (a redelivery is skipped).
 A message that cannot be accepted — undecodable, another `ce_type`, missing/unknown/revoked token,
-invalid body, another tenant named, a `ce_id` the REST API already used (as an Idempotency-Key)
+invalid body (a non-finite number included: `Infinity`, `NaN`, `1e400`), another tenant named, a `ce_id` the REST API already used (as an Idempotency-Key)
 with another body, over quota — is
 dead-lettered to `sextant.dlq` with `dlq_reason` (one of `REASONS`) and `dlq_error` (the detail),
 a `SubmissionRejected` notice is published on `sextant.decisions`, and the loop goes on.
@@ -43,7 +43,7 @@ from sextant_kit.bootstrap import Runtime, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
 from sextant_kit.errors import PoisonMessage
 from sextant_kit.ports import EventStore, Publisher, Record, RecordSource
-from sextant_kit.problems import validation_errors
+from sextant_kit.problems import non_finite_errors, validation_errors
 from sextant_kit.telemetry import current_traceparent
 
 from .auth import Gatekeeper, Unauthenticated, bearer
@@ -129,6 +129,8 @@ class SubmissionHandler:
             tenant = await self.gate.token_tenant(bearer(self.tokens.tokens.get(env.id)))
         except Unauthenticated as exc:
             raise Refused("unauthenticated", str(exc)) from None
+        if errors := non_finite_errors(env.payload):
+            raise Refused("invalid", "; ".join(f"{e['path']}: {e['detail']}" for e in errors)[:1000], errors)
         try:
             body = WorkloadRequest.model_validate(env.payload)
         except ValidationError as exc:

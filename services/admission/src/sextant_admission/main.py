@@ -1,6 +1,8 @@
 """`python -m sextant_admission.main`: the admission service process — the REST API, the admission
 decider, and the Kafka front door (submissions in, decisions out). The kit's migrations (event
-store and the `tenancy` schema) are applied at start-up, waiting for PostgreSQL if need be."""
+store and the `tenancy` schema) are applied at start-up, waiting for PostgreSQL if need be. Its
+`/readyz` is the platform's: 503 also while a decider or the agent is down or not consuming
+(`Settings.ready_consumers`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter
 from sextant_core.workflow import Decider
 from sextant_kit.bootstrap import Runtime, serve, with_patience
+from sextant_kit.kafka.lag import ConsumerWatch
 from sextant_kit.migrations import migrate_async
 from sextant_kit.runtime import decider_task
 from sextant_kit.tenancy import TenantRegistry
@@ -50,7 +53,15 @@ async def run(settings: Settings) -> None:
     tasks: list[Any] = [decider_task(decider)]
     if settings.front_door:
         tasks += frontdoor_tasks(decider, gates)
-    await serve(settings, tasks, routers=lambda rt: api(decider, settings, gates, rt))
+    watch = ConsumerWatch(settings.kafka_bootstrap,
+                          [g.strip() for g in settings.ready_consumers.split(",") if g.strip()],
+                          stall_s=settings.ready_stall_s)
+
+    async def watching(rt: Runtime, stop: asyncio.Event) -> None:
+        await watch.run(stop)
+
+    await serve(settings, [*tasks, watching], routers=lambda rt: api(decider, settings, gates, rt),
+                checks=lambda rt: {"consumers": watch.check})
 
 
 def main() -> None:

@@ -32,6 +32,12 @@ Target = Annotated[PerformanceTarget, WithJsonSchema(_tag_required(PerformanceTa
 Spec = Annotated[WorkloadSpec, WithJsonSchema(_tag_required(WorkloadSpec))]
 
 
+# A name is shown in listings and terminals: no control character (C0, DEL, C1: NUL, escape
+# sequences, newlines) and no bidirectional-formatting character (ALM, LRM, RLM, the embeddings and
+# overrides U+202A..U+202E, the isolates U+2066..U+2069), which could make it print as another name.
+DISPLAY_NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*$"
+
+
 class WorkloadRequest(BaseModel):
     """`POST /v1/workloads` (and the payload of a `SubmitWorkload` on `sextant.submissions`).
 
@@ -41,7 +47,8 @@ class WorkloadRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     tenant: str | None = Field(default=None, pattern=NAME_PATTERN)
-    name: str = Field(default="", max_length=200)
+    name: str = Field(default="", max_length=200, pattern=DISPLAY_NAME_PATTERN,
+                      description="printable: no control or bidirectional-formatting characters")
     kind: WorkloadKind
     target: Target
     spec: Spec

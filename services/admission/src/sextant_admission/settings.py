@@ -19,3 +19,9 @@ class Settings(KitSettings):
     max_active_workloads: int | None = Field(default=None, gt=0)
     max_cores: int | None = Field(default=None, gt=0)
     front_door: bool = True  # SEXTANT_FRONT_DOOR: consume sextant.submissions, publish sextant.decisions
+    # SEXTANT_READY_CONSUMERS: the consumer groups (comma-separated) /readyz requires alive and
+    # consuming (sextant_kit.kafka.lag.ConsumerWatch): the deciders and the agent. Empty: none (an
+    # API started alone, as in the API fuzzing test). SEXTANT_READY_STALL_S: how long a group may
+    # keep a lag without committing before it counts as not consuming.
+    ready_consumers: str = "profiling,classification,planning,reprovisioning,telemetry,agent"
+    ready_stall_s: float = Field(default=30.0, gt=0)

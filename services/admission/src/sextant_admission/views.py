@@ -45,3 +45,17 @@ def list_workloads(decider: Decider, *, tenant: str | None = None, state: str | 
 
 def state_view(decider: Decider) -> dict[str, Any]:
     return {"service": decider.service, "profile": decider.params.profile, **cluster_view(decider.state)}
+
+
+def tenant_state_view(decider: Decider, tenant: str) -> dict[str, Any]:
+    """`GET /v1/state` for a tenant's token: the log position, its own workloads' counts per phase
+    and its own queued and deferred workloads (in queue order) — no other tenant's id, no
+    cluster-wide capacity (those are an operator's)."""
+    state = decider.state
+    mine = {wid for wid, w in state.workloads.items() if w.tenant == tenant}
+    phases: dict[str, int] = {}
+    for wid in mine:
+        phase = state.workloads[wid].phase.value
+        phases[phase] = phases.get(phase, 0) + 1
+    return {"position": state.position, "tenant": tenant, "workloads": dict(sorted(phases.items())),
+            "queued": [w for w in state.queued if w in mine], "deferred": [w for w in state.deferred if w in mine]}

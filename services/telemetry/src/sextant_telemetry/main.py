@@ -79,7 +79,7 @@ def main() -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=settings.tick_period_s)
 
-    asyncio.run(serve(settings, [samples, ticks], routers=lambda rt: routers(decider, aggregator)))
+    asyncio.run(serve(settings, [samples, ticks], routers=lambda rt: routers(decider, aggregator, rt.operator_gate())))
 
 
 if __name__ == "__main__":
