@@ -319,3 +319,23 @@ def test_a_span_that_outlives_its_handling_is_exported_and_nothing_is_kept() -> 
     late.end()
     assert [s.name for s in memory.get_finished_spans()] == ["background work"]
     assert filt.in_flight() == 0
+
+
+def test_a_restarted_process_counts_the_restarts_its_supervisor_recorded(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from sextant_kit import metrics
+
+    # the supervisor's event listener (sextant_cli.supervision) wrote 2 restarts of planning
+    (tmp_path / metrics.RESTARTS_FILE).write_text('{"restarts": {"planning": 2, "agent": 1}, "pids": {}}')
+    assert metrics.recorded_restarts("planning", str(tmp_path)) == 2
+    assert metrics.recorded_restarts("telemetry", str(tmp_path)) == 0  # never restarted
+    assert metrics.recorded_restarts("planning", None) == 0  # no run folder: nothing recorded
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / metrics.RESTARTS_FILE).write_text("{not json")
+    assert metrics.recorded_restarts("planning", str(tmp_path / "broken")) == 0
+    before = metrics.RESTARTS.labels(process="restart-probe")._value.get()
+    monkeypatch.setenv("SEXTANT_RUN_DIR", str(tmp_path))
+    monkeypatch.setenv(metrics.RESTARTS_ENV, "1")
+    (tmp_path / metrics.RESTARTS_FILE).write_text('{"restarts": {"restart-probe": 3}}')
+    metrics.process_started("restart-probe")  # the larger of the environment's 1 and the record's 3
+    assert metrics.RESTARTS.labels(process="restart-probe")._value.get() == before + 3

@@ -33,10 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sextant_kit.metrics import RESTARTS_FILE
+
 CONFIG = "supervisord.conf"
 SOCKET = "supervisor.sock"
 PIDFILE = "supervisord.pid"
-RESTARTS = "restarts.json"
+RESTARTS = RESTARTS_FILE  # read by each process at start too (sextant_kit.metrics)
 LISTENER = "restart-counter"
 STARTSECS = 5
 STARTRETRIES = 30

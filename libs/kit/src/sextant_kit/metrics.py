@@ -20,10 +20,12 @@ polled in the background.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import Counter as Tally
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Histogram, generate_latest
@@ -77,9 +79,27 @@ def record_outputs(consumer: str, input_time: float | None, types: Iterable[str]
         DECISION_LATENCY.labels(consumer=consumer).observe(max(0.0, now - input_time))
 
 
+RESTARTS_FILE = "restarts.json"  # in the run folder: `{"restarts": {process: n}, ...}` (the supervisor's record)
+
+
+def recorded_restarts(process: str, run_dir: str | None) -> int:
+    """The restarts of `process` that the supervisor's event listener recorded in `run_dir`
+    (`sextant up`; it counts a start that follows an exit before the new process has imported
+    this module), 0 without a record."""
+    if not run_dir:
+        return 0
+    try:
+        counts = json.loads((Path(run_dir) / RESTARTS_FILE).read_text()).get("restarts", {})
+        return max(0, int(counts.get(process, 0)))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return 0
+
+
 def process_started(process: str) -> None:
-    """Count the restarts the environment reports (`SEXTANT_RESTARTS`); the series exists from 0."""
-    RESTARTS.labels(process=process).inc(max(0, int(os.environ.get(RESTARTS_ENV, "0") or 0)))
+    """Count the restarts reported by whatever restarts this process — `SEXTANT_RESTARTS`, or the
+    supervisor's record in `$SEXTANT_RUN_DIR` — the larger; the series exists from 0."""
+    env = max(0, int(os.environ.get(RESTARTS_ENV, "0") or 0))
+    RESTARTS.labels(process=process).inc(max(env, recorded_restarts(process, os.environ.get("SEXTANT_RUN_DIR"))))
 
 
 class _Gauges(Collector):
