@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-import pytest
 from pydantic import ValidationError
 from sextant_admission.schemas import WorkloadRequest
 from sextant_agent.twin import TwinExecutor
@@ -84,7 +83,6 @@ class Run:
         return any(isinstance(f, ev.WorkloadCompleted | ev.WorkloadFailed) for f in self.facts)
 
 
-@pytest.mark.xfail(strict=True, reason="the agent reads the target as the twin workload's shape implies: a batch workload with a completion_time target raises AttributeError")
 def test_every_accepted_kind_and_target_runs_through_the_agent() -> None:
     pairs = accepted_pairs()
     assert len(pairs) >= 3  # at least one target for each kind
@@ -95,3 +93,20 @@ def test_every_accepted_kind_and_target_runs_through_the_agent() -> None:
         assert any(isinstance(f, ev.WorkloadCompleted) for f in run.facts), (kind, name)
         assert run.samples, (kind, name)
         assert all(math.isfinite(r) and r >= 0 for r in run.samples), (kind, name, run.samples)
+
+
+def test_a_twin_workload_submitted_as_another_kind_fails_with_the_reason() -> None:
+    """The twin workload's kind decides what the agent measures: a service's ref submitted as a
+    batch job fails at its first command instead of being judged against the wrong quantity."""
+    ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
+    view = Decider("agent", policy_set("foundation"))
+    ref = next(wid for wid, t in sorted(ex.setup.truths.items()) if t.kind == WorkloadKind.SERVICE)
+    sub = ev.WorkloadSubmitted(at=0.0, workload_id="w1", tenant="t1", kind=WorkloadKind.BATCH,
+                               target=WorkloadRequest.model_validate({"kind": "batch", "target": TARGETS["deadline"],
+                                                                      "spec": {"type": "twin", "ref": ref}}).target,
+                               spec=TwinWorkloadRef(ref=ref), fast_path=True)
+    view.fold([Envelope.wrap(sub, id="e1", source="test", stream_version=0, time=0.0).with_position(1)])
+    ex.observe(sub, view.state)
+    (failed,) = ex.execute(cmd.ExecuteProfileRuns(workload_id="w1", runs=()), view.state, 1.0)
+    assert isinstance(failed, ev.WorkloadFailed)
+    assert failed.reason == "agent: the twin workload is a service (webserver), submitted as batch"

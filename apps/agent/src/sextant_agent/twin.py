@@ -22,7 +22,7 @@ from sextant_contracts import events as ev
 from sextant_contracts.ids import derive_id
 from sextant_contracts.model import Allocation, RawSample, TwinWorkloadRef
 from sextant_core.domain.lifecycle import WorkloadPhase
-from sextant_core.state.model import EMPTY, ClusterState
+from sextant_core.state.model import EMPTY, ClusterState, WorkloadState
 from sextant_sim.agent import Agent
 from sextant_sim.cluster import World
 from sextant_sim.host import PRIORITY, AgentHost
@@ -72,6 +72,9 @@ class TwinExecutor(AgentHost):
                                            offered=e.offered))
         elif not isinstance(e, ev.QosVerdict):
             self._facts.append(e.model_copy(update={"at": wall}))
+
+    def host_time(self, log_time: float) -> float:
+        return (log_time - self.wall0) * self.speed
 
     # --- Executor --------------------------------------------------------------------------------
 
@@ -136,12 +139,23 @@ class TwinExecutor(AgentHost):
         if not self.known(command.workload_id):
             return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id,
                                       reason="agent: not a workload of this twin")]
+        misfit = self._misfit(state.workloads[command.workload_id])
+        if misfit:
+            return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id, reason=f"agent: {misfit}")]
         if self._already_done(command):
             return []  # a redelivered command after a restart: executing it twice would repeat facts
         self.agent.execute(command, "command")
         if isinstance(command, cmd.StartWorkload | cmd.ResizeWorkload):
             self._started[command.workload_id] = command.allocation
         return self._take()
+
+    def _misfit(self, w: WorkloadState) -> str:
+        """Why the twin cannot run `w` as submitted ("" when it can): the twin workload's kind
+        decides what it measures, so the submitted kind must be the twin workload's."""
+        truth = self.setup.truths[w.workload_id]
+        if truth.kind != w.kind:
+            return f"the twin workload is a {truth.kind.value} ({truth.family}), submitted as {w.kind.value}"
+        return ""
 
     def _already_done(self, command: cmd.Command) -> bool:
         wid = command.workload_id

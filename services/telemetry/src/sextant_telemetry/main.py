@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 def main() -> None:
     settings = Settings()  # type: ignore[call-arg]
     decider = make_decider(settings)
-    aggregator = Aggregator(settings.verdict_window_s, settings.qos_margin)
+    aggregator = Aggregator(settings.verdict_window_s)
 
     async def samples(rt: Runtime, stop: asyncio.Event) -> None:
         handler = DeciderHandler("telemetry", decider, rt.store)
