@@ -7,8 +7,12 @@ equal time (`sextant_sim.host.PRIORITY`), but the decisions come from the platfo
 an in-process `decide`. Virtual time is `(wall - wall0) × speed`; facts are reported with
 wall-clock times (`at = wall0 + virtual / speed`), the platform's time base.
 
-Workloads are matched to ground truths by their `TwinWorkloadRef.ref` (a workload id of the
-scenario). Performance observations become raw samples for the telemetry service; the twin's own
+Workloads are matched to ground truths by `resolve`: a `TwinWorkloadRef.ref` names a workload of
+the scenario (its id, `w00012`, or the twin's own ref, `hadoop:w00012`) or a family of the ground
+truth (`memcached`, `hadoop`, `paragon-st`, …: an instance of it drawn for the workload, seeded by
+the workload id); a `ContainerSpec` whose image (or, without one, command) names a family runs as
+that family (`memcached:1.6` → `memcached`). The twin workload's kind must be the submitted kind
+(`_misfit`). Performance observations become raw samples for the telemetry service; the twin's own
 QoS verdicts are dropped (telemetry decides them). After a restart the world is empty: `resume`
 re-launches what the log says is running (from scratch — a restarted container) or profiling.
 """
@@ -20,15 +24,19 @@ import heapq
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.ids import derive_id
-from sextant_contracts.model import Allocation, RawSample, TwinWorkloadRef
+from sextant_contracts.model import Allocation, ContainerSpec, RawSample, TwinWorkloadRef
 from sextant_core.domain.lifecycle import WorkloadPhase
 from sextant_core.state.model import EMPTY, ClusterState, WorkloadState
 from sextant_sim.agent import Agent
+from sextant_sim.arrivals import rng_for
 from sextant_sim.cluster import World
 from sextant_sim.host import PRIORITY, AgentHost
 from sextant_sim.ledger import Ledger, Record
 from sextant_sim.scenarios import load_scenario
 from sextant_sim.setup import Setup, prepare
+from sextant_sim.workloads.base import WorkloadTruth
+from sextant_sim.workloads.generate import DrawOptions, generate
+from sextant_sim.workloads.performance import concept_matrix
 
 
 class TwinExecutor(AgentHost):
@@ -96,9 +104,9 @@ class TwinExecutor(AgentHost):
 
     def observe(self, event: ev.Event, state: ClusterState) -> None:
         self.state = state
-        if isinstance(event, ev.WorkloadSubmitted) and isinstance(event.spec, TwinWorkloadRef):
-            truth = self._by_ref.get(event.spec.ref)
-            if truth is not None and event.workload_id not in self.setup.truths:
+        if isinstance(event, ev.WorkloadSubmitted) and event.workload_id not in self.setup.truths:
+            truth = self._truth_of(event.workload_id, event.spec)
+            if truth is not None:
                 self.setup.truths[event.workload_id] = truth
                 self.ledger.add(Record(workload_id=event.workload_id, family=truth.family, group="",
                                        kind=truth.kind.value, best_effort=event.best_effort,
@@ -108,6 +116,31 @@ class TwinExecutor(AgentHost):
 
     def known(self, workload_id: str) -> bool:
         return workload_id in self.setup.truths
+
+    def resolve(self, ref: str, workload_id: str = "") -> WorkloadTruth | None:
+        """The ground truth `ref` names (module doc), None when none; a family is drawn afresh
+        for `workload_id` (the same id draws the same instance)."""
+        if ref in self._by_ref:
+            return self._by_ref[ref]
+        family, _, wid = ref.partition(":")
+        if wid:
+            truth = self._by_ref.get(wid)
+            return truth if truth is not None and truth.family == family else None
+        if ref not in self.setup.gt.families:
+            return None
+        scale = min((g.duration_scale for g in self.setup.scenario.groups), default=1.0)
+        return generate(f"{ref}:{workload_id or ref}", ref, rng_for(self.setup.seed, "family", workload_id or ref),
+                        self.setup.cat, concept_matrix(self.setup.cat, self.setup.gt), self.setup.gt,
+                        DrawOptions(duration_scale=scale))
+
+    def _truth_of(self, workload_id: str, spec: object) -> WorkloadTruth | None:
+        if isinstance(spec, TwinWorkloadRef):
+            return self.resolve(spec.ref, workload_id)
+        if isinstance(spec, ContainerSpec):
+            named = spec.image or (spec.command[0] if spec.command else "")
+            family = named.rsplit("/", 1)[-1].split("@", 1)[0].split(":", 1)[0]
+            return self.resolve(family, workload_id) if family in self.setup.gt.families else None
+        return None
 
     def resume(self, state: ClusterState, wall: float) -> list[ev.Event]:
         self.state = state
