@@ -8,7 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from sextant_admission.schemas import WorkloadRequest
 from sextant_agent.settings import Settings
 from sextant_agent.twin import TwinExecutor
