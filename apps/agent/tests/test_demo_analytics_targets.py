@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
 from sextant_agent.twin import TwinExecutor
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
@@ -56,8 +55,6 @@ def completion_alone(ex: TwinExecutor, view: Decider, sub: ev.WorkloadSubmitted,
     raise AssertionError(f"{wid} did not complete")
 
 
-@pytest.mark.xfail(strict=True, reason="analytics targets assume the reference node count on the catalogue's "
-                                      "fastest platform, of which platform-demo's cluster has 2 servers")
 def test_platform_demo_analytics_targets_are_reachable_and_not_trivial() -> None:
     ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
     view = Decider("agent", policy_set("foundation"))
