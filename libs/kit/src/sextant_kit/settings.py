@@ -25,7 +25,7 @@ class KitSettings(BaseSettings):
     otel_exporter: str = Field(default="none", pattern="^(none|otlp|jsonl|memory)$")
     otel_endpoint: str = ""  # OTLP HTTP endpoint, e.g. http://collector:4318
     otel_file: str = ""  # JSON-lines span file when otel_exporter=jsonl
-    policy_profile: str = "foundation"
+    policy_profile: str = "sextant-adaptive"  # SEXTANT_POLICY_PROFILE: the flagship; any registered profile
     run_dir: str = ".run"
     retry_backoff_s: float = Field(default=0.5, gt=0)
     retry_backoff_max_s: float = Field(default=5.0, gt=0)
