@@ -110,3 +110,22 @@ def test_a_twin_workload_submitted_as_another_kind_fails_with_the_reason() -> No
     (failed,) = ex.execute(cmd.ExecuteProfileRuns(workload_id="w1", runs=()), view.state, 1.0)
     assert isinstance(failed, ev.WorkloadFailed)
     assert failed.reason == "agent: the twin workload is a service (webserver), submitted as batch"
+
+
+def test_a_happening_that_raises_quarantines_its_workload_and_the_clock_goes_on() -> None:
+    """The agent's clock is no poison pill either: a workload whose happening raises (as a
+    completion-time target once did) is quarantined — failed in the fold, out of the world — and
+    the next advance runs."""
+    run = Run(WorkloadKind.BATCH, TARGETS["completion_time"])
+
+    def boom(kind: str, key: str, version: int) -> None:
+        raise AttributeError("'CompletionTimeTarget' object has no attribute 'ips'")
+
+    run.ex.agent.happening = boom  # type: ignore[method-assign]
+    run.until_done()
+    (q,) = [f for f in run.facts if isinstance(f, ev.RecordQuarantined)]
+    assert (q.consumer, q.workload_id, q.record_type) == ("agent-clock", "w1", "observe")  # its first happening
+    assert q.error.startswith("AttributeError")
+    w = run.view.state.workloads["w1"]
+    assert (w.phase.value, w.end_reason) == ("failed", "quarantined") and "w1" not in run.ex.world.active
+    assert run.ex.advance(run.view.state, 10_000.0) == ([], [])  # nothing left to raise

@@ -53,6 +53,7 @@ class TwinExecutor(AgentHost):
         self._facts: list[ev.Event] = []
         self._samples: list[RawSample] = []
         self._started: dict[str, Allocation] = {}  # what each running workload was started with
+        self._set_aside: set[str] = set()  # workloads quarantined: their happenings are skipped
         self.ledger = Ledger()
         sids = [sid for sid, _ in self.setup.servers]
         pidx = [self.setup.cat.index(p.platform_id) for _, p in self.setup.servers]
@@ -205,18 +206,34 @@ class TwinExecutor(AgentHost):
         while self._heap and self._heap[0][0] <= target:
             at, _p, seq, kind, key, version = heapq.heappop(self._heap)
             self.now = max(self.now, at)
-            if kind == "fail":
-                self.agent.fail_server(self.setup.failures[int(key)].server_id)
-            elif kind == "recover":
-                self.agent.recover_server(self.setup.failures[int(key)].server_id)
-            else:
-                self.agent.happening(kind, key, version)
+            if key in self._set_aside:
+                continue
+            try:
+                if kind == "fail":
+                    self.agent.fail_server(self.setup.failures[int(key)].server_id)
+                elif kind == "recover":
+                    self.agent.recover_server(self.setup.failures[int(key)].server_id)
+                else:
+                    self.agent.happening(kind, key, version)
+            except Exception as exc:  # no poison pill: the workload is set aside, the clock goes on
+                self._facts = [self._quarantined(kind, key, version, exc, self.wall0 + at / self.speed)]
             facts = self._take()
             if facts:
                 out.append((f"{kind}:{key}:{version}:{seq}", facts))
         self.now = target
         samples, self._samples = self._samples, []
         return out, samples
+
+    def _quarantined(self, kind: str, key: str, version: int, exc: Exception, at: float) -> ev.RecordQuarantined:
+        """A happening whose handling raised: `RecordQuarantined` naming it (its workload then fails
+        with reason `quarantined` in the fold), and the workload leaves the world so it cannot raise
+        again (`sextant_kit.quarantine`)."""
+        wid = key if key in self.state.workloads else None
+        if wid is not None:
+            self._set_aside.add(wid)
+            self.world.stop(wid, self.now)
+        return ev.RecordQuarantined(at=at, consumer="agent-clock", record_id=f"{kind}:{key}:{version}",
+                                    record_type=kind, workload_id=wid, error=f"{type(exc).__name__}: {exc}"[:2000])
 
     def _take(self) -> list[ev.Event]:
         facts, self._facts = self._facts, []
