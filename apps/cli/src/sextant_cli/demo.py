@@ -41,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=int, default=0, help="submit at most this many workloads (0: all)")
     p.add_argument("--out", default="out/demo", help="report folder")
     p.add_argument("--deadline", type=float, default=600.0, help="wall seconds to wait for the workloads")
+    p.add_argument("--record", metavar="FILE.jsonl.gz",
+                   help="also write the platform's event log there (gzipped JSON lines of envelopes)")
     p.add_argument("--profile", default=DEFAULT_PROFILE,
                    help=f"policy profile of the services (default: {DEFAULT_PROFILE}, the flagship)")
     p.set_defaults(func=run)
@@ -97,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"  report: {report}")
         platform.stop()
         platform = None
-        from .replay import replay_database
+        from .replay import read_log, replay_database
+
+        if args.record:
+            n = write_log(asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"])), Path(args.record))
+            console.print(f"  recorded {n} events in {args.record}")
 
         code = replay_database(stack.env["SEXTANT_DATABASE_URL"], profile_override=None, console=console)
         console.print(f"demo finished in {time.monotonic() - t0:.0f}s")
@@ -140,6 +146,30 @@ def drive(platform: Platform, subs: list[tuple[float, dict[str, Any]]], speed: f
                 break
             time.sleep(0.05)
         return [v for v in list_all(client) if v["id"] in set(ids)]
+
+
+def write_log(log: list[Any], path: Path) -> int:
+    """Write envelopes as gzipped JSON lines (`Envelope.model_dump`, keys sorted): a recorded
+    platform log, read back with `read_recorded`."""
+    import gzip
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for env in log:
+            f.write(json.dumps(env.model_dump(mode="json"), sort_keys=True, separators=(",", ":")) + "\n")
+    return len(log)
+
+
+def read_recorded(path: Path) -> list[Any]:
+    """The envelopes `write_log` wrote, in order."""
+    import gzip
+    import json
+
+    from sextant_contracts.envelope import Envelope
+
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [Envelope.model_validate(json.loads(line)) for line in f if line.strip()]
 
 
 def compare_with_twin(views: list[dict[str, Any]], args: argparse.Namespace) -> list[tuple[str, ...]]:
