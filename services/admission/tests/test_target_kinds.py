@@ -23,7 +23,8 @@ def test_a_target_that_does_not_fit_the_kind_is_refused_on_target(kind: str, tar
     with pytest.raises(ValidationError) as err:
         WorkloadRequest.model_validate(body(kind, target))
     (e,) = err.value.errors()
-    assert e["loc"] == ("target",) and f"a {kind} workload takes a target of type" in e["msg"]
+    assert e["loc"] == ("target",) and e["type"] == "target_kind"
+    assert e["msg"].startswith(f"a {kind} workload takes a target of type")
 
 
 def test_the_fitting_pairs_are_accepted() -> None:

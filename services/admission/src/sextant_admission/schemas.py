@@ -20,6 +20,7 @@ from pydantic import (
     WithJsonSchema,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 from sextant_contracts.model import PerformanceTarget, WorkloadKind, WorkloadSpec
 from sextant_core.qos import TARGETS_BY_KIND, target_fits
 from sextant_kit.tenancy import NAME_PATTERN
@@ -64,7 +65,7 @@ class WorkloadRequest(BaseModel):
     def _target_fits_kind(cls, target: Any, info: ValidationInfo) -> Any:
         kind = info.data.get("kind")
         if kind is not None and not target_fits(kind, target):
-            raise ValueError(misfit(kind))
+            raise PydanticCustomError("target_kind", misfit(kind))
         return target
 
 
