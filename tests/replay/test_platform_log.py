@@ -19,6 +19,7 @@ import pytest
 from sextant_cli.demo import read_recorded
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.events import EVENT_TYPES
+from sextant_core.classification.engine import clear_memo
 from sextant_core.profiles import policy_set
 from sextant_core.replay import ReplayReport, replay
 
@@ -56,8 +57,18 @@ def test_it_replays_identically_with_cold_policy_caches(log: list[Envelope], war
 
     def cold(name: str):  # type: ignore[no-untyped-def]
         built.append(name)
+        clear_memo()  # and no classification model kept from an earlier block
         return policy_set(name)  # a new policy set, empty caches, for every block
 
     report = replay(log, cold)
     assert report.ok, report.differences[:5]
     assert report.decisions == warm.decisions and len(built) == report.blocks > 1
+
+
+def test_a_changed_sample_is_a_reported_difference(log: list[Envelope]) -> None:
+    """Replay is not a tautology on this log either: one measurement changed, a decision differs."""
+    i = next(i for i, e in enumerate(log) if e.type == "ProfileSampleRecorded")
+    changed = [*log[:i], log[i].model_copy(update={"payload": {**log[i].payload, "value": log[i].payload["value"] * 3 + 1}}),
+               *log[i + 1:]]
+    report = replay(changed, functools.cache(policy_set))
+    assert not report.ok
