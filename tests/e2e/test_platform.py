@@ -251,8 +251,8 @@ def test_every_sampled_workload_received_a_qos_verdict(run: Run) -> None:
     Samples the chaos made telemetry lose by design are left out: a window open at telemetry's
     SIGKILL is not recovered ([IMPL CHOICE] in services/telemetry/handlers.py), so samples published
     from a window length (+ `LAG_S`, its processing latency) before the kill to `RESTART_S` after it
-    do not count, nor those around the PostgreSQL and Kafka outages (a batch fetched while the
-    database is down is dropped; samples held by the agent during the broker outage arrive late)."""
+    do not count, nor those around the PostgreSQL and Kafka outages (samples held by the agent
+    during the broker outage arrive late)."""
     LAG_S, RESTART_S = 2.0, 10.0  # noqa: N806
     events = by_workload(run.log)
     started = {w for w in run.ids if any(e.TYPE == "WorkloadStarted" for e in events[w])}
