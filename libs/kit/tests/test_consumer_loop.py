@@ -236,3 +236,24 @@ async def test_run_survives_a_failing_transport_and_stops_on_request() -> None:
     stop.set()
     await asyncio.wait_for(task, 10)
     assert calls > 2 and h.loop.stats.processed == 1
+
+
+async def test_a_log_the_decider_cannot_fold_is_waited_out_not_quarantined() -> None:
+    """A fold failure (`LogUnfoldable`) blames no record: the consumer waits and retries the same
+    record — quarantining each one would fail every live workload — and handles it once the log
+    folds again."""
+    from sextant_kit.errors import LogUnfoldable
+
+    broken = [2]
+
+    async def handler(env: Envelope) -> Sequence[Event]:
+        if broken[0]:
+            broken[0] -= 1
+            raise LogUnfoldable("svc: folding after position 7: IllegalTransition(...)")
+        return completed(env)
+
+    h = Harness(handler)
+    await h.send(make_envelope("workload-a", 1, 1, workload_id="a"))
+    await h.drain()
+    assert h.loop.stats.quarantined == 0 and h.bus.records("dlq") == []
+    assert h.loop.stats.transient_waits == 2 and h.loop.stats.processed == 1

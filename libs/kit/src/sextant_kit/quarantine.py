@@ -9,7 +9,8 @@ fails that workload with reason `quarantined` (`sextant_core.state.evolve`), and
 manager tells the agent to stop it.
 
 Deliberate refusals are not quarantines: `PoisonMessage` (an invalid submission, an unknown type)
-is dead-lettered with its own documented reason and records nothing.
+is dead-lettered with its own documented reason and records nothing. Nor is a log a decider cannot
+fold (`errors.LogUnfoldable`, transient): no record is to blame, so the consumer waits.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.events import Event
 
 from .consumer import Outputs
+from .errors import LogUnfoldable
 from .ports import EventStore, Snapshot, SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,11 @@ class DeciderHandler:
             batch = await self.store.read_all(self.decider.position, limit=self.read_batch)
             if not batch:
                 break
-            self.decider.fold(batch)
+            try:
+                self.decider.fold(batch)
+            except Exception as exc:
+                log.error("%s: cannot fold the log after position %d: %r", self.name, self.decider.position, exc)
+                raise LogUnfoldable(f"{self.name}: folding after position {self.decider.position}: {exc!r}") from exc
             n += len(batch)
         self.folded += n
         if (self.snapshots is not None and self.decider.position - self._last_snapshot >= self.snapshot_every
