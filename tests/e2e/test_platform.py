@@ -63,6 +63,7 @@ SPEED = 30.0
 PROCESSES = (*SERVICES, "relay", "agent")
 OUTAGE_S = 15.0
 DECIDERS = ("admission", "profiling", "classification", "planning", "reprovisioning")  # snapshotting services
+PROFILE = "sextant-adaptive"  # the platform's default profile, named explicitly below
 VERDICT_WINDOW_S = 2.0  # telemetry's SEXTANT_VERDICT_WINDOW_S, set explicitly below
 
 
@@ -143,6 +144,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     try:
         asyncio.run(migrate_async(stack.env["SEXTANT_DATABASE_URL"]))
         platform.env = {**stack.env, "SEXTANT_AGENT_SCENARIO": "platform-demo", "SEXTANT_AGENT_SEED": "7",
+                        "SEXTANT_POLICY_PROFILE": PROFILE,
                         "SEXTANT_AGENT_SPEED": str(SPEED), "SEXTANT_TICK_PERIOD_S": "2.0",
                         "SEXTANT_OTEL_EXPORTER": "jsonl", "SEXTANT_VERDICT_WINDOW_S": str(VERDICT_WINDOW_S)}
         spans_of = {n: run_dir / f"spans-{n}.jsonl" for n in PROCESSES}
@@ -249,8 +251,8 @@ def test_every_sampled_workload_received_a_qos_verdict(run: Run) -> None:
     Samples the chaos made telemetry lose by design are left out: a window open at telemetry's
     SIGKILL is not recovered ([IMPL CHOICE] in services/telemetry/handlers.py), so samples published
     from a window length (+ `LAG_S`, its processing latency) before the kill to `RESTART_S` after it
-    do not count, nor those around the PostgreSQL and Kafka outages (a batch fetched while the
-    database is down is dropped; samples held by the agent during the broker outage arrive late)."""
+    do not count, nor those around the PostgreSQL and Kafka outages (samples held by the agent
+    during the broker outage arrive late)."""
     LAG_S, RESTART_S = 2.0, 10.0  # noqa: N806
     events = by_workload(run.log)
     started = {w for w in run.ids if any(e.TYPE == "WorkloadStarted" for e in events[w])}
@@ -370,7 +372,7 @@ def test_replay_catches_a_changed_sample(run: Run) -> None:
 
 
 def test_replay_catches_a_changed_policy_parameter(run: Run) -> None:
-    base = policy_set("foundation")
+    base = policy_set(PROFILE)
     from sextant_core.profiling.plan import DefaultProfilingPlan
 
     changed = PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},

@@ -48,7 +48,7 @@ async def test_poison_records_go_to_the_dead_letter_topic_and_the_loop_goes_on(
                 break
     finally:
         await source.stop()
-    assert (loop.stats.processed, loop.stats.dead_lettered) == (2, 2)
+    assert (loop.stats.processed, loop.stats.dead_lettered, loop.stats.quarantined) == (2, 1, 1)
     assert sum((await topic_end_offsets(kafka_bootstrap, dlq)).values()) == 2
     reader = KafkaSource.create(kafka_bootstrap, "dlq-reader", [dlq])
     await reader.start()
@@ -62,12 +62,12 @@ async def test_poison_records_go_to_the_dead_letter_topic_and_the_loop_goes_on(
         await reader.stop()
         await publisher.stop()
     by_reason = {r.header("dlq_reason"): r for r in dead}
-    assert set(by_reason) == {"undecodable", "handler-failed"}
+    assert set(by_reason) == {"undecodable", "quarantined"}
     junk = by_reason["undecodable"]
     assert junk.value == b"not json at all" and junk.header("dlq_offset") == "1"
     assert junk.header("dlq_topic") == topic and junk.header("dlq_partition") == "0"
-    failed = by_reason["handler-failed"]
+    failed = by_reason["quarantined"]
     assert failed.header("ce_id") == "workload-a:2:2" and "cannot handle n=2" in (failed.header("dlq_error") or "")
     outputs = await store.read_all()
-    assert sorted(e.stream for e in outputs) == ["workload-out-1", "workload-out-3"]
+    assert sorted(e.stream for e in outputs) == ["quarantine-" + loop.name, "workload-out-1", "workload-out-3"]
     await store.close()

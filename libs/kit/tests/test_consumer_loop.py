@@ -102,7 +102,7 @@ async def test_undecodable_record_goes_to_the_dead_letter_topic_and_the_loop_goe
     assert h.loop.stats.dead_lettered == 1 and h.loop.stats.processed == 1
 
 
-async def test_failing_handler_is_retried_then_dead_lettered() -> None:
+async def test_failing_handler_is_retried_then_quarantined_and_the_loop_goes_on() -> None:
     attempts: list[int] = []
 
     async def handler(env: Envelope) -> Sequence[Event]:
@@ -112,15 +112,19 @@ async def test_failing_handler_is_retried_then_dead_lettered() -> None:
         return completed(env)
 
     h = Harness(handler)
-    await h.send(make_envelope("workload-a", 1, 1))
+    await h.send(make_envelope("workload-a", 1, 1, workload_id="a"))
     await h.send(make_envelope("workload-a", 2, 2))
     await h.drain()
     assert attempts.count(1) == 3
     (dead,) = h.bus.records("dlq")
-    assert dead.header("dlq_reason") == "handler-failed"
+    assert dead.header("dlq_reason") == "quarantined" and dead.header("ce_id") == "workload-a:1:1"
     assert "RuntimeError: boom" in (dead.header("dlq_error") or "")
-    assert not await h.store.is_tracked("svc", "workload-a:1:1")
-    assert h.loop.stats.handler_retries == 2 and h.loop.stats.processed == 1
+    assert await h.store.is_tracked("svc", "workload-a:1:1")  # never handled again
+    quarantined = [e.event() for e in await h.store.read_all() if e.type == "RecordQuarantined"]
+    assert [(q.consumer, q.record_id, q.record_type, q.workload_id, q.error) for q in quarantined] == [  # type: ignore[attr-defined]
+        ("svc", "workload-a:1:1", "Tick", "a", "RuntimeError: boom")]
+    assert quarantined[0].stream == "workload-a"
+    assert h.loop.stats.handler_retries == 2 and h.loop.stats.processed == 1 and h.loop.stats.quarantined == 1
 
 
 async def test_poison_message_is_dead_lettered_at_once() -> None:
@@ -232,3 +236,24 @@ async def test_run_survives_a_failing_transport_and_stops_on_request() -> None:
     stop.set()
     await asyncio.wait_for(task, 10)
     assert calls > 2 and h.loop.stats.processed == 1
+
+
+async def test_a_log_the_decider_cannot_fold_is_waited_out_not_quarantined() -> None:
+    """A fold failure (`LogUnfoldable`) blames no record: the consumer waits and retries the same
+    record — quarantining each one would fail every live workload — and handles it once the log
+    folds again."""
+    from sextant_kit.errors import LogUnfoldable
+
+    broken = [2]
+
+    async def handler(env: Envelope) -> Sequence[Event]:
+        if broken[0]:
+            broken[0] -= 1
+            raise LogUnfoldable("svc: folding after position 7: IllegalTransition(...)")
+        return completed(env)
+
+    h = Harness(handler)
+    await h.send(make_envelope("workload-a", 1, 1, workload_id="a"))
+    await h.drain()
+    assert h.loop.stats.quarantined == 0 and h.bus.records("dlq") == []
+    assert h.loop.stats.transient_waits == 2 and h.loop.stats.processed == 1

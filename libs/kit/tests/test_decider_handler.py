@@ -55,3 +55,19 @@ def test_the_decider_knows_which_types_react() -> None:
     started = ev.WorkloadCompleted(at=2.0, workload_id="w1")
     assert decider.reacts(env(sample, 1)) is False
     assert decider.reacts(env(started, 2)) is True
+
+
+def test_a_fold_failure_is_log_unfoldable_and_keeps_the_state() -> None:
+    from sextant_kit.errors import LogUnfoldable, is_transient
+
+    started = ev.WorkloadStarted(at=2.0, workload_id="w9", allocation=builders.alloc(("s1", 1, 1.0)))
+    store = CountingStore([env(started, 1)])  # a start of a workload the log never submitted
+    decider = Decider("planning", policy_set("foundation"))
+    handler = DeciderHandler("planning", decider, store)  # type: ignore[arg-type]
+    try:
+        asyncio.run(handler.catch_up())
+    except LogUnfoldable as exc:
+        assert is_transient(exc) and "folding after position 0" in str(exc)
+    else:
+        raise AssertionError("the fold failure was not raised")
+    assert decider.position == 0

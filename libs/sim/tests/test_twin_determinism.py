@@ -21,7 +21,8 @@ from sextant_sim.groundtruth import TWIN_VERSION
 from sextant_sim.runner import compare, run_profile
 
 GOLDEN = Path(__file__).parent / "golden" / "smoke.json"
-CASES = [("smoke", "least-loaded", 1), ("smoke", "oracle", 1), ("smoke", "reservation-least-loaded", 2)]
+CASES = [("smoke", "least-loaded", 1), ("smoke", "oracle", 1), ("smoke", "reservation-least-loaded", 2),
+         ("smoke", "sextant", 1), ("smoke", "sextant-adaptive", 1)]  # the flagship profiles too
 
 
 def _key(scenario: str, profile: str, seed: int) -> str:

@@ -33,7 +33,7 @@ from sextant_core.profiles import policy_set
 from sextant_core.workflow import Decider
 from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
-from sextant_kit.errors import ConcurrencyError
+from sextant_kit.errors import ConcurrencyError, LogUnfoldable
 from sextant_kit.ports import EventStore
 from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
 
@@ -61,7 +61,11 @@ class AgentCore:
             if not batch:
                 return
             for env in batch:
-                self.decider.fold([env])
+                try:
+                    self.decider.fold([env])
+                except Exception as exc:  # no record to blame: wait, never quarantine them all
+                    log.error("agent: cannot fold the log at position %s: %r", env.position, exc)
+                    raise LogUnfoldable(f"agent: folding position {env.position}: {exc!r}") from exc
                 event = env.event()
                 self.executor.observe(event, self.decider.state)
                 wid = getattr(event, "workload_id", None)

@@ -7,8 +7,12 @@ equal time (`sextant_sim.host.PRIORITY`), but the decisions come from the platfo
 an in-process `decide`. Virtual time is `(wall - wall0) × speed`; facts are reported with
 wall-clock times (`at = wall0 + virtual / speed`), the platform's time base.
 
-Workloads are matched to ground truths by their `TwinWorkloadRef.ref` (a workload id of the
-scenario). Performance observations become raw samples for the telemetry service; the twin's own
+Workloads are matched to ground truths by `resolve`: a `TwinWorkloadRef.ref` names a workload of
+the scenario (its id, `w00012`, or the twin's own ref, `hadoop:w00012`) or a family of the ground
+truth (`memcached`, `hadoop`, `paragon-st`, …: an instance of it drawn for the workload, seeded by
+the workload id); a `ContainerSpec` whose image (or, without one, command) names a family runs as
+that family (`memcached:1.6` → `memcached`). The twin workload's kind must be the submitted kind
+(`_misfit`). Performance observations become raw samples for the telemetry service; the twin's own
 QoS verdicts are dropped (telemetry decides them). After a restart the world is empty: `resume`
 re-launches what the log says is running (from scratch — a restarted container) or profiling.
 """
@@ -20,15 +24,19 @@ import heapq
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.ids import derive_id
-from sextant_contracts.model import Allocation, RawSample, TwinWorkloadRef
+from sextant_contracts.model import Allocation, ContainerSpec, RawSample, TwinWorkloadRef
 from sextant_core.domain.lifecycle import WorkloadPhase
-from sextant_core.state.model import EMPTY, ClusterState
+from sextant_core.state.model import EMPTY, ClusterState, WorkloadState
 from sextant_sim.agent import Agent
+from sextant_sim.arrivals import rng_for
 from sextant_sim.cluster import World
 from sextant_sim.host import PRIORITY, AgentHost
 from sextant_sim.ledger import Ledger, Record
 from sextant_sim.scenarios import load_scenario
 from sextant_sim.setup import Setup, prepare
+from sextant_sim.workloads.base import WorkloadTruth
+from sextant_sim.workloads.generate import DrawOptions, generate
+from sextant_sim.workloads.performance import concept_matrix
 
 
 class TwinExecutor(AgentHost):
@@ -45,6 +53,7 @@ class TwinExecutor(AgentHost):
         self._facts: list[ev.Event] = []
         self._samples: list[RawSample] = []
         self._started: dict[str, Allocation] = {}  # what each running workload was started with
+        self._set_aside: set[str] = set()  # workloads quarantined: their happenings are skipped
         self.ledger = Ledger()
         sids = [sid for sid, _ in self.setup.servers]
         pidx = [self.setup.cat.index(p.platform_id) for _, p in self.setup.servers]
@@ -73,6 +82,9 @@ class TwinExecutor(AgentHost):
         elif not isinstance(e, ev.QosVerdict):
             self._facts.append(e.model_copy(update={"at": wall}))
 
+    def host_time(self, log_time: float) -> float:
+        return (log_time - self.wall0) * self.speed
+
     # --- Executor --------------------------------------------------------------------------------
 
     def virtual(self, wall: float) -> float:
@@ -93,9 +105,9 @@ class TwinExecutor(AgentHost):
 
     def observe(self, event: ev.Event, state: ClusterState) -> None:
         self.state = state
-        if isinstance(event, ev.WorkloadSubmitted) and isinstance(event.spec, TwinWorkloadRef):
-            truth = self._by_ref.get(event.spec.ref)
-            if truth is not None and event.workload_id not in self.setup.truths:
+        if isinstance(event, ev.WorkloadSubmitted) and event.workload_id not in self.setup.truths:
+            truth = self._truth_of(event.workload_id, event.spec)
+            if truth is not None:
                 self.setup.truths[event.workload_id] = truth
                 self.ledger.add(Record(workload_id=event.workload_id, family=truth.family, group="",
                                        kind=truth.kind.value, best_effort=event.best_effort,
@@ -105,6 +117,31 @@ class TwinExecutor(AgentHost):
 
     def known(self, workload_id: str) -> bool:
         return workload_id in self.setup.truths
+
+    def resolve(self, ref: str, workload_id: str = "") -> WorkloadTruth | None:
+        """The ground truth `ref` names (module doc), None when none; a family is drawn afresh
+        for `workload_id` (the same id draws the same instance)."""
+        if ref in self._by_ref:
+            return self._by_ref[ref]
+        family, _, wid = ref.partition(":")
+        if wid:
+            truth = self._by_ref.get(wid)
+            return truth if truth is not None and truth.family == family else None
+        if ref not in self.setup.gt.families:
+            return None
+        scale = min((g.duration_scale for g in self.setup.scenario.groups), default=1.0)
+        return generate(f"{ref}:{workload_id or ref}", ref, rng_for(self.setup.seed, "family", workload_id or ref),
+                        self.setup.cat, concept_matrix(self.setup.cat, self.setup.gt), self.setup.gt,
+                        DrawOptions(duration_scale=scale))
+
+    def _truth_of(self, workload_id: str, spec: object) -> WorkloadTruth | None:
+        if isinstance(spec, TwinWorkloadRef):
+            return self.resolve(spec.ref, workload_id)
+        if isinstance(spec, ContainerSpec):
+            named = spec.image or (spec.command[0] if spec.command else "")
+            family = named.rsplit("/", 1)[-1].split("@", 1)[0].split(":", 1)[0]
+            return self.resolve(family, workload_id) if family in self.setup.gt.families else None
+        return None
 
     def resume(self, state: ClusterState, wall: float) -> list[ev.Event]:
         self.state = state
@@ -136,12 +173,23 @@ class TwinExecutor(AgentHost):
         if not self.known(command.workload_id):
             return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id,
                                       reason="agent: not a workload of this twin")]
+        misfit = self._misfit(state.workloads[command.workload_id])
+        if misfit:
+            return [ev.WorkloadFailed(at=wall, workload_id=command.workload_id, reason=f"agent: {misfit}")]
         if self._already_done(command):
             return []  # a redelivered command after a restart: executing it twice would repeat facts
         self.agent.execute(command, "command")
         if isinstance(command, cmd.StartWorkload | cmd.ResizeWorkload):
             self._started[command.workload_id] = command.allocation
         return self._take()
+
+    def _misfit(self, w: WorkloadState) -> str:
+        """Why the twin cannot run `w` as submitted ("" when it can): the twin workload's kind
+        decides what it measures, so the submitted kind must be the twin workload's."""
+        truth = self.setup.truths[w.workload_id]
+        if truth.kind != w.kind:
+            return f"the twin workload is a {truth.kind.value} ({truth.family}), submitted as {w.kind.value}"
+        return ""
 
     def _already_done(self, command: cmd.Command) -> bool:
         wid = command.workload_id
@@ -158,18 +206,34 @@ class TwinExecutor(AgentHost):
         while self._heap and self._heap[0][0] <= target:
             at, _p, seq, kind, key, version = heapq.heappop(self._heap)
             self.now = max(self.now, at)
-            if kind == "fail":
-                self.agent.fail_server(self.setup.failures[int(key)].server_id)
-            elif kind == "recover":
-                self.agent.recover_server(self.setup.failures[int(key)].server_id)
-            else:
-                self.agent.happening(kind, key, version)
+            if key in self._set_aside:
+                continue
+            try:
+                if kind == "fail":
+                    self.agent.fail_server(self.setup.failures[int(key)].server_id)
+                elif kind == "recover":
+                    self.agent.recover_server(self.setup.failures[int(key)].server_id)
+                else:
+                    self.agent.happening(kind, key, version)
+            except Exception as exc:  # no poison pill: the workload is set aside, the clock goes on
+                self._facts = [self._quarantined(kind, key, version, exc, self.wall0 + at / self.speed)]
             facts = self._take()
             if facts:
                 out.append((f"{kind}:{key}:{version}:{seq}", facts))
         self.now = target
         samples, self._samples = self._samples, []
         return out, samples
+
+    def _quarantined(self, kind: str, key: str, version: int, exc: Exception, at: float) -> ev.RecordQuarantined:
+        """A happening whose handling raised: `RecordQuarantined` naming it (its workload then fails
+        with reason `quarantined` in the fold), and the workload leaves the world so it cannot raise
+        again (`sextant_kit.quarantine`)."""
+        wid = key if key in self.state.workloads else None
+        if wid is not None:
+            self._set_aside.add(wid)
+            self.world.stop(wid, self.now)
+        return ev.RecordQuarantined(at=at, consumer="agent-clock", record_id=f"{kind}:{key}:{version}",
+                                    record_type=kind, workload_id=wid, error=f"{type(exc).__name__}: {exc}"[:2000])
 
     def _take(self) -> list[ev.Event]:
         facts, self._facts = self._facts, []

@@ -5,7 +5,8 @@
    wait until each answers `/readyz`;
 3. submit a twin scenario's workloads through `POST /v1/workloads` at their (scaled) arrival
    times, with a progress bar, and wait until every workload has ended or the deadline passes;
-4. print the QoS table, write an HTML report with plots (`<out>/report.html`);
+4. print the QoS table and its comparison with the twin's least-loaded baseline on the same
+   workloads (`baseline.py`), write an HTML report with plots (`<out>/report.html`);
 5. run `sextant replay` over the PostgreSQL log — its last line reads
    `replay: N decisions re-derived, 0 differences`;
 6. stop everything (also on Ctrl-C or failure).
@@ -22,10 +23,13 @@ from typing import Any
 import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sextant_kit.settings import KitSettings
 
+from . import baseline
 from .platform import Platform
 
 console = Console()
+DEFAULT_PROFILE = KitSettings.model_fields["policy_profile"].default
 TERMINAL = {"completed", "failed", "revoked"}
 
 
@@ -37,7 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=int, default=0, help="submit at most this many workloads (0: all)")
     p.add_argument("--out", default="out/demo", help="report folder")
     p.add_argument("--deadline", type=float, default=600.0, help="wall seconds to wait for the workloads")
-    p.add_argument("--profile", default="foundation", help="policy profile of the services")
+    p.add_argument("--record", metavar="FILE.jsonl.gz",
+                   help="also write the platform's event log there (gzipped JSON lines of envelopes)")
+    p.add_argument("--profile", default=DEFAULT_PROFILE,
+                   help=f"policy profile of the services (default: {DEFAULT_PROFILE}, the flagship)")
     p.set_defaults(func=run)
 
 
@@ -64,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     run_dir = (out / "run").resolve()
-    console.print(f"[bold]sextant demo[/] scenario={args.scenario} seed={args.seed} speed={args.speed}×")
+    console.print(f"[bold]sextant demo[/] profile={args.profile} scenario={args.scenario} seed={args.seed} "
+                  f"speed={args.speed}×")
     t0 = time.monotonic()
     stack = start_stack(run_dir, die_with_parent=True)
     platform: Platform | None = None
@@ -84,13 +92,18 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"  {len(platform.procs)} processes ready after {time.monotonic() - t0:.1f}s")
         views = drive(platform, submissions(args.scenario, args.seed, args.limit), args.speed, args.deadline)
         print_table(views)
+        rows = compare_with_twin(views, args)
         from .report import write_report
 
-        report = write_report(views, out)
+        report = write_report(views, out, comparison=(args.profile, rows))
         console.print(f"  report: {report}")
         platform.stop()
         platform = None
-        from .replay import replay_database
+        from .replay import read_log, replay_database
+
+        if args.record:
+            n = write_log(asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"])), Path(args.record))
+            console.print(f"  recorded {n} events in {args.record}")
 
         code = replay_database(stack.env["SEXTANT_DATABASE_URL"], profile_override=None, console=console)
         console.print(f"demo finished in {time.monotonic() - t0:.0f}s")
@@ -133,6 +146,48 @@ def drive(platform: Platform, subs: list[tuple[float, dict[str, Any]]], speed: f
                 break
             time.sleep(0.05)
         return [v for v in list_all(client) if v["id"] in set(ids)]
+
+
+def write_log(log: list[Any], path: Path) -> int:
+    """Write envelopes as gzipped JSON lines (`Envelope.model_dump`, keys sorted): a recorded
+    platform log, read back with `read_recorded`."""
+    import gzip
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for env in log:
+            f.write(json.dumps(env.model_dump(mode="json"), sort_keys=True, separators=(",", ":")) + "\n")
+    return len(log)
+
+
+def read_recorded(path: Path) -> list[Any]:
+    """The envelopes `write_log` wrote, in order."""
+    import gzip
+    import json
+
+    from sextant_contracts.envelope import Envelope
+
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [Envelope.model_validate(json.loads(line)) for line in f if line.strip()]
+
+
+def compare_with_twin(views: list[dict[str, Any]], args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """Print (and return the rows of) the platform's QoS beside the twin's least-loaded baseline
+    on the same workloads."""
+    from rich.table import Table
+
+    twin = baseline.twin_baseline(args.scenario, args.seed, args.limit)
+    rows = baseline.comparison_rows(baseline.from_views(views), twin)
+    t = Table(title=f"QoS met (last verdict): platform ({args.profile}) vs the twin's {baseline.BASELINE}, "
+                    "same workloads")
+    for col in ("kind", "workloads", f"platform {args.profile}", f"twin {baseline.BASELINE}",
+                "platform mean ratio", "twin mean ratio"):
+        t.add_column(col, justify="right")
+    for r in rows:
+        t.add_row(*r)
+    console.print(t)
+    return rows
 
 
 def list_all(client: httpx.Client) -> list[dict[str, Any]]:

@@ -111,6 +111,25 @@ class WorkloadFailed(WorkloadEvent):
     reason: str
 
 
+class RecordQuarantined(Event):
+    """A record a consumer could not handle (its handling raised, again and again): set aside so
+    the consumer goes on. Names the record (`record_id`: its event id, or what identifies it on its
+    topic), its type, the consumer and the error. When the record names a live workload, that
+    workload fails with reason `quarantined` (the fold does it). On the workload's stream when it
+    names one, else on `quarantine-<consumer>`."""
+
+    TYPE: ClassVar[str] = "RecordQuarantined"
+    consumer: str = Field(min_length=1, max_length=128)
+    record_id: str = Field(min_length=1, max_length=256)
+    record_type: str = Field(default="", max_length=128)
+    workload_id: str | None = Field(default=None, min_length=1, max_length=128)
+    error: str = Field(max_length=2000)
+
+    @property
+    def stream(self) -> str:
+        return f"workload-{self.workload_id}" if self.workload_id else f"quarantine-{self.consumer}"
+
+
 class TargetUpdated(WorkloadEvent):
     TYPE: ClassVar[str] = "TargetUpdated"
     target: PerformanceTarget

@@ -120,6 +120,15 @@ def _(event: ev.WorkloadFailed, state: ClusterState) -> Commands:
 
 
 @_react.register
+def _(event: ev.RecordQuarantined, state: ClusterState) -> Commands:
+    """A workload failed by quarantine is stopped where it runs (the agent did not report it)."""
+    if not event.workload_id:
+        return ()
+    return (cmd.StopWorkload(workload_id=event.workload_id, reason="quarantined"),) + \
+        _capacity_freed(state, _held(state, event.workload_id))
+
+
+@_react.register
 def _(event: ev.ServerRegistered, state: ClusterState) -> Commands:
     return _capacity_freed(state, (event.server_id,))
 

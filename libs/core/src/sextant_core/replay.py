@@ -9,7 +9,9 @@ decision names, and compares the re-derived events with the recorded ones, byte 
 before it — the state a decision saw is the fold of the log up to what it recorded.
 
 Reactors (the agent, the telemetry edge, the API) are never re-run: their events are facts and
-are only folded.
+are only folded. A re-derivation that cannot rebuild a classification model the log recorded
+(`ModelMismatch`: a changed sample, changed numerics) is reported as a difference of that
+decision, and the replay goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sextant_contracts import codec
 from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
 
+from .classification.engine import ModelMismatch
 from .policies import PolicySet
 from .state.evolve import evolve
 from .state.model import ClusterState
@@ -116,7 +119,11 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.DecisionEvent, by_id: d
         report.differences.append(Difference(env.position, rec.decision_id,
                                              f"policy version {rec.policy_version} != {params.version}"))
     report.blocks += 1
-    result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))
+    try:
+        result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))
+    except ModelMismatch as exc:  # the log's models cannot be rebuilt from it: a difference, reported
+        report.differences.append(Difference(env.position, rec.decision_id, f"re-derivation failed: {exc}"))
+        return []
     derived = [codec.dumpb(e) for e in result.events]
     if not derived:
         report.differences.append(Difference(env.position, rec.decision_id, "re-derivation produced nothing"))

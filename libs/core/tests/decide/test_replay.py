@@ -75,3 +75,21 @@ def test_replay_from_a_snapshot_matches_replay_from_scratch() -> None:
     report = replay(log[cut:], policy_set, state=snapshot, lookup=by_id.get)
     assert report.ok, report.differences[:3]
     assert report.state == replay(log, policy_set).state
+
+
+def test_a_model_that_cannot_be_rebuilt_is_a_reported_difference_and_the_replay_goes_on() -> None:
+    """`ModelMismatch` (a classification model the log recorded cannot be rebuilt from it: a
+    changed sample under a learning classifier) is a difference of that decision, not a crash."""
+    from dataclasses import replace
+
+    from sextant_core.classification.engine import ModelMismatch
+
+    class Unrebuildable:
+        def classify(self, *args: object) -> object:
+            raise ModelMismatch("scale_up/batch: rebuilt model 000 != recorded 111")
+
+    log = platform_log()
+    report = replay(log, lambda name: replace(policy_set(name), classifier=Unrebuildable()))
+    failed = [d for d in report.differences if d.what.startswith("re-derivation failed: scale_up/batch")]
+    assert len(failed) == 6  # every classification of the six workloads, and the replay read to the end
+    assert report.events == len(log)

@@ -18,7 +18,9 @@ Failures never stop the loop:
 - a **transient** error (`errors.is_transient`: database or broker unavailable) waits with capped
   exponential backoff and retries the same record, forever — no crash loop, no dropped record;
 - a handler error (or a `ConcurrencyError` from the append) is retried up to
-  `RetryPolicy.handler_attempts` times, then the record is **dead-lettered**;
+  `RetryPolicy.handler_attempts` times, then the record is **quarantined** (`quarantine.py`:
+  `RecordQuarantined` appended and tracked under the record's id — its workload fails with reason
+  `quarantined` — and the record dead-lettered with `dlq_reason=quarantined`);
 - `PoisonMessage` from the handler, an undecodable record, or a `DuplicateEventError` is
   dead-lettered at once.
 
@@ -65,12 +67,13 @@ from .errors import (
 )
 from .logs import recovered
 from .ports import Publisher, Record, RecordSource, TrackingRecorder
+from .quarantine import REASON, quarantine, workload_of
 from .telemetry import OUTPUTS_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-Outcome = Literal["processed", "skipped", "dead_lettered"]
+Outcome = Literal["processed", "skipped", "dead_lettered", "quarantined"]
 Stage = Literal["fetched", "handled", "stored", "committed"]
 
 
@@ -109,6 +112,7 @@ class ConsumerStats:
     processed: int = 0
     skipped: int = 0
     dead_lettered: int = 0
+    quarantined: int = 0
     handler_retries: int = 0
     transient_waits: int = 0
     commit_failures: int = 0
@@ -203,6 +207,8 @@ class ConsumerLoop:
             self.stats.processed += 1
         elif outcome == "skipped":
             self.stats.skipped += 1
+        elif outcome == "quarantined":
+            self.stats.quarantined += 1
         else:
             self.stats.dead_lettered += 1
         return outcome
@@ -255,7 +261,7 @@ class ConsumerLoop:
                         continue
                     span.record_exception(exc)
                     if attempt >= self._retry.handler_attempts:
-                        return await self._dead_letter(record, "handler-failed", exc)
+                        return await self._quarantine(record, env, exc)
                     self.stats.handler_retries += 1
                     log.warning("%s: handler attempt %d for %s failed: %r", self.name, attempt, env.id, exc)
                     await asyncio.sleep(self._retry.backoff(attempt))
@@ -298,6 +304,21 @@ class ConsumerLoop:
                 renumbered.append(e)
             out = renumbered
         return out, expected
+
+    async def _quarantine(self, record: Record, env: Envelope, exc: BaseException) -> Outcome:
+        """Set the record aside (`quarantine.py`) and go on: the quarantine event tracked under its
+        id, then the dead letter."""
+        out = quarantine(self.name, env.id, env.type, workload_of(env.payload), exc, at=self._clock(),
+                         causation_id=env.id, correlation_id=env.correlation_id or env.id,
+                         traceparent=current_traceparent())
+        log.error("%s: quarantining %s (%s) after %d attempts: %r", self.name, env.id, env.type,
+                  self._retry.handler_attempts, exc)
+        try:
+            await self._append(env, [out], {})
+        except Exception as err:  # the log refuses even that: the dead letter is all that is left
+            log.error("%s: could not record the quarantine of %s: %r", self.name, env.id, err)
+        await self._dead_letter(record, REASON, exc)
+        return "quarantined"
 
     async def _dead_letter(self, record: Record, reason: str, exc: BaseException) -> Outcome:
         headers = [*record.headers,

@@ -55,6 +55,13 @@ class TransientError(KitError):
     """A dependency is temporarily unavailable; retry with backoff."""
 
 
+class LogUnfoldable(TransientError):
+    """A decider cannot fold the log past an event (a fold bug, or a log the code does not know).
+    No input is to blame, so none is quarantined: the consumer waits and retries, with an error
+    logged each time, until the code or the log is fixed — quarantining every record meanwhile
+    would fail every live workload."""
+
+
 class PoisonMessage(KitError):
     """A record that cannot be processed; `reason` is a short constant-ish explanation."""
 

@@ -37,6 +37,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.events import Event
 
 from .consumer import Outputs
+from .errors import LogUnfoldable
 from .ports import EventStore, Snapshot, SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,11 @@ class DeciderHandler:
                 batch = await self.store.read_all(self.decider.position, limit=self.read_batch)
             if not batch:
                 break
-            self.decider.fold(batch)
+            try:
+                self.decider.fold(batch)
+            except Exception as exc:
+                log.error("%s: cannot fold the log after position %d: %r", self.name, self.decider.position, exc)
+                raise LogUnfoldable(f"{self.name}: folding after position {self.decider.position}: {exc!r}") from exc
             n += len(batch)
         self.folded += n
         trace.get_current_span().set_attribute("sextant.folded", n)

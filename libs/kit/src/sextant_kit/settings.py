@@ -29,7 +29,7 @@ class KitSettings(BaseSettings):
     otel_file: str = ""  # JSON-lines span file (default: <run_dir>/traces/<service_name>.jsonl)
     otel_sample_polling: bool = True  # drop root database spans (polling); false keeps them
     log_level: str = Field(default="INFO", pattern="(?i)^(debug|info|warning|error|critical)$")
-    policy_profile: str = "foundation"
+    policy_profile: str = "sextant-adaptive"  # SEXTANT_POLICY_PROFILE: the flagship; any registered profile
     run_dir: str = ".run"
     retry_backoff_s: float = Field(default=0.5, gt=0)
     retry_backoff_max_s: float = Field(default=5.0, gt=0)

@@ -7,15 +7,18 @@
 - `StopWorkload` → the world drops it;
 - world happenings → `WorkloadCompleted`, `WorkloadFailed`, `ServerFailed`/`ServerRecovered`;
 - telemetry: every `telemetry.period_s` of a running workload, `PerformanceObserved` (window mean,
-  in the target's units, × log-normal noise `noise.telemetry_sd`) and a `QosVerdict`
-  (met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (docs/adaptation.md), a single-node
+  in the target's units, × log-normal noise `noise.telemetry_sd`) and a `QosVerdict` (the core's
+  rule, `sextant_core.qos`: met ⟺ ratio ≥ 1). With `telemetry.split_at_resident_changes` (docs/adaptation.md), a single-node
   workload's window is also closed — one more pair of events — just before the residents of its
   server change (a co-runner starts, moves, is resized, pauses or ends): what a node agent that
   starts and stops the co-runners itself can do. The periodic schedule is unchanged.
 
-Ratios to target: single-node = window instruction rate / target rate; analytics = target seconds /
-projected completion (time since start + remaining work at the current rate); services = fraction
-of the window's requests within the latency bound / 0.99 (a p99 bound is met when ≥ 99 % are).
+What the agent measures per window, judged by `sextant_core.qos` against whichever target the
+workload carries: batch and analytics jobs — the instruction rate (× noise) and the projected
+duration (time since start + remaining work at the current rate, ÷ noise); services — the share of
+the window's requests within the workload's latency bound ([IMPL CHOICE] the twin's own bound: a
+service's latency model is drawn with it, so a submitted bound is judged as that one). A
+service's `PerformanceObserved.value` is the QPS served within the bound.
 """
 
 from __future__ import annotations
@@ -25,14 +28,13 @@ import math
 import numpy as np
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts.model import DeadlineTarget
+from sextant_core import qos
 
 from .adaptation.hooks import AdaptationHooks
 from .arrivals import IDEAL_IPS, rng_for
 from .host import AgentHost
 from .profiler import Measurement
-
-P99_SHARE = 0.99
-
 
 MIN_NOISE_WINDOW_S = 1.0
 
@@ -227,26 +229,33 @@ class Agent:
         p99: float | None = None
         offered: float | None = None
         if t.service is not None:
-            ratio = met / P99_SHARE
-            value = t.service.peak_qps * a.load * met
+            measured = qos.Measured(started_at=a.started_at, within_bound=met)
             offered = round(t.service.peak_qps * a.load, 6)
             p99 = round(a.p99_now, 6)
-        elif t.analytics is not None:
+        else:
             remaining = max(t.work - a.progress, 0.0)
             projected = (now - a.started_at) + (remaining / a.rate if a.rate > 0 else 1e9)
-            target = w.target.seconds
-            value = projected / noise
-            ratio = target / value
-        else:
-            value = rate * IDEAL_IPS * noise
-            ratio = value / w.target.ips
+            measured = qos.Measured(started_at=a.started_at, ips=rate * IDEAL_IPS * noise,
+                                    projected_s=projected / noise)
+        judged = qos.value_and_ratio(self._target(w.target), measured)
+        if judged is None:
+            return  # a target this workload cannot be judged against (refused at submission)
+        value, ratio = judged
+        if t.service is not None:
+            value = t.service.peak_qps * a.load * met  # requests/s served within the bound
         value = round(max(value, 0.0), 6)
         ratio = round(max(ratio, 0.0), 6)
         self.e.emit(ev.PerformanceObserved(at=now, workload_id=wid, value=value, ratio_to_target=ratio,
                                            p99_latency_ms=p99, offered=offered))
-        self.e.emit(ev.QosVerdict(at=now, workload_id=wid, met=ratio >= 1.0, ratio_to_target=ratio,
+        self.e.emit(ev.QosVerdict(at=now, workload_id=wid, met=qos.met(ratio), ratio_to_target=ratio,
                                   window_s=round(elapsed, 6)))
         self.adaptation.observed(a, now)
+
+    def _target(self, target: object) -> object:
+        """`target` with an absolute time (a deadline) moved to the host's time base."""
+        if isinstance(target, DeadlineTarget):
+            return target.model_copy(update={"at": self.e.host_time(target.at)})
+        return target
 
     # --- servers -------------------------------------------------------------------------------
 

@@ -51,3 +51,8 @@ class AgentHost(Protocol):
     def emit(self, e: ev.Event, cause: str | None = None) -> None:
         """Report the fact `e` (caused by the event id `cause`, when known)."""
         ...
+
+    def host_time(self, log_time: float) -> float:
+        """The host's time of the log's time `log_time` (an absolute time a target names, e.g. a
+        deadline); the identity when the host reports facts in its own time base (the engine)."""
+        return log_time

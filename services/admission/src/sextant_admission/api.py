@@ -26,6 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sextant_contracts.commands import SubmitWorkload
 from sextant_contracts.model import WorkloadKind
 from sextant_core.domain.lifecycle import WorkloadPhase
+from sextant_core.qos import target_fits
 from sextant_core.workflow import Decider
 from sextant_kit.problems import Problem, not_found_route, problem_responses, problem_route
 
@@ -44,7 +45,7 @@ from .handlers import (
     submit_once,
     update_target,
 )
-from .schemas import Accepted, StateView, TargetPatch, WorkloadPage, WorkloadRequest, WorkloadView
+from .schemas import Accepted, StateView, TargetPatch, WorkloadPage, WorkloadRequest, WorkloadView, misfit
 
 
 @dataclass
@@ -147,6 +148,10 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
     async def patch(workload_id: Annotated[str, _ID], body: TargetPatch, who: Caller) -> Accepted:
         await ctx.catch_up()
         _owned(ctx, who, workload_id)
+        kind = ctx.decider.state.workloads[workload_id].kind
+        if not target_fits(kind, body.target):
+            raise Problem(422, "validation-failed", "1 invalid field: $.target",
+                          errors=[{"path": "$.target", "in": "body", "detail": misfit(kind), "code": "target_kind"}])
         try:
             await update_target(ctx.store, ctx.decider.state, workload_id, body.target)
         except Conflict as exc:

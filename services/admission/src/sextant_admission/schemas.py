@@ -11,8 +11,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 from sextant_contracts.model import PerformanceTarget, WorkloadKind, WorkloadSpec
+from sextant_core.qos import TARGETS_BY_KIND, target_fits
 from sextant_kit.tenancy import NAME_PATTERN
 
 
@@ -56,6 +66,19 @@ class WorkloadRequest(BaseModel):
     best_effort: bool = False
     requested_cores: int | None = Field(default=None, gt=0, le=100_000)
     requested_memory_gb: float | None = Field(default=None, gt=0, le=1e6)
+
+    @field_validator("target")
+    @classmethod
+    def _target_fits_kind(cls, target: Any, info: ValidationInfo) -> Any:
+        kind = info.data.get("kind")
+        if kind is not None and not target_fits(kind, target):
+            raise PydanticCustomError("target_kind", misfit(kind))
+        return target
+
+
+def misfit(kind: WorkloadKind) -> str:
+    """Why a target does not fit a workload of `kind` (`sextant_core.qos.TARGETS_BY_KIND`)."""
+    return f"a {kind.value} workload takes a target of type {' or '.join(TARGETS_BY_KIND[kind])}"
 
 
 class TargetPatch(BaseModel):

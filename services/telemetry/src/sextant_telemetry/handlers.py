@@ -2,8 +2,8 @@
 
 **Windows.** Samples of one workload are grouped in consecutive windows of `verdict_window_s`
 (by the samples' own time, not arrival). When a sample past the current window arrives, the window
-closes: `PerformanceObserved` (mean value, mean ratio to target) and `QosVerdict` (met ⟺ mean ratio
-≥ `qos_margin`). The outputs are tracked under the window's id (`workload:window-index`), so a
+closes: `PerformanceObserved` (mean value, mean ratio to target) and `QosVerdict` (the core's rule,
+`sextant_core.qos.met`, on the mean ratio — the twin's agent judges its windows with the same). The outputs are tracked under the window's id (`workload:window-index`), so a
 redelivery after a crash re-closes the same window into nothing new. [IMPL CHOICE] Samples of a
 window still open when the process dies are not recovered beyond what Kafka redelivers (the
 offsets were committed); the next window's verdict is unaffected.
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from sextant_contracts import events as ev
 from sextant_contracts.model import RawSample
+from sextant_core import qos
 from sextant_core.domain.lifecycle import TERMINAL, WorkloadPhase
 from sextant_core.profiles import policy_set
 from sextant_core.workflow import Decider
@@ -48,9 +49,8 @@ class Window:
 
 
 class Aggregator:
-    def __init__(self, window_s: float, qos_margin: float) -> None:
+    def __init__(self, window_s: float) -> None:
         self.window_s = window_s
-        self.qos_margin = qos_margin
         self.open: dict[str, Window] = {}
 
     def add(self, s: RawSample, phase: WorkloadPhase | None) -> list[tuple[str, list[ev.Event]]]:
@@ -99,7 +99,7 @@ class Aggregator:
         at = w.last_at
         return f"{wid}:{w.index}", [
             ev.PerformanceObserved(at=at, workload_id=wid, value=value, ratio_to_target=ratio, offered=offered),
-            ev.QosVerdict(at=at, workload_id=wid, met=ratio >= self.qos_margin, ratio_to_target=ratio,
+            ev.QosVerdict(at=at, workload_id=wid, met=qos.met(ratio), ratio_to_target=ratio,
                           window_s=self.window_s)]
 
 

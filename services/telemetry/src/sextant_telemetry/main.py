@@ -7,19 +7,17 @@ import contextlib
 import logging
 import time
 
-from pydantic import ValidationError
-from sextant_contracts import codec
 from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.ids import derive_id
-from sextant_contracts.model import RawSample
-from sextant_contracts.topics import DEAD_LETTERS, TELEMETRY_SAMPLES
+from sextant_contracts.topics import TELEMETRY_SAMPLES
 from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.errors import ConcurrencyError
 from sextant_kit.runtime import DeciderHandler
 
 from .api import routers
-from .handlers import Aggregator, make_decider, phase_of
+from .handlers import Aggregator, make_decider
+from .samples import SampleConsumer
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -28,37 +26,20 @@ log = logging.getLogger(__name__)
 def main() -> None:
     settings = Settings()  # type: ignore[call-arg]
     decider = make_decider(settings)
-    aggregator = Aggregator(settings.verdict_window_s, settings.qos_margin)
+    aggregator = Aggregator(settings.verdict_window_s)
 
     async def samples(rt: Runtime, stop: asyncio.Event) -> None:
         handler = DeciderHandler("telemetry", decider, rt.store)
         await with_patience("telemetry: event store", handler.start, 0.5, 5.0, stop)
         source = rt.source("telemetry", [TELEMETRY_SAMPLES.name])
         await with_patience("telemetry: kafka", source.start, 0.5, 5.0, stop)
+        consumer = SampleConsumer(source, rt.store, rt.publisher, handler, aggregator)
         while not stop.is_set():
             try:
-                records = await source.fetch(0.5, 500)
-                await handler.catch_up()  # cheap when nothing is new; needed by the final-window sweep
-                closed = aggregator.finish(lambda wid: phase_of(decider, wid))
-                for r in records:
-                    try:
-                        sample = RawSample.model_validate(codec.loads(r.value or b""))
-                    except (ValidationError, ValueError) as exc:
-                        await rt.publisher.publish(DEAD_LETTERS.name, r.key, r.value, [
-                            ("dlq_reason", b"bad-sample"), ("dlq_error", str(exc)[:500].encode()),
-                            ("dlq_consumer", b"telemetry"), ("dlq_topic", r.topic.encode())])
-                        continue
-                    closed += aggregator.add(sample, phase_of(decider, sample.workload_id))
-                for window_id, events in closed:
-                    envs = [Envelope.wrap(e, id=derive_id("telemetry", window_id, i), source="telemetry",
-                                          stream_version=0, time=time.time(), correlation_id=e.stream)
-                            for i, e in enumerate(events)]
-                    await rt.store.append_and_track("telemetry", window_id, None, envs)
-                if records:
-                    await source.commit({(r.topic, r.partition): r.offset + 1 for r in records})
+                await consumer.run_once()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # outages: wait and retry, never crash-loop
+            except Exception as exc:  # outages: wait and retry what is pending, never crash-loop
                 log.warning("telemetry: %r; retrying", exc)
                 await asyncio.sleep(1.0)
 

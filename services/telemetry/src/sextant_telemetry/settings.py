@@ -9,4 +9,3 @@ class Settings(KitSettings):
     service_name: str = "telemetry"
     tick_period_s: float = 1.0  # SEXTANT_TICK_PERIOD_S: how often a Tick is logged
     verdict_window_s: float = 2.0  # SEXTANT_VERDICT_WINDOW_S: samples aggregated per QoS verdict
-    qos_margin: float = 0.95  # a window meets QoS when mean ratio to target >= this

@@ -36,6 +36,7 @@ class WorkloadPhase(StrEnum):
 
 P = WorkloadPhase
 TERMINAL = frozenset({P.COMPLETED, P.FAILED, P.REVOKED})
+QUARANTINED = "quarantined"  # the end reason of a workload failed by a `RecordQuarantined`
 LIVE = frozenset(P) - TERMINAL
 # phases in which the workload holds cluster resources
 HOLDING = frozenset({P.PLACED, P.RUNNING})

@@ -27,7 +27,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
-from ..domain.lifecycle import WorkloadPhase, is_late_fact, next_phase
+from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
 from .model import (
     EMPTY,
     N_SOURCES,
@@ -339,6 +339,17 @@ def _(event: ev.WorkloadFailed, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.WorkloadRevoked, state: ClusterState) -> ClusterState:
     return _end(state, event, event.reason or "revoked")
+
+
+@_apply.register
+def _(event: ev.RecordQuarantined, state: ClusterState) -> ClusterState:
+    """A quarantined record fails the live workload it names (reason `quarantined`), as a
+    `WorkloadFailed` would; nothing else changes."""
+    w = state.workloads.get(event.workload_id) if event.workload_id else None
+    if w is None or w.phase in TERMINAL:
+        return state
+    failed = ev.WorkloadFailed(at=event.at, workload_id=w.workload_id, reason=QUARANTINED)
+    return _end(state, failed, QUARANTINED)
 
 
 # --- servers, clock, models --------------------------------------------------------------------

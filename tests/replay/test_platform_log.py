@@ -1,0 +1,74 @@
+"""A platform log recorded under the flagship profile (`tests/fixtures/platform-log.jsonl.gz`: 36
+workloads of `platform-demo` seed 1 through the real services, Kafka and PostgreSQL, written by
+`sextant demo --limit 36 --record`) re-derives every decision with 0 differences:
+
+- with warm policy caches (one policy set per profile for the whole log, as `sextant replay`), and
+  with cold ones (a fresh policy set for every decision block): the caches only speed things up;
+- through the upcasters: the fixture is never regenerated when an event's schema changes — an old
+  shape must reach the fold and the deciders through `sextant_contracts.upcasters`, so this test
+  keeps failing until it does.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sextant_cli.demo import read_recorded
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.events import EVENT_TYPES
+from sextant_core.classification.engine import clear_memo
+from sextant_core.profiles import policy_set
+from sextant_core.replay import ReplayReport, replay
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "platform-log.jsonl.gz"
+
+
+@pytest.fixture(scope="module")
+def log() -> list[Envelope]:
+    return read_recorded(FIXTURE)
+
+
+def test_the_fixture_is_a_flagship_platform_log(log: list[Envelope]) -> None:
+    assert [e.position for e in log] == list(range(1, len(log) + 1))
+    assert {e.type for e in log} <= set(EVENT_TYPES)
+    assert all(e.schema_version <= EVENT_TYPES[e.type].SCHEMA_VERSION for e in log)
+    decisions = [e.event() for e in log if EVENT_TYPES[e.type].DECISION]
+    assert {d.decision.profile for d in decisions} == {"sextant-adaptive"}  # type: ignore[attr-defined]
+    sources = Counter(e.source for e in log)
+    assert {"admission", "profiling", "classification", "planning", "agent", "telemetry"} <= set(sources)
+    assert sum(e.type == "WorkloadSubmitted" for e in log) == 36
+
+
+@pytest.fixture(scope="module")
+def warm(log: list[Envelope]) -> ReplayReport:
+    return replay(log, functools.cache(policy_set))
+
+
+def test_it_replays_with_0_differences_with_warm_policy_caches(warm: ReplayReport) -> None:
+    assert warm.ok, warm.differences[:5]
+    assert warm.decisions >= 100
+
+
+def test_it_replays_identically_with_cold_policy_caches(log: list[Envelope], warm: ReplayReport) -> None:
+    built: list[str] = []
+
+    def cold(name: str):  # type: ignore[no-untyped-def]
+        built.append(name)
+        clear_memo()  # and no classification model kept from an earlier block
+        return policy_set(name)  # a new policy set, empty caches, for every block
+
+    report = replay(log, cold)
+    assert report.ok, report.differences[:5]
+    assert report.decisions == warm.decisions and len(built) == report.blocks > 1
+
+
+def test_a_changed_sample_is_a_reported_difference(log: list[Envelope]) -> None:
+    """Replay is not a tautology on this log either: one measurement changed, a decision differs."""
+    i = next(i for i, e in enumerate(log) if e.type == "ProfileSampleRecorded")
+    changed = [*log[:i], log[i].model_copy(update={"payload": {**log[i].payload, "value": log[i].payload["value"] * 3 + 1}}),
+               *log[i + 1:]]
+    report = replay(changed, functools.cache(policy_set))
+    assert not report.ok
