@@ -28,7 +28,7 @@ A dead letter is the original key, value and headers, published to the dead-lett
 headers `dlq_reason`, `dlq_error`, `dlq_consumer`, `dlq_topic`, `dlq_partition`, `dlq_offset`. Its
 offset is committed like any handled record.
 
-`reacts(envelope) -> bool` (a parameter, or the handler's own `reacts` method): False for a record
+`reacts(envelope) -> bool` (a parameter; deciders pass their handler's `reacts`): False for a record
 the handler ignores — it is still handled, but without a CONSUMER span, so a trace holds the work
 done for it and not every service's look at every record (telemetry.py, sampling).
 
@@ -143,7 +143,7 @@ class ConsumerLoop:
         self._hook = hook
         self._track_empty = track_empty
         # False for a record the handler ignores: it is still handled, without a span of its own
-        self._reacts: Callable[[Envelope], bool] | None = reacts or getattr(handler, "reacts", None)
+        self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
         self.handled = 0
 

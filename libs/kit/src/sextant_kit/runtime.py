@@ -188,7 +188,7 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
         source = rt.source(name, topics)
         await with_patience(f"{name}: kafka consumer", source.start, rt.settings.retry_backoff_s,
                             rt.settings.retry_backoff_max_s, stop)
-        loop = ConsumerLoop(name=name, source=source, store=rt.store, handler=handler,
+        loop = ConsumerLoop(name=name, source=source, store=rt.store, handler=handler, reacts=handler.reacts,
                             dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name), track_empty=False)
         rt.consumers[name] = loop
         rt.handlers[name] = handler
