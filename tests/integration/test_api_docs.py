@@ -1,4 +1,4 @@
-"""Every example of docs/api.md runs: the fenced blocks are read from the document itself.
+"""Every example of docs/api/README.md runs: the fenced blocks are read from the document itself.
 
 - the `sextant tenants` block: each line runs as written (optional `[...]` parts included, `ID` the
   id of the token the previous lines printed last) against a database of this test's own, and
@@ -24,7 +24,7 @@ from sextant_admission.testing import api_under_test, own_database
 
 pytestmark = pytest.mark.integration
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "api" / "README.md"
 TOKEN_ID = re.compile(r"sxt_([0-9a-f]{12})_")
 
 

@@ -1,4 +1,4 @@
-"""Bad input (docs/api.md, "Errors"): a table of malformed requests against the admission API over a
+"""Bad input (docs/api/README.md, "Errors"): a table of malformed requests against the admission API over a
 real PostgreSQL; each gets its documented status and RFC 9457 problem document (type, title,
 status, detail, instance; for 422 the JSON path of every bad field), and the event log is
 unchanged. Plus: rate limits and quotas (429), a revoked token (401), an ended workload (409).

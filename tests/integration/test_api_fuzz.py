@@ -1,4 +1,4 @@
-"""Acceptance "Fuzzing", the OpenAPI document and the CLI verbs (docs/api.md), against the admission
+"""Acceptance "Fuzzing", the OpenAPI document and the CLI verbs (docs/api/README.md), against the admission
 service running as a process.
 
 - docs/api/openapi.json is what the code generates and what the running service serves

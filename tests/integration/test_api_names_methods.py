@@ -1,4 +1,4 @@
-"""Names and methods (docs/api.md, "Errors"): a workload name with a control character (NUL, an
+"""Names and methods (docs/api/README.md, "Errors"): a workload name with a control character (NUL, an
 escape sequence) or a bidirectional-formatting character (U+202E, ...) is a 422 naming `$.name`
 and nothing is stored; a known path with a method it does not serve is a 405 with `Allow`; every
 error, on every path (outside `/v1` too), is a problem document.

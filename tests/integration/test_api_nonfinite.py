@@ -1,4 +1,4 @@
-"""Non-finite numbers (docs/api.md, "Errors"): JSON has no Infinity or NaN, but Python's parser
+"""Non-finite numbers (docs/api/README.md, "Errors"): JSON has no Infinity or NaN, but Python's parser
 accepts the literals `Infinity`, `-Infinity`, `NaN` and turns an overflowing literal (`1e400`) into
 infinity. Every such number in a request body is a 422 `validation-failed` whose `errors` name the
 field (code `finite_number`), on POST and on PATCH, and the log is unchanged.

@@ -1,4 +1,4 @@
-"""Tenants and operators (docs/api.md, "Tenants and tokens"): a tenant's token sees its own
+"""Tenants and operators (docs/api/README.md, "Tenants and tokens"): a tenant's token sees its own
 workloads only — `GET /v1/state` names no other tenant's workload and shows no cluster-wide
 capacity; an operator's token (`sextant tenants create NAME --operator`) sees the whole cluster and
 every tenant's workloads. Tokens of both kinds rotate (the old token stops working, the new one

@@ -1,4 +1,4 @@
-"""The API's isolation, effects and Kafka front door (docs/api.md), against the running platform: the six
+"""The API's isolation, effects and Kafka front door (docs/api/README.md), against the running platform: the six
 services, the relay and the cluster agent (the twin, `platform-demo`) as processes, over the
 session's real PostgreSQL (a database of this module's own) and Kafka, with tenant tokens required.
 

@@ -1,4 +1,4 @@
-"""A target must fit its workload's kind (`sextant_core.qos.TARGETS_BY_KIND`, docs/api.md): over
+"""A target must fit its workload's kind (`sextant_core.qos.TARGETS_BY_KIND`, docs/api/README.md): over
 REST, a misfit is a 422 problem naming `$.target`, on POST and on PATCH, and records nothing."""
 
 from __future__ import annotations

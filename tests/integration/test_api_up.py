@@ -1,4 +1,4 @@
-"""`make up` / `make down` (docs/api.md): after `sextant-infra up`, `sextant up` starts the platform's
+"""`make up` / `make down` (docs/api/README.md): after `sextant-infra up`, `sextant up` starts the platform's
 processes detached, under supervisord, with the API on $SEXTANT_API_HOST:$SEXTANT_API_PORT (127.0.0.1:8080 unless
 set; here a free port, the machine is shared), and `sextant down` stops exactly them. A workload
 submitted to the API reaches Kafka through the platform's relay: the broker's end offsets of the

@@ -1,4 +1,4 @@
-"""docs/api.md tells a first user what the platform's twin can run: the target each kind takes
+"""docs/api/README.md tells a first user what the platform's twin can run: the target each kind takes
 (as `sextant_core.qos.TARGETS_BY_KIND` enforces), the twin refs the agent knows, and a submission
 example — memcached in a container — that the agent runs instead of failing it."""
 
@@ -20,7 +20,7 @@ from sextant_core.qos import TARGETS_BY_KIND
 from sextant_core.testing.builders import alloc, through_placement
 from sextant_core.workflow import Decider
 
-API_MD = Path(__file__).resolve().parents[3] / "docs" / "api.md"
+API_MD = Path(__file__).resolve().parents[3] / "docs" / "api" / "README.md"
 ROW = re.compile(r"^\| `(batch|analytics|service)` \| (.+?) \| (.+?) \|$", re.MULTILINE)
 
 

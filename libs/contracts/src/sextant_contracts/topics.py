@@ -2,7 +2,7 @@
 
 Event topics are keyed by stream id (per-workload order) and never compacted. Commands for the
 cluster agent travel on their own topic; the public front door is `sextant.submissions` in and
-`sextant.decisions` out (docs/api.md); every consumer's poison messages go to `sextant.dlq` with the
+`sextant.decisions` out (docs/api/README.md); every consumer's poison messages go to `sextant.dlq` with the
 reason in a header.
 """
 

@@ -1,4 +1,4 @@
-"""PATCH /v1/workloads/{id} (docs/api.md): a new target is the fact `TargetUpdated`; the process manager
+"""PATCH /v1/workloads/{id} (docs/api/README.md): a new target is the fact `TargetUpdated`; the process manager
 asks for a re-plan (`PlaceWorkload(reason="target_updated")`) and the planner decides it against
 the new target. Pure: same log, same decisions."""
 

@@ -1,4 +1,4 @@
-"""The public REST API, `/v1` (docs/api.md; OpenAPI in docs/api/openapi.json).
+"""The public REST API, `/v1` (docs/api/README.md; OpenAPI in docs/api/openapi.json).
 
     POST   /v1/workloads          submit (Idempotency-Key honoured)            202 Accepted
     GET    /v1/workloads/{id}     state, allocation, QoS verdict, queue         200 WorkloadView

@@ -1,4 +1,4 @@
-"""The Kafka front door (docs/api.md, docs/api/asyncapi.yaml).
+"""The Kafka front door (docs/api/README.md, docs/api/asyncapi.yaml).
 
 **In: `sextant.submissions`.** Integrations publish a `SubmitWorkload` as a CloudEvent in binary
 mode: headers `ce_specversion=1.0`, `ce_type=SubmitWorkload`, `ce_id` (the submission's unique id —

@@ -11,7 +11,7 @@ class Settings(KitSettings):
     max_body_bytes: int = Field(default=64 * 1024, gt=0)  # SEXTANT_MAX_BODY_BYTES: larger bodies get 413
     # SEXTANT_API_AUTH: `tokens` = every /v1 request needs a tenant's token; `open` = no tokens, the
     # body's `tenant` is trusted (a single-user machine); `auto` = `open` until the first tenant is
-    # created, `tokens` from then on (see docs/api.md).
+    # created, `tokens` from then on (see docs/api/README.md).
     api_auth: str = Field(default="auto", pattern="^(auto|tokens|open)$")
     # per-tenant defaults when a tenant has no limit of its own (SEXTANT_RATE_PER_S, ...)
     rate_per_s: float = Field(default=100.0, gt=0)
