@@ -10,7 +10,7 @@ from sextant_core.recurring.periodicity import Periodicity, Verdict
 
 def template(period: float, phase: float, verdict: Verdict = Verdict.PERIODIC) -> Periodicity:
     return Periodicity(key=1, n_jobs=10, n_arrivals=10, median_gap_s=period, cv=0.0, verdict=verdict,
-                       period_s=period, phase_s=phase, natural_period_s=86400.0, first_arrival_s=phase,
+                       period_s=period, phase_s=phase, natural_period_s=86400.0, on_line=1.0, first_arrival_s=phase,
                        last_arrival_s=phase + 9 * period)
 
 

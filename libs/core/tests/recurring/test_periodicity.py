@@ -114,3 +114,13 @@ def test_bad_parameters_and_inputs_are_refused():
         detect(np.array([1, 2]), np.array([1.0]))
     with pytest.raises(ValueError):
         detect(np.array([1]), np.array([np.nan]))
+
+
+def test_a_wandering_phase_is_off_grid_when_the_filter_is_on():
+    # re-submitted 3 600 s ± 120 s after the previous arrival: regular gaps (CV ≈ 0.02), random-walk phase
+    rng = np.random.default_rng(2)
+    t = np.cumsum(3600.0 + rng.uniform(-120, 120, 300))
+    assert one(t).periodic  # the default keeps it (min_on_line 0)
+    res = one(t, DetectorParams(min_on_line=0.8))
+    assert res.verdict is Verdict.OFF_GRID and res.on_line < 0.8
+    assert one(series(3600.0, 300, jitter=30), DetectorParams(min_on_line=0.8)).periodic

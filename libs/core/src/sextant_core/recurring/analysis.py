@@ -7,7 +7,8 @@ rest, and scores both against what happened. Definitions (the benchmark's, bench
 - `periodic_job_share`: jobs of the whole record in templates detected on the training window
   with a natural period, over all jobs (`periodic_job_share_train`: the same within the window);
 - `still_running_share`: those templates with a submission in the test window, over them;
-- `slot_hit_rate`, `slot_recall`: `arrivals.score_slots` summed over those templates;
+- `slot_hit_rate`, `slot_recall`: `arrivals.score_slots` summed over those templates (and per
+  natural period in `slots_by_period_s`);
 - `p95_coverage`, `p95_median_ratio`: over the test window's FINISH runs (run time
   `end_s − schedule_s`) of every template with at least `min_runs` such training runs, the share
   at or below the predicted P95 and the median of predicted / actual (runs of 0 s left out of
@@ -133,6 +134,10 @@ def analyse(jobs: JobTable, train_end_s: float, params: AnalysisParams | None = 
         score = score_slots(slots[keep], sub, t.period_s)
         total = total + score
         preds.append(TemplatePrediction(t, slots[keep], score))
+    by_label: dict[str, SlotScore] = {}
+    for tp in preds:
+        lab = f"{tp.template.natural_period_s:g}"
+        by_label[lab] = by_label.get(lab, SlotScore(0, 0, 0)) + tp.score
     periodic_keys = np.array([t.key for t in detected], dtype=np.int64)
     in_periodic = np.isin(jobs.template, periodic_keys)
     metrics: dict[str, Any] = {
@@ -144,6 +149,10 @@ def analyse(jobs: JobTable, train_end_s: float, params: AnalysisParams | None = 
         "slot_hit_rate": _r(total.hit_rate), "slot_recall": _r(total.recall),
         "slots_predicted": total.slots, "slots_scored": total.scored, "slot_hits": total.hits,
         "slots_in_record_gaps": in_gaps, "record_gaps": len(gaps),
+        "slots_by_period_s": {k: {"templates": sum(1 for tp in preds if f"{tp.template.natural_period_s:g}" == k),
+                                  "slots": v.slots, "scored": v.scored, "hits": v.hits,
+                                  "hit_rate": _r(v.hit_rate)}
+                              for k, v in sorted(by_label.items(), key=lambda kv: float(kv[0]))},
     }
     if runtime:
         say("fitting the run-time model")

@@ -19,11 +19,17 @@ Decisions on the spec's gaps (§8.1), each tested in `tests/recurring/test_perio
   divisors of a day from 5 min to 24 h) when within `snap_tolerance` (5 %) in ratio; otherwise
   the template is periodic but off-kilter (`natural_period_s` None).
 - **The estimated period** is not snapped: arrivals get an index (a gap of about k median gaps
-  advances it by k, so a skipped run does not shift the phase), the arrivals within
-  max(5 % of the median gap, 60 s) of the median-gap line are inliers, and a least-squares line
-  through them gives `period_s` and `phase_s` (the line's value at index 0). Predictions
-  (`arrivals.predict_slots`) use this line. `anchor_arrivals` = 3: the best mean hit rate of
-  0, 1, 3, 5, 10 over three rolling-origin folds inside the training weeks (bench/morpheus.py).
+  advances it by k, so a skipped run does not shift the phase); the line is anchored on the
+  median offset of the last `anchor_arrivals` (3) arrivals, the arrivals within max(5 % of the
+  median gap, 60 s) of it are inliers, least squares through them gives `period_s`, and the anchor
+  is re-taken on that period (two rounds) to give `phase_s` (the line's value at index 0). A job
+  restarted at another offset keeps its period and continues at its newest offset. Predictions
+  (`arrivals.predict_slots`) use this line. 3 arrivals: the best mean hit rate of 0 (all), 1, 3, 5,
+  10 over three rolling-origin folds inside the training weeks (bench/morpheus.py, `selection`).
+- **On the line** (`on_line`): the share of the newest third of the arrivals within that tolerance
+  of the final line. A job re-submitted a fixed delay after its previous run *ended* has regular
+  gaps but a wandering phase; `min_on_line` > 0 rejects it as `OFF_GRID`. Default 0 (off): on the
+  training folds every stricter value cost more periodic jobs than the share margin allows.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class Verdict(StrEnum):
     PERIODIC = "periodic"
     TOO_FEW_ARRIVALS = "too_few_arrivals"
     IRREGULAR = "irregular"  # CV above the threshold, or a median gap of 0
+    OFF_GRID = "off_grid"  # regular gaps, but the newest arrivals wander off any fixed-period line
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,7 @@ class DetectorParams:
     max_cv: float = 0.2
     snap_tolerance: float = 0.05
     anchor_arrivals: int = 3
+    min_on_line: float = 0.0
     natural_periods_s: tuple[float, ...] = NATURAL_PERIODS_S
 
     def __post_init__(self) -> None:
@@ -78,6 +86,7 @@ class Periodicity:
     period_s: float  # fitted period (NaN unless periodic)
     phase_s: float  # fitted time of arrival index 0 (NaN unless periodic)
     natural_period_s: float | None  # the label; None when off-kilter or not periodic
+    on_line: float  # share of the newest third of the arrivals on the fitted line (NaN unless fitted)
     first_arrival_s: float
     last_arrival_s: float
 
@@ -146,7 +155,9 @@ def detect(keys: np.ndarray, submit_s: np.ndarray, params: DetectorParams | None
         cv = np.where(med > 0, mad / med, np.nan)
     enough = n_arr >= p.min_arrivals
     periodic = enough & (med > 0) & (cv <= p.max_cv)
-    period, phase = _fit_lines(ag, at, gaps, gap_ok, med, periodic, n_groups, p.anchor_arrivals)
+    period, phase, on_line = _fit_lines(ag, at, gaps, gap_ok, med, periodic, n_groups, p.anchor_arrivals)
+    unstable = periodic & ~(on_line >= p.min_on_line)
+    periodic &= ~unstable
     first = np.full(n_groups, np.nan)
     last = np.full(n_groups, np.nan)
     if len(ag):
@@ -155,19 +166,20 @@ def detect(keys: np.ndarray, submit_s: np.ndarray, params: DetectorParams | None
     out: list[Periodicity] = []
     for i in range(n_groups):
         verdict = (Verdict.PERIODIC if periodic[i] else
-                   Verdict.TOO_FEW_ARRIVALS if not enough[i] else Verdict.IRREGULAR)
+                   Verdict.TOO_FEW_ARRIVALS if not enough[i] else
+                   Verdict.OFF_GRID if unstable[i] else Verdict.IRREGULAR)
         ok = verdict is Verdict.PERIODIC
         out.append(Periodicity(
             key=int(uniq[i]), n_jobs=int(n_jobs[i]), n_arrivals=int(n_arr[i]), median_gap_s=float(med[i]),
             cv=float(cv[i]), verdict=verdict, period_s=float(period[i]) if ok else float("nan"),
             phase_s=float(phase[i]) if ok else float("nan"),
-            natural_period_s=snap_period(float(med[i]), p) if ok else None,
+            natural_period_s=snap_period(float(med[i]), p) if ok else None, on_line=float(on_line[i]),
             first_arrival_s=float(first[i]), last_arrival_s=float(last[i])))
     return out
 
 
 def _fit_lines(ag: np.ndarray, at: np.ndarray, gaps: np.ndarray, gap_ok: np.ndarray, med: np.ndarray,
-               periodic: np.ndarray, n_groups: int, anchor_arrivals: int) -> tuple[np.ndarray, np.ndarray]:
+               periodic: np.ndarray, n_groups: int, anchor_arrivals: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per periodic group, the line time = phase + period · index through the current regime.
 
     Arrival indices advance by round(gap / median gap) (at least 1). The anchor is the median
@@ -178,7 +190,7 @@ def _fit_lines(ag: np.ndarray, at: np.ndarray, gaps: np.ndarray, gap_ok: np.ndar
     """
     sel = periodic[ag]
     if not sel.any():
-        return med.copy(), np.full(n_groups, np.nan)
+        return med.copy(), np.full(n_groups, np.nan), np.full(n_groups, np.nan)
     g, tt, gp, cont = ag[sel], at[sel], gaps[sel], gap_ok[sel]
     step = np.where(cont, np.maximum(1.0, np.rint(gp / med[g])), 0.0)
     csum = np.cumsum(step)
@@ -204,7 +216,14 @@ def _fit_lines(ag: np.ndarray, at: np.ndarray, gaps: np.ndarray, gap_ok: np.ndar
         sxy = np.bincount(g, weights=w * dx * (rel - my[g]), minlength=n_groups)
         with np.errstate(divide="ignore", invalid="ignore"):
             period = np.where(sxx > 0, sxy / sxx, period)
-    offset = _group_median((rel - idx * period[g])[recent], g[recent], n_groups)
+    resid = rel - idx * period[g]
+    offset = _group_median(resid[recent], g[recent], n_groups)
     first_t = np.full(n_groups, np.nan)
     first_t[g[start_of]] = tt[start_of]
-    return period, first_t + offset
+    # on the line: the share of the newest third of the arrivals within the tolerance of it
+    newest = from_end <= np.repeat(np.maximum(sizes // 3, 1), sizes)
+    on = (np.abs(resid - offset[g]) <= tol) & newest
+    share = np.full(n_groups, np.nan)
+    share[g[start_of]] = (np.bincount(g, weights=on.astype(float), minlength=n_groups)
+                          / np.maximum(np.bincount(g, weights=newest.astype(float), minlength=n_groups), 1.0))[g[start_of]]
+    return period, first_t + offset, share
