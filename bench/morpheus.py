@@ -14,7 +14,9 @@ and `worst` equals it.
 
 **selection** (left out by `--quick`) — how the two free parameters were chosen, on the training
 weeks only: the phase anchor (`DetectorParams.anchor_arrivals`) by the mean slot hit rate over
-three rolling-origin folds (train to day 10 / 14 / 17, test the next 4 / 4 / 4 days); the
+three rolling-origin folds (train to day 10 / 14 / 17, test the next 4 / 4 / 4 days) with the CV
+filter at 0.2; then the CV filter (`DetectorParams.max_cv`) as the strictest of 0.2 … 0.01 whose
+fold-mean share of periodic training jobs stays ≥ 0.38; then the
 on-line filter (`DetectorParams.min_on_line`) as the strictest of 0 / 0.5 / 0.7 / 0.8 / 0.9 whose
 fold-mean share of periodic training jobs stays ≥ 0.38 (it trades that share for hit rate); and the
 run-time model's pinball level (`RuntimeParams.quantile`) as the lowest of 0.92 / 0.94 / 0.95 whose
@@ -58,6 +60,7 @@ QUANTILES = (0.92, 0.94, 0.95)
 ROLLING = ((10.0, 14.0), (14.0, 18.0), (17.0, 21.0))
 INNER = (14.0, 21.0)
 MIN_INNER_COVERAGE = 0.91
+MAX_CVS = (0.2, 0.1, 0.05, 0.03, 0.02, 0.01)
 ON_LINE = (0.0, 0.5, 0.7, 0.8, 0.9)
 MIN_FOLD_SHARE = 0.38  # the 0.35 claim plus a margin: a stricter filter may not cost more than that
 
@@ -81,11 +84,17 @@ def _window(jobs: JobTable, end_day: float) -> JobTable:
     return jobs.take(jobs.submit_s < end_day * DAY_S)
 
 
+def _fold_means(jobs: JobTable, p: AnalysisParams) -> dict[str, float]:
+    ms = [analyse(_window(jobs, t2), t1 * DAY_S, p, runtime=False).metrics for t1, t2 in ROLLING]
+    return {k: round(float(np.mean([m[k] for m in ms])), 4)
+            for k in ("slot_hit_rate", "slot_recall", "periodic_job_share_train")}
+
+
 def selection(jobs: JobTable, say: Any) -> dict[str, Any]:
     base = AnalysisParams()
     anchors: dict[str, Any] = {}
-    for a in ANCHORS:
-        p = replace(base, detector=replace(base.detector, anchor_arrivals=a))
+    for a in ANCHORS:  # with the paper-range CV filter 0.2, before the CV filter is chosen
+        p = replace(base, detector=replace(base.detector, anchor_arrivals=a, max_cv=0.2))
         rates = []
         for t1, t2 in ROLLING:
             m = analyse(_window(jobs, t2), t1 * DAY_S, p, runtime=False).metrics
@@ -93,15 +102,20 @@ def selection(jobs: JobTable, say: Any) -> dict[str, Any]:
         anchors[str(a)] = {"per_fold": rates, "mean": round(float(np.mean(rates)), 4)}
         say(f"selection: anchor_arrivals {a}: mean hit rate {anchors[str(a)]['mean']}")
     best_anchor = max(ANCHORS, key=lambda a: (anchors[str(a)]["mean"], -a))
+    cvs: dict[str, Any] = {}
+    for cv in MAX_CVS:
+        p = replace(base, detector=replace(base.detector, anchor_arrivals=best_anchor, max_cv=cv))
+        cvs[str(cv)] = _fold_means(jobs, p)
+        say(f"selection: max_cv {cv}: {cvs[str(cv)]}")
+    best_cv = min([c for c in MAX_CVS if cvs[str(c)]["periodic_job_share_train"] >= MIN_FOLD_SHARE],
+                  default=max(MAX_CVS))
     on_line: dict[str, Any] = {}
     for share in ON_LINE:
-        p = replace(base, detector=replace(base.detector, anchor_arrivals=best_anchor, min_on_line=share))
-        ms = [analyse(_window(jobs, t2), t1 * DAY_S, p, runtime=False).metrics for t1, t2 in ROLLING]
-        on_line[str(share)] = {"hit_rate_mean": round(float(np.mean([m["slot_hit_rate"] for m in ms])), 4),
-                               "periodic_job_share_train_mean":
-                                   round(float(np.mean([m["periodic_job_share_train"] for m in ms])), 4)}
+        p = replace(base, detector=replace(base.detector, anchor_arrivals=best_anchor, max_cv=best_cv,
+                                           min_on_line=share))
+        on_line[str(share)] = _fold_means(jobs, p)
         say(f"selection: min_on_line {share}: {on_line[str(share)]}")
-    best_on_line = max([s for s in ON_LINE if on_line[str(s)]["periodic_job_share_train_mean"] >= MIN_FOLD_SHARE],
+    best_on_line = max([s for s in ON_LINE if on_line[str(s)]["periodic_job_share_train"] >= MIN_FOLD_SHARE],
                        default=0.0)
     quantiles: dict[str, Any] = {}
     inner = _window(jobs, INNER[1])
@@ -112,10 +126,11 @@ def selection(jobs: JobTable, say: Any) -> dict[str, Any]:
         say(f"selection: quantile {q}: inner coverage {m['p95_coverage']} ratio {m['p95_median_ratio']}")
     ok = [q for q in QUANTILES if quantiles[str(q)]["p95_coverage"] >= MIN_INNER_COVERAGE]
     best_q = min(ok) if ok else max(QUANTILES)
-    return {"anchor_arrivals": anchors, "min_on_line": on_line, "quantile": quantiles,
-            "chosen": {"anchor_arrivals": best_anchor, "min_on_line": best_on_line, "quantile": best_q},
-            "defaults": {"anchor_arrivals": base.detector.anchor_arrivals, "min_on_line": base.detector.min_on_line,
-                         "quantile": base.runtime.quantile}}
+    return {"anchor_arrivals": anchors, "max_cv": cvs, "min_on_line": on_line, "quantile": quantiles,
+            "chosen": {"anchor_arrivals": best_anchor, "max_cv": best_cv, "min_on_line": best_on_line,
+                       "quantile": best_q},
+            "defaults": {"anchor_arrivals": base.detector.anchor_arrivals, "max_cv": base.detector.max_cv,
+                         "min_on_line": base.detector.min_on_line, "quantile": base.runtime.quantile}}
 
 
 def table(real: dict[str, Any]) -> str:
