@@ -124,3 +124,11 @@ def test_a_wandering_phase_is_off_grid_when_the_filter_is_on():
     res = one(t, DetectorParams(min_on_line=0.8))
     assert res.verdict is Verdict.OFF_GRID and res.on_line < 0.8
     assert one(series(3600.0, 300, jitter=30), DetectorParams(min_on_line=0.8)).periodic
+
+
+def test_first_and_last_arrivals_per_template():
+    keys = np.array([5, 5, 5, 9, 9, 9, 9, 9])
+    t = np.array([300.0, 100.0, 200.0, 50.0, 60.0, 4000.0, 8000.0, 12000.0])
+    a, b = detect(keys, t)
+    assert (a.first_arrival_s, a.last_arrival_s, a.n_arrivals) == (100.0, 300.0, 3)
+    assert (b.first_arrival_s, b.last_arrival_s, b.n_arrivals) == (50.0, 12000.0, 4)  # 50 and 60 s: one burst

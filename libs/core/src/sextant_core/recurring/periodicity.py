@@ -162,9 +162,10 @@ def detect(keys: np.ndarray, submit_s: np.ndarray, params: DetectorParams | None
     periodic &= ~unstable
     first = np.full(n_groups, np.nan)
     last = np.full(n_groups, np.nan)
-    if len(ag):
-        first[ag[::-1]] = at[::-1]
-        last[ag] = at
+    if len(ag):  # arrivals are sorted by group, then time
+        gi, fi = np.unique(ag, return_index=True)
+        first[gi] = at[fi]
+        last[gi] = at[np.append(fi[1:], len(ag)) - 1]
     out: list[Periodicity] = []
     for i in range(n_groups):
         verdict = (Verdict.PERIODIC if periodic[i] else
