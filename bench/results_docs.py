@@ -60,6 +60,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "Accuracy, density sweep and yardstick on `classification/synthetic.py`'s world. Written by "
         "`bench/classification.py --source synthetic --parts accuracy,sweep,yardstick --json "
         "bench/results/classification-synthetic.json`. Definitions: docs/classification.md."),
+    "morpheus-real": (
+        "Recurring jobs on the Google 2011 trace",
+        "Periodic-template detection, submit-slot prediction and run-time P95 on the real job table "
+        "(train = days 0–21, test = the remaining 8 days; deterministic, no seed enters), beside the "
+        "plain per-template P95 (`baseline_*`), and how the free parameters were chosen on the "
+        "training weeks (`selection`). `speed` and `twin` are filled by other parts of the work. "
+        "Written by `bench/morpheus.py --json bench/results/morpheus-real.json`. Definitions: "
+        "docs/recurring.md and `sextant_core.recurring.analysis`."),
     "decision-speed": (
         "Decision speed",
         "Admission and placement of one workload on a cell folded from events (1 000 and 10 000 "

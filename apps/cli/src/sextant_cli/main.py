@@ -2,6 +2,7 @@
 
     sextant sim run|compare ...        the cluster twin (sextant_sim.cli)
     sextant classify-matrix IN OUT     collaborative filtering on any CSV matrix
+    sextant recurring analyse TRACE    recurring jobs of a job trace: periods, slots, run times
     sextant db migrate                 create/upgrade the event store schema
     sextant demo                       the end-to-end demonstration (make demo)
 
@@ -22,6 +23,7 @@ import sextant_kit  # noqa: F401  (pins numpy's SIMD kernels before any command 
 _COMMAND_MODULES = (
     "sextant_sim.cli",
     "sextant_cli.classify_matrix",
+    "sextant_cli.recurring",
     "sextant_cli.db",
     "sextant_cli.replay",
     "sextant_cli.ops",
