@@ -5,7 +5,7 @@ one reservation to a plan that already holds 900 (bar: ≤ 100 ms median).
 Inputs are synthetic and seeded, shaped like spec §7's minute-level skylines: a job is 2–5
 map/reduce-like stages (a container level held for a duration); each run scales levels and
 durations by a lognormal input size, a hardware factor (up to 40 % slower) and, in 10 % of runs, a
-straggling last stage. The plan is one day of one-minute steps on 10 000 containers (1 core, 8 GB):
+straggling last stage. The plan is one day of one-minute steps on 5 000 containers (1 core, 8 GB):
 60 % daily jobs (10–120 min skylines), 30 % hourly (5–20 min), 10 % every 4 h, each with a window
 of 2–4× its length. The LP is also solved at the exact one-minute resolution on the same runs, and
 the default resolution's cost is reported as the relative increase of the LP's objective
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is scripts, n
 from quality import code_version, seeds_of  # noqa: E402  (the same code version and seed syntax)
 
 WINDOW = 1440
-CONTAINERS = 10_000
+CONTAINERS = 5_000
 PLAN_SIZE = 900
 LP_BAR_S = 10.0
 ADD_BAR_MS = 100.0

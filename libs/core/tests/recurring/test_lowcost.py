@@ -194,3 +194,14 @@ def test_all_end_points_at_once_equal_one_at_a_time(data: st.DataObject) -> None
         assert ok[row] == (one is not None)
         if one is not None:
             assert alloc[row].tolist() == one.tolist()
+
+
+def test_alignment_penalty_centres_the_allocation_in_its_window() -> None:
+    # flat, empty plan: every end point has the same peak and total, so the latest end wins (steps
+    # 16-19); with the alignment penalty the allocation's midpoint moves to the window's (9.5): 8-11.
+    cap = np.vstack([np.full(20, 10.0), np.full(20, 80.0)])
+    job = Job((4,), 0, 20, 20)
+    plain = place(np.zeros((2, 20)), cap, job, LowCostParams(max_end_points=17))
+    centred = place(np.zeros((2, 20)), cap, job, LowCostParams(max_end_points=17, alignment_weight=1.0))
+    assert plain is not None and (plain.offset, plain.containers) == (16, (1, 1, 1, 1))
+    assert centred is not None and (centred.offset, centred.containers) == (8, (1, 1, 1, 1))

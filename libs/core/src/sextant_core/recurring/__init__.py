@@ -1,1 +1,2 @@
-"""Recurring jobs (Morpheus, `docs/recurring.md`): the skyline LP, the plan, LowCost, DRA, the ledger."""
+"""Recurring jobs (Morpheus): the skyline LP, the plan, LowCost, DRA, the capacity ledger
+(`docs/recurring-plan.md`)."""

@@ -109,8 +109,9 @@ class Claim:
     seq: int = -1
 
     @staticmethod
-    def of(claim_id: str, kind: ClaimKind, steps: Sequence[int] | np.ndarray, cores: Sequence[float] | np.ndarray,
-           memory_gb: Sequence[float] | np.ndarray, owner: str = "") -> Claim:
+    def of(claim_id: str, kind: ClaimKind, steps: Sequence[int] | np.ndarray,
+           cores: float | Sequence[float] | np.ndarray, memory_gb: float | Sequence[float] | np.ndarray,
+           owner: str = "") -> Claim:
         """A claim from per-step amounts; repeated steps are summed, zero steps dropped."""
         st = np.asarray(steps, dtype=np.int64)
         amt = np.vstack([np.broadcast_to(np.asarray(cores, dtype=np.float64), st.shape),
@@ -119,7 +120,8 @@ class Claim:
             raise LedgerError(f"claim {claim_id!r} has a negative or non-finite amount")
         uniq, inv = np.unique(st, return_inverse=True)
         summed = np.zeros((2, len(uniq)))
-        np.add.at(summed, (slice(None), inv), amt)
+        for r in range(2):
+            np.add.at(summed[r], inv, amt[r])
         keep = summed.any(axis=0)
         return Claim(claim_id, kind, _frozen(uniq[keep]), _frozen(summed[:, keep]), owner)
 

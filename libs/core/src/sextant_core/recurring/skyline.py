@@ -13,7 +13,8 @@ solves the whole LP. α defaults to 0.01 (the paper's "a value of 1%"); 0 < α <
 (α = 1 is degenerate: s ≡ 0; α = 0 leaves over-allocation free).
 
 Formulation (exact, lossless; chosen for speed). Solved by SciPy's HiGHS dual simplex
-(`linprog(method="highs-ds")`: serial, so the same runs give the same skyline byte for byte).
+(`linprog(method="highs-ds")` with HiGHS's `threads=1` and `random_seed=0`: serial and
+seeded, so the same runs give the same skyline byte for byte).
 
 - Over-allocation is not a variable: (s − r)⁺ = (s − r) + (r − s)⁺, so A_o is a linear term in s
   plus the instantaneous under-allocation u_{i,k} ≥ (s_{i,k} − s_k)⁺ that the ε row needs anyway;
@@ -47,17 +48,20 @@ demand is covered in the debt sense (every suffix of every run fits under the sk
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
+from scipy.optimize import OptimizeWarning, linprog
 
 DEFAULT_ALPHA = 0.01
 BETA_FACTOR = 0.1  # β = 0.1·V (Morpheus §5)
 DEFAULT_RESOLUTION = 5  # steps per LP step
 ROUNDING_TOLERANCE = 1e-6
+# HiGHS's own options (checked by HiGHS): one thread, a fixed seed (highs-ds: serial dual simplex)
+HIGHS_OPTIONS = {"threads": 1, "random_seed": 0}
 
 
 class SkylineError(ValueError):
@@ -141,7 +145,9 @@ def _lp(s: np.ndarray, alpha: float, beta: float | None) -> tuple[np.ndarray, fl
         nrow += 1
         c[nv - 1] = beta
     a = sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nrow, nv))
-    res = linprog(c, A_ub=a, b_ub=np.concatenate(b), bounds=(0, None), method="highs-ds")
+    with warnings.catch_warnings():  # SciPy warns that it passes HiGHS-native options verbatim
+        warnings.filterwarnings("ignore", message="Unrecognized options", category=OptimizeWarning)
+        res = linprog(c, A_ub=a, b_ub=np.concatenate(b), bounds=(0, None), method="highs-ds", options=HIGHS_OPTIONS)
     if res.status != 0:  # pragma: no cover - the LP is always feasible and bounded (s = max run)
         raise SkylineError(f"HiGHS did not solve the skyline LP: {res.message}")
     x = res.x
