@@ -37,9 +37,9 @@ def test_extensions_count_as_skyline_after_the_planned_end() -> None:
     p, d = reprovision(p, "j", "run1", 15, 0, 18, params=loose)
     assert (d.allocated, d.cap, d.granted) == (0, 20, 18)
     # step 16: R_recent over [14, 16] is max(10, 18, 0) = 18 -> cap 36, so the job keeps going
-    _, d = reprovision(p, "j", "run1", 16, 0, 30, spent=18)  # the default bound (25) leaves 7
+    _, d = reprovision(p, "j", "run1", 16, 0, 30)  # the default bound (25) leaves 7 after 18
     assert d.granted == 7
-    p, d = reprovision(p, "j", "run1", 16, 0, 30, spent=18, params=loose)
+    p, d = reprovision(p, "j", "run1", 16, 0, 30, params=loose)
     assert (d.cap, d.granted) == (36, 30)
     # a step with no recent allocation at all cannot be extended (the cap is 0)
     _, d = reprovision(p, "j", "run1", 40, 0, 5)
@@ -56,11 +56,16 @@ def test_the_plan_admits_only_what_fits_and_grants_partially() -> None:
 
 
 def test_the_per_instance_bound() -> None:
-    # bound = 0.5 × 50 container-steps = 25; 20 already spent leaves 5
-    _, d = reprovision(one_job(), "j", "run1", 12, 10, 40, spent=20)
-    assert d.granted == 5
-    _, d = reprovision(one_job(), "j", "run1", 12, 10, 40, spent=25)
+    # bound = 0.5 × 50 container-steps = 25, counted from the instance's own extensions
+    p = one_job()
+    p, d10 = reprovision(p, "j", "run1", 10, 10, 40)  # cap 2·10: +10
+    p, d11 = reprovision(p, "j", "run1", 11, 10, 40)  # step 10 held 20, so cap 40: asks 30, 15 left of 25
+    assert (d10.granted, d11.granted, d11.asked) == (10, 15, 30)
+    assert p.extension_area("j", "j/run1/") == 25
+    _, d = reprovision(p, "j", "run1", 12, 10, 40)
     assert (d.granted, d.reason) == (0, dra.BOUND_EXHAUSTED)
+    _, d = reprovision(p, "j", "run2", 14, 10, 40)  # another instance has its own bound
+    assert (d.granted, d.reason) == (10, dra.GRANTED)
 
 
 def test_end_instance_releases_its_extensions() -> None:

@@ -28,7 +28,7 @@ def folded(load: list[float], free: list[int], cores: float = 1.0, cap: float = 
                   np.array(free, dtype=np.float64))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_a_stage_is_contiguous_ends_at_its_right_edge_and_respects_room(data: st.DataObject) -> None:
     d = data.draw(st.integers(1, 7))

@@ -127,3 +127,10 @@ def test_same_requests_same_plan_byte_for_byte() -> None:
     assert one.canonical() == two.canonical()
     assert len(one.reservations) >= 30  # the plan did real work
     assert hashlib.sha256(one.canonical()).hexdigest() == hashlib.sha256(two.canonical()).hexdigest()
+    # the ledger holds exactly the reservations' footprints, each tier within capacity
+    load = np.zeros((2, 1440))
+    for rid, r in one.reservations.items():
+        steps, containers = one.instance_steps(rid)
+        np.add.at(load[0 if r.periodic else 1], steps, containers)
+    assert np.allclose(one.ledger.load[:, 0, :], load)
+    assert (one.ledger.used(Tier.RESIDUAL) <= one.ledger.capacity + 1e-9).all()

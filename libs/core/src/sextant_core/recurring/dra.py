@@ -66,10 +66,10 @@ class DraDecision:
 
 
 def reprovision(plan: Plan, reservation_id: str, instance: str, now: int, used: int, pending: int,
-                spent: int = 0, params: DraParams = DraParams()) -> tuple[Plan, DraDecision]:
+                params: DraParams = DraParams()) -> tuple[Plan, DraDecision]:
     """One DRA evaluation (module doc). `now` is a window step; `instance` names the running
-    instance (its extensions are released with `Plan.end_instance(rid, f"{rid}/{instance}/")`);
-    `spent` is the extra container-steps this instance was already granted."""
+    instance: its extensions are the claims `{rid}/{instance}/dra@{step}`, counted against its
+    bound and released with `Plan.end_instance(rid, f"{rid}/{instance}/")`."""
     r = plan.get(reservation_id)
     alloc = plan.reserved(reservation_id, now)
     demand = used + pending
@@ -86,6 +86,7 @@ def reprovision(plan: Plan, reservation_id: str, instance: str, now: int, used: 
     if asked <= 0:
         return plan, decision(0, CAPPED)
     bound = int(params.bound_fraction * sum(r.request.skyline))
+    spent = plan.extension_area(reservation_id, f"{reservation_id}/{instance}/")
     room = (bound - spent) // params.every_steps
     if room <= 0:
         return plan, decision(0, BOUND_EXHAUSTED)

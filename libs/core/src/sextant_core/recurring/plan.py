@@ -155,6 +155,13 @@ class Plan:
         plan = replace(self, ledger=update.ledger, extensions=ext)
         return plan._replan(None, update.displaced).plan
 
+    def extension_area(self, reservation_id: str, prefix: str) -> int:
+        """Extra container-steps held by the extensions whose claim id starts with `prefix`."""
+        r = self.get(reservation_id)
+        axis, size = (0, r.request.cores) if r.request.cores > 0 else (1, r.request.memory_gb)
+        return sum(int(round(float(self.ledger.claims[c].amount[axis].sum()) / size))
+                   for c in self.extensions.get(reservation_id, ()) if c.startswith(prefix))
+
     def end_instance(self, reservation_id: str, prefix: str) -> Plan:
         """Release the extensions whose claim id starts with `prefix` (one finished instance)."""
         ids = self.extensions.get(reservation_id, ())
