@@ -127,12 +127,13 @@ def place(used: np.ndarray, capacity: np.ndarray, job: Job, params: LowCostParam
     held = alloc > 0
     peak = np.where(held, cost, -np.inf).max(axis=1)
     total = np.where(held, cost, 0.0).sum(axis=1)
+    score = peak
     if params.alignment_weight:
         first = np.argmax(held, axis=1)
-        peak = peak + params.alignment_weight * np.abs((first + ends) / 2 - (span - 1) / 2) / span
-    peak = np.where(ok & held.any(axis=1), peak, np.inf)
-    best = int(np.lexsort((-ends, total, peak))[0])  # lowest peak, then total, then latest end
-    if not np.isfinite(peak[best]):
+        score = peak + params.alignment_weight * np.abs((first + ends) / 2 - (span - 1) / 2) / span
+    score = np.where(ok & held.any(axis=1), score, np.inf)
+    best = int(np.lexsort((-ends, total, score))[0])  # lowest peak (+ penalty), then total, then latest end
+    if not np.isfinite(score[best]):
         return None
     first, last = int(np.flatnonzero(held[best])[0]), int(ends[best])
     return Allocation(job.earliest + first, tuple(int(v) for v in alloc[best, first:last + 1]), float(peak[best]),

@@ -27,10 +27,11 @@ seeded, so the same runs give the same skyline byte for byte).
 Time resolution [choice; spec §8.5 leaves it open]. The runs are averaged over blocks of
 `resolution` steps (default 5: five one-minute steps), the LP is solved on the blocks, and each
 block's value is repeated over its steps. Cost of the default, measured on synthetic 30-run ×
-1 440-minute skylines with stages (`bench/morpheus_speed.py`): the objective evaluated at minute
-resolution is within 0.5 % of the one-minute fit and the solve is 5–8× faster; the area is
-identical, the difference is debt inside a block (a run that peaks in the first minute of a
-block and idles in the rest is covered on average, not minute by minute). `resolution=1` is the
+1 440-minute skylines with stages (`bench/morpheus_speed.py`, seeds 6–10): the objective evaluated
+minute by minute is 0.2–0.9 % above the one-minute fit's, for an LP five times smaller that solves
+several times faster (figures: `docs/results/morpheus-lp.md`); the area is the same, the
+difference is debt inside a block (a run that peaks in the first minute of a block and idles in
+the rest is covered on average, not minute by minute). `resolution=1` is the
 exact minute-level LP.
 
 Other choices [spec §8.5]: runs of different length are zero-padded to the longest (a run that
