@@ -8,6 +8,8 @@ import hashlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sextant_core.recurring.ledger import ClaimKind, Tier
 from sextant_core.recurring.plan import Plan, PlanError, ReservationRequest, Unplaceable
 
@@ -134,3 +136,26 @@ def test_same_requests_same_plan_byte_for_byte() -> None:
         np.add.at(load[0 if r.periodic else 1], steps, containers)
     assert np.allclose(one.ledger.load[:, 0, :], load)
     assert (one.ledger.used(Tier.RESIDUAL) <= one.ledger.capacity + 1e-9).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_placed_instance_is_whole_in_its_window_and_within_capacity(data: st.DataObject) -> None:
+    p = Plan.create(20.0, 100.0, 120)
+    for i in range(data.draw(st.integers(1, 8))):
+        period = data.draw(st.sampled_from([30, 60, 120, None]))
+        k = data.draw(st.integers(1, 6))
+        sky = tuple(data.draw(st.lists(st.integers(0, 12), min_size=k, max_size=k)))
+        span = data.draw(st.integers(k, period or 120))
+        a = data.draw(st.integers(0, (period or 120) - span))
+        req = ReservationRequest(f"r{i}", sky, a, a + span, period, memory_gb=data.draw(st.sampled_from([2.0, 8.0])))
+        try:
+            p = p.add(req).plan
+        except (Unplaceable, PlanError):
+            continue
+        r = p.get(f"r{i}")
+        alloc = r.allocation
+        assert a <= alloc.offset and alloc.offset + len(alloc.containers) <= a + span
+        assert sum(alloc.containers) == sum(sky)  # the whole skyline, every instance
+        assert max(alloc.containers) <= max(sky)  # never above the job's max parallelism
+    assert (p.ledger.used(Tier.RESIDUAL) <= p.ledger.capacity + 1e-9).all()
