@@ -12,9 +12,11 @@ whether the cap bounds the total or the increment]. Extensions count as skyline,
 past its planned end keeps being extended minute by minute (Fig. 8). The extra (target − alloc)
 is committed for T through a plan update (`Plan.extend`: a ledger claim, admitted only if the
 plan has room). Choices for the gaps: when the plan has less room than asked, DRA grants the
-largest whole number of containers that fits (a partial grant; the rest runs on fair share); the per-instance bound accepted at sign-off is `bound_fraction` (default 0.5) of
-the instance's skyline area in extra container-steps; DRA never shrinks a reservation (a fast
-job leaves its unused share to fair sharing, which is what unused reserved capacity does anyway).
+largest whole number of containers that fits (a partial grant; the rest runs on fair share); the
+per-instance bound accepted at sign-off is `bound_fraction` (default 0.5) of the instance's
+skyline area in extra container-steps, counted from the instance's extension claims in the plan;
+DRA never shrinks a reservation (a fast job leaves its unused share to fair sharing, which is what
+unused reserved capacity does anyway).
 
 Cold start (`fair_share`): a job without a reservation — a rejected contract, no actionable
 deadline, a never-seen job — runs on the capacity reservations leave, and so does any demand
