@@ -23,8 +23,9 @@ run-time model's pinball level (`RuntimeParams.quantile`) as the lowest of 0.92 
 coverage on the inner split (train days 0–14, test 14–21) is ≥ 0.91. `chosen` is what this run
 selects; `defaults` what the code uses (they must agree).
 
-**speed** and **twin** are null: the skyline-LP / plan timings come from the planning half's
-measurement function and the twin section from a later milestone (the lead wires them).
+**speed** — `bench/morpheus_speed.py`'s `measure_speed` (skyline LP 30 and 100 runs × 1 440 steps,
+adding one reservation to a plan holding 900; `--quick`: seed 6 only; `--no-speed` leaves it
+null). **twin** is null until the recurring-job twin lands.
 
 The parsed trace is cached under `bench/results/morpheus/` (ignored), keyed by the file's size
 and modification time. Timings are never claims; `load_avg` records the machine's load.
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from morpheus_speed import measure_speed
 from quality import code_version, seeds_of  # the same code version and seed syntax as the other benches
 from sextant_cli.recurring import load_jobs, write_json_atomically
 from sextant_core.recurring.analysis import AnalysisParams, JobTable, analyse
@@ -151,6 +153,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="the real section only (no parameter selection)")
     ap.add_argument("--seeds", default="6-10", help="recorded; the real trace is deterministic")
     ap.add_argument("--trace", default=str(TRACE))
+    ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
     args = ap.parse_args()
     load_start = os.getloadavg()
     started = time.perf_counter()
@@ -173,6 +176,9 @@ def main() -> int:
     }
     if not args.quick:
         doc["selection"] = selection(jobs, say)
+    if not args.no_speed:
+        say("speed: skyline LP and plan additions")
+        doc["speed"] = measure_speed(args.quick, None if args.quick else seeds_of(args.seeds))
     doc.update({"code_version": code_version(), "twin_version": None,
                 "load_avg": {"start": [round(x, 2) for x in load_start],
                              "end": [round(x, 2) for x in os.getloadavg()]},

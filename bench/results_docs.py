@@ -107,6 +107,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "(`ready_s`), polled through `sextant ps`. Written by `tests/e2e/test_chaos.py` "
         "(`pytest -m chaos`), which asserts 0 lost and 0 duplicated decisions and replay 0 "
         "differences but not these times. Design: docs/platform.md, \"Supervision\"."),
+    "morpheus-lp": (
+        "Recurring jobs: planner speed",
+        "The skyline LP (HiGHS) on 30 and 100 synthetic runs × 1 440 one-minute steps, at the default "
+        "5-minute resolution and exactly, and the wall milliseconds of adding one reservation to a "
+        "one-day plan already holding 900; the claims are the worst of seeds 6–10. Written by "
+        "`bench/morpheus_speed.py --seeds 6-10 --json bench/results/morpheus-lp.json`. Design: "
+        "docs/recurring.md."),
     "e2e": (
         "Platform end to end",
         "Open-loop HTTP submissions at fixed rates to the whole platform (Kafka, PostgreSQL, six "
