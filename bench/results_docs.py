@@ -78,6 +78,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "the planner isolated from classification; worlds `@gradedx2`, `@logisticx1`, "
         "`@thresholdx1` are the robustness variants. Written by `bench/quality.py --classifier "
         "estimates`. Metrics: docs/twin.md, \"Metrics\"."),
+    "kwiken": (
+        "Kwiken on the request simulator",
+        "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "
+        "answers, the combined policy on a 150-stage DAG, catch-up and global reissues, on 45 simulated "
+        "service DAGs per seed, trained on one period and tested on another; cuts are relative p99 "
+        "reductions. Written by `bench/kwiken.py --json bench/results/kwiken.json` (claims the worst of "
+        "seeds 6–10, κ and γ chosen on seeds 1–5). Definitions: docs/kwiken.md."),
     "sim": (
         "Twin speed",
         "`paragon-ec2-2500`, seed 6, one run per profile on one prepared scenario. Written by "

@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sextant_core.kwiken.budget import independent_loss, loss_costs, sequential_loss
-from sextant_core.kwiken.catchup import catch_up, speedup, threshold_for_budget
+from sextant_core.kwiken.catchup import (
+    catch_up,
+    global_fractions,
+    global_reissues,
+    global_thresholds,
+    speedup,
+    threshold_for_budget,
+)
 from sextant_core.kwiken.dag import KwikenInputError, StageDag, end_to_end
 
 
@@ -56,3 +63,23 @@ def test_the_threshold_keeps_the_thread_budget() -> None:
     tz = threshold_for_budget(chain(), lat, 0.05)
     assert catch_up(chain(), lat, tz)[1] <= 0.05
     assert catch_up(chain(), lat, tz * 0.9)[1] > 0.04
+
+
+def test_global_fractions_follow_the_local_ones_and_spend_the_budget() -> None:
+    # local 0.02 and 0.06 at costs 0.5 each spend 0.04; a global budget of 0.01 is a quarter of it
+    g = global_fractions(np.array([0.02, 0.06]), np.array([0.5, 0.5]), 0.01)
+    assert g == pytest.approx([0.005, 0.015])
+    assert np.all(global_fractions(np.zeros(2), np.array([0.5, 0.5]), 0.01) == 0)
+
+
+def test_global_reissues_hit_their_fraction_on_training_and_never_slow_a_request() -> None:
+    rng = np.random.default_rng(6)
+    lat = np.exp(rng.standard_normal((4000, 2)))
+    alt = np.exp(rng.standard_normal((4000, 2)))
+    z = global_thresholds(chain(), lat, alt, np.array([0.0, 0.05]))
+    assert np.isinf(z[0]) and np.isfinite(z[1])
+    e2e, used = global_reissues(chain(), lat, alt, z)
+    assert used == pytest.approx(0.5 * 0.05, abs=0.5 * 0.002)   # cost 0.5 × fraction 0.05
+    assert np.all(e2e <= end_to_end(chain(), lat) + 1e-12)
+    off, used_off = global_reissues(chain(), lat, alt, np.full(2, np.inf))
+    assert np.array_equal(off, end_to_end(chain(), lat)) and used_off == 0.0

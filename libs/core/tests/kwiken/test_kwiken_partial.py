@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sextant_core.kwiken.dag import KwikenInputError
-from sextant_core.kwiken.partial import BASELINES, PartialPolicy, Responders, baseline_policy, kwiken_policy, partial_curve
+from sextant_core.kwiken.partial import (
+    BASELINES,
+    PartialPolicy,
+    Responders,
+    baseline_policy,
+    kwiken_policy,
+    partial_curve,
+)
 
 
 def test_loss_is_the_mean_fraction_of_responders_not_yet_answered() -> None:

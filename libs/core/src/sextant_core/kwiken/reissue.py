@@ -89,10 +89,7 @@ def stage_policy_latency(samples: np.ndarray, r: float, policy: str, alt: np.nda
                          ) -> tuple[np.ndarray, float]:
     """Latencies of `samples` under `policy` at reissue fraction `r`, and the extra work used (≤ r)."""
     xs = np.sort(samples)
-    if policy == "two-after-timeout":
-        t = timeout_for(xs, r / 2.0)
-    else:
-        t = timeout_for(xs, r)
+    t = timeout_for(xs, r / 2.0) if policy == "two-after-timeout" else timeout_for(xs, r)
     y, reissues = apply_policy(samples, alt, policy, t, _immediate(rank, r))
     return y, float(reissues.mean())
 

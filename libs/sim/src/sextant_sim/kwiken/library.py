@@ -45,7 +45,8 @@ def dag_of_size(seed: int, index: int, n: int) -> Service:
     n = int(min(150, max(4, n)))
     mid = n - 2
     min_depth = -(-mid // MAX_FAN_IN)
-    depth = int(min(mid, max(min_depth, rng.integers(1, int(np.ceil(1.5 * np.sqrt(mid))) + 1))))
+    drawn = int(rng.integers(1, int(np.ceil(1.5 * np.sqrt(mid))) + 1))
+    depth = min(mid, max(min_depth, drawn))
     sizes = np.ones(depth, int)
     for _ in range(mid - depth):
         open_layers = np.flatnonzero(sizes < MAX_FAN_IN)

@@ -28,7 +28,8 @@ from .library import Service
 
 @dataclass(frozen=True)
 class Period:
-    """`lat` (m × N), `alt` (2 × m × N) reissue draws, `u` (m × N) uniforms; `index` of the period."""
+    """`lat` (m × N), `alt` (3 × m × N) reissue draws (two for local policies, one for global
+    reissues), `u` (m × N) uniforms; `index` of the period."""
 
     service: Service
     index: int
@@ -47,7 +48,7 @@ def period(service: Service, seed: int, index: int, m: int) -> Period:
     """`m` requests of `service` in period `index` (0 = training, 1 = test by convention)."""
     n = service.dag.n
     lat = np.empty((m, n))
-    alt = np.empty((2, m, n))
+    alt = np.empty((3, m, n))
     u = np.empty((m, n))
     for s, fam in enumerate(service.families):
         f = in_period(fam, _rng(seed, service, index, s, 0))
@@ -55,6 +56,7 @@ def period(service: Service, seed: int, index: int, m: int) -> Period:
         lat[:, s] = draw_stage(f, m, rng)
         alt[0, :, s] = draw_stage(f, m, rng)
         alt[1, :, s] = draw_stage(f, m, rng)
+        alt[2, :, s] = draw_stage(f, m, rng)
         u[:, s] = rng.random(m)
     return Period(service, index, seed, lat, alt, u)
 
@@ -73,6 +75,7 @@ class Outcome:
     e2e: np.ndarray
     reissue_used: float
     loss: float
+    stage_latency: np.ndarray  # (m × N) after the policies
 
     def p(self, q: float) -> float:
         return float(np.percentile(self.e2e, q))
@@ -88,14 +91,14 @@ def run(per: Period, plans: Sequence[StagePlan], partial: dict[int, tuple[Respon
     loss = 0.0
     for s, plan in enumerate(plans):
         if plan.policy != "none":
-            y, re = apply_plan(per.lat[:, s], per.alt[:, :, s], per.u[:, s], plan)
+            y, re = apply_plan(per.lat[:, s], per.alt[:2, :, s], per.u[:, s], plan)
             lat[:, s] = y
             used += float(c[s] * re.mean())
     for s, (resp, pol) in (partial or {}).items():
         stop = resp.stop(pol)
         lat[:, s] = stop
         loss += resp.loss(stop)
-    return Outcome(end_to_end(per.service.dag, lat), used, loss)
+    return Outcome(end_to_end(per.service.dag, lat), used, loss, lat)
 
 
 def p99_cut(base: Outcome, new: Outcome, q: float = 99.0) -> float:
