@@ -81,10 +81,17 @@ class Outcome:
         return float(np.percentile(self.e2e, q))
 
 
-def run(per: Period, plans: Sequence[StagePlan], partial: dict[int, tuple[Responders, PartialPolicy]] | None = None
+def partial_stop(resp: Responders, pol: PartialPolicy) -> tuple[np.ndarray, float]:
+    """A fan-out stage's latency per request under `pol` (its stop time) and its loss rate."""
+    stop = resp.stop(pol)
+    return stop, resp.loss(stop)
+
+
+def run(per: Period, plans: Sequence[StagePlan], partial: dict[int, tuple[np.ndarray, float]] | None = None
         ) -> Outcome:
-    """Apply `plans[s]` to every stage and, for the stages of `partial`, stop at the policy's time
-    on the given responder matrix (whose rows are this period's requests)."""
+    """Apply `plans[s]` to every stage and, for the stages of `partial`, replace the stage latency
+    by the given stop times (`partial_stop` on a responder matrix whose rows are this period's
+    requests), adding their loss rates."""
     c = per.service.dag.normalised_costs()
     lat = per.lat.copy()
     used = 0.0
@@ -94,10 +101,9 @@ def run(per: Period, plans: Sequence[StagePlan], partial: dict[int, tuple[Respon
             y, re = apply_plan(per.lat[:, s], per.alt[:2, :, s], per.u[:, s], plan)
             lat[:, s] = y
             used += float(c[s] * re.mean())
-    for s, (resp, pol) in (partial or {}).items():
-        stop = resp.stop(pol)
+    for s, (stop, stage_loss) in (partial or {}).items():
         lat[:, s] = stop
-        loss += resp.loss(stop)
+        loss += stage_loss
     return Outcome(end_to_end(per.service.dag, lat), used, loss, lat)
 
 
