@@ -308,10 +308,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1, help="seeds run in parallel processes (timings then share cores)")
     args = ap.parse_args()
     q = args.quick
-    cfg: dict[str, Any] = {"dags": 15 if q else 45, "requests": 4000 if q else 10_000, "random_rows": 2000,
-                           "fanout_stages": 6 if q else 10, "responder_requests": 1500 if q else 2000,
-                           "combined_requests": 1500 if q else 2000,
-                           "loss_grid": np.array([0.0, 5e-4, 1e-3, 2e-3, 5e-3])}
+    cfg: dict[str, Any] = {"dags": 15 if q else 45, "requests": 4000 if q else 6000, "random_rows": 1500,
+                           "fanout_stages": 6 if q else 8, "responder_requests": 1500,
+                           "combined_requests": 1500, "loss_grid": np.array([0.0, 5e-4, 1e-3, 2e-3])}
     random_k = args.random if args.random is not None else (1000 if q else 10_000)
     seeds = seeds_of(args.seeds or ("6" if q else "6-10"))
     tune = seeds_of(args.tune_seeds or ("1" if q else "1-5"))
