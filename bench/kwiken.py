@@ -1,7 +1,7 @@
 """Kwiken on the request simulator: reissue budgets, partial answers and catch-up per stage.
 
     .venv/bin/python bench/kwiken.py --json bench/results/kwiken.json [--quick] [--seeds 6-10]
-                                     [--tune-seeds 1-5]
+                                     [--tune-seeds 1-5] [--jobs N] [--save-tuning P | --tuned P]
 
 Per seed, a library of 45 service DAGs (`sextant_sim.kwiken.library`), each trained on one period
 of requests and tested on another (`sextant_sim.kwiken.requests`). Cuts are relative reductions of
@@ -26,7 +26,9 @@ Chosen on `--tune-seeds`: κ, the share of the budget SumVar plans for (timeouts
 period overshoot on the test period when a stage drifts), the largest in `KAPPAS` keeping every
 tuning DAG's test use ≤ 1.1 × the budget; then γ (SumVar's chunks per stage) by the mean test cut.
 The uniform split and the best random allocation are planned at the same κ. The claims are the
-worst of `--seeds`. `--quick`: 15 DAGs, fewer requests and random allocations,
+worst of `--seeds`. `--save-tuning P` keeps the tuning table; `--tuned P` reads it instead of
+tuning again (the claim seeds then run alone). The random search runs on the first 9 DAGs of
+≤ 10 stages of each seed (the thesis's 9 smaller DAGs). `--quick`: 15 DAGs, fewer requests and random allocations,
 one tuning seed (a smoke run, ≤ 10 min). Definitions: docs/kwiken.md.
 """
 
@@ -55,6 +57,7 @@ LOSS = 0.001
 CATCH_UP_BUDGET = 0.06
 FIXED_RULE_R = 0.002
 SMALL = 10
+SMALL_DAGS = 9  # the random search runs on the first 9 DAGs of ≤ 10 stages (the thesis's 9 smaller DAGs)
 GLOBAL_BUDGET = 0.03
 GLOBAL_SHARES = {"1/30": 1 / 30, "1/6": 1 / 6}
 
@@ -100,7 +103,8 @@ def reissue_part(seed: int, cfg: dict[str, Any], variants: list[tuple[float, flo
         if random_k:  # claim seeds: global reissues, a 3 % budget of which φ goes global
             for tag, phi in GLOBAL_SHARES.items():
                 row[f"global_{tag}"] = _global(svc, tr, te, curves, c, cfg, phi)
-        if random_k and n <= SMALL:
+        small_done = sum("cut_random" in r for r in rows)
+        if random_k and n <= SMALL and small_done < SMALL_DAGS:
             t2 = time.perf_counter()
             alloc = sumvar.random_allocations(c, BUDGET, random_k, seed)
             p99 = rq.p99_many(tr, alloc, curves, tr.lat, cfg["random_rows"])
@@ -305,23 +309,33 @@ def main() -> int:
     ap.add_argument("--seeds", default=None, help="claim seeds (default 6-10; --quick: 6)")
     ap.add_argument("--tune-seeds", default=None, help="seeds γ is chosen on (default 1-5; --quick: 1)")
     ap.add_argument("--random", type=int, default=None, help="random allocations per small DAG (default 10000)")
+    ap.add_argument("--tuned", default=None, help="read the (γ, κ) tuning table from this JSON instead of tuning")
+    ap.add_argument("--save-tuning", default=None, help="write the tuning table here (for --tuned)")
     ap.add_argument("--jobs", type=int, default=1, help="seeds run in parallel processes (timings then share cores)")
     args = ap.parse_args()
     q = args.quick
     cfg: dict[str, Any] = {"dags": 15 if q else 45, "requests": 4000 if q else 6000, "random_rows": 1500,
-                           "fanout_stages": 6 if q else 8, "responder_requests": 1500,
-                           "combined_requests": 1500, "loss_grid": np.array([0.0, 5e-4, 1e-3, 2e-3])}
+                           "fanout_stages": 6, "responder_requests": 1500,
+                           "combined_requests": 1200, "loss_grid": np.array([0.0, 5e-4, 1e-3, 2e-3])}
     random_k = args.random if args.random is not None else (1000 if q else 10_000)
     seeds = seeds_of(args.seeds or ("6" if q else "6-10"))
     tune = seeds_of(args.tune_seeds or ("1" if q else "1-5"))
     load_start = os.getloadavg()
     started = time.perf_counter()
     variants = [(g, k) for g in GAMMAS for k in KAPPAS]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        parts = pool.map(reissue_part, tune, [cfg] * len(tune), [variants] * len(tune), [0] * len(tune))
-        tune_rows = [r for part in parts for r in part["rows"]]
-    tuning = {f"{g:g}_{k:g}": {"cut_mean": _r(np.mean([r[f"cut_{g:g}_{k:g}"] for r in tune_rows])),
-                               "used_max": _r(max(r[f"used_{g:g}_{k:g}"] for r in tune_rows))} for g, k in variants}
+    if args.tuned:  # the tuning table of an earlier run on the same seeds and code (its JSON)
+        given = json.loads(Path(args.tuned).read_text())
+        tune, tuning = given["tune_seeds"], given["tuning"]
+    else:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            parts = pool.map(reissue_part, tune, [cfg] * len(tune), [variants] * len(tune), [0] * len(tune))
+            tune_rows = [r for part in parts for r in part["rows"]]
+        tuning = {f"{g:g}_{k:g}": {"cut_mean": _r(np.mean([r[f"cut_{g:g}_{k:g}"] for r in tune_rows])),
+                                   "used_max": _r(max(r[f"used_{g:g}_{k:g}"] for r in tune_rows))}
+                  for g, k in variants}
+        if args.save_tuning:
+            Path(args.save_tuning).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.save_tuning).write_text(json.dumps({"tune_seeds": tune, "tuning": tuning}, indent=1))
     # κ: the largest planning share keeping every tuning DAG within 1.1 × the budget (or the smallest);
     # γ: the best mean cut at that κ
     ok = [(g, k) for g, k in variants if tuning[f"{g:g}_{k:g}"]["used_max"] <= USED_LIMIT]
