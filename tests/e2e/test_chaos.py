@@ -43,7 +43,7 @@ TERMINAL = {"completed", "failed", "revoked"}
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "chaos.json"
 
 
-KILLED_PROFILE = "foundation"
+KILLED_PROFILE = "sextant-adaptive"
 
 
 def sextant(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -99,8 +99,6 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
         (run / "stack.env").write_text(f"SEXTANT_DATABASE_URL={url}\n"
                                        f"SEXTANT_KAFKA_BOOTSTRAP={stack_env['SEXTANT_KAFKA_BOOTSTRAP']}\n")
         port = free_port()
-        # KILLED_PROFILE: a decider of the flagship restarted mid-run can record decisions that a
-        # replay re-derives differently (see the module docstring of tests/e2e/test_platform.py)
         env = {"SEXTANT_API_PORT": str(port), "SEXTANT_RUN_DIR": str(run), "SEXTANT_AGENT_SCENARIO": "smoke",
                "SEXTANT_AGENT_SPEED": "60", "SEXTANT_POLICY_PROFILE": KILLED_PROFILE}
         api = f"http://127.0.0.1:{port}"
