@@ -81,17 +81,22 @@ def log() -> list[Envelope]:
     p.submit([e.event() for e in recorded if e.type == "KnowledgeSeeded"])
     p.submit(list(first.values())[:6])
     subs = [e.event() for e in recorded if e.type == "WorkloadSubmitted"]
-    for i, s in enumerate(subs):
-        at = 1000.0 + 20 * i
+    for i, s in enumerate(subs):  # 40 s apart: probe rounds (every 600 s) at 1200, 1800 and 2400
+        at = 1000.0 + 40 * i
         p.submit([s.model_copy(update={"at": at})])
         running = [w for _, w in sorted(p.deciders["planning"].state.workloads.items()) if w.phase.value == "running"]
         if running:
             p.submit([ev.PerformanceObserved(at=at + 5, workload_id=w.workload_id, value=1.0,
                                              ratio_to_target=round(0.4 + 0.8 * _u(w.workload_id, i), 3))
                       for w in running])
+            w = running[-1]
+            if i % 4 == 1 and w.allocation is not None and w.kind.value != "service":  # one slow task
+                servers = tuple(w.allocation.servers[k % len(w.allocation.servers)] for k in range(4))
+                p.submit([ev.TasksObserved(at=at + 6, workload_id=w.workload_id, servers=servers,
+                                           rates=(1.0, 1.0, 1.0, 0.3), progress=(0.5, 0.5, 0.5, 0.2))])
             if i % 3 == 2:
                 p.submit([ev.WorkloadCompleted(at=at + 8, workload_id=running[0].workload_id)])
-        p.submit([ev.Tick(at=at + 10, seq=i + 1, period_s=60.0)])
+        p.submit([ev.Tick(at=at + 30, seq=i + 1, period_s=40.0)])
     return p.log
 
 
@@ -100,6 +105,8 @@ def test_the_log_is_a_contended_flagship_log(log: list[Envelope]) -> None:
     assert kinds["PlacementDeferred"] >= 5 and kinds["WorkloadQueued"] >= 5, kinds
     assert kinds["ReclassificationRequested"] >= 5 and kinds["AllocationAdjusted"] >= 1, kinds
     assert kinds["ModelRetrained"] >= 1 and kinds["PlacementDecided"] > kinds["WorkloadSubmitted"], kinds
+    probes = Counter(e.payload["purpose"] for e in log if e.type == "ProbeRequested")
+    assert probes["proactive"] >= 1 and probes["straggler"] >= 1, probes
 
 
 def block_starts(log: list[Envelope]) -> list[int]:
