@@ -134,3 +134,34 @@ def test_a_recorded_block_longer_than_its_re_derivation_is_a_difference() -> Non
     log = [e.with_position(k + 1) for k, e in enumerate([*log[:i + 1], log[i + 1], *log[i + 1:]])]  # w2's twice
     report = replay(log, lambda name: probing)
     assert any(d.what == "block longer than re-derived" for d in report.differences), report.differences
+
+
+class TwoProbes(ProbeAll):
+    """Two probes in one decision (as `Adaptive.assess_tasks`: one per slow task's server): both
+    decided on the same state, recorded one after the other."""
+
+    def review(self, state: Any, w: Any, reason: str, ctx: Any) -> tuple[ev.Event, ...]:
+        return tuple(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, purpose="straggler", server_id=sid,
+                                       decision=ctx.record(f"straggler-probe-{sid}", w.workload_id),
+                                       probe_id=f"straggler-{int(ctx.at)}-{sid}", sources=("l1d",), reason=reason)
+                     for sid in ("s1", "s2"))
+
+
+def test_a_decision_of_several_events_was_decided_on_the_state_before_the_first() -> None:
+    two = PolicySet(**{**{f: getattr(POLICY, f) for f in POLICY.__dataclass_fields__},
+                       "profile": "two-probes", "reprovisioner": TwoProbes()})
+    p = InProcessPlatform(two, agent)
+    p.submit([server("s1", cores=8), server("s2", cores=8)])
+    p.submit([submitted("w1", at=10.0, cores=1)])
+    p.submit([ev.Tick(at=600.0, seq=10, period_s=60.0)])
+    first, second = [e for e in p.log if e.type == "ProbeRequested"]
+    assert first.event().decision.state_position == second.event().decision.state_position == first.position - 1
+    assert second.position == first.position + 1
+    report = replay(p.log, lambda name: two)
+    assert report.ok, report.differences[:3]
+    # one decided on an older state than the block's decisions is still a difference
+    i = second.position - 1
+    older = {**second.payload, "decision": {**second.payload["decision"], "state_position": first.position - 2}}
+    log = [*p.log[:i], second.model_copy(update={"payload": older}), *p.log[i + 1:]]
+    assert any(d.what == f"decided on position {first.position - 2}, recorded at {second.position}"
+               for d in replay(log, lambda name: two).differences)
