@@ -212,7 +212,7 @@ class SextantPlanner:
 
         Only a workload already in phase `deferred` is answered here: `decide` records nothing for
         its retry unless it is placed, so all that is observable is placed-or-not, which the
-        shortcut gets exactly as a full evaluation (tests/planning/test_deferral_shortcut.py
+        shortcut gets exactly as a full evaluation (libs/core/tests/planning/test_deferral_shortcut.py
         compares them on random states). Every recorded `PlacementDeferred` comes from a full
         evaluation (or `_no_room`, a function of the state), never from this memo — which a
         restarted process does not have, and a decision discarded by a head-conditional append
