@@ -211,7 +211,7 @@ def replay_bench(target_events: int) -> dict[str, Any]:
                     ev.WorkloadCompleted(at=at + 1, workload_id=c.workload_id)]
         return []
 
-    p = InProcessPlatform(policy_set("foundation"), agent)
+    p = InProcessPlatform(policy_set("sextant-adaptive"), agent)
     p.submit([server(f"s{i:03d}", cores=16, platform="AB"[i % 2]) for i in range(100)])
     i = 0
     while len(p.log) < target_events:
@@ -235,7 +235,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", required=True)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--profile", default="foundation")
+    ap.add_argument("--profile", default="sextant-adaptive")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--rates", help="comma-separated rates to run as given (no probing), e.g. 2,5")
     ap.add_argument("--skip-replay", action="store_true",

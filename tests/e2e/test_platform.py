@@ -63,14 +63,7 @@ SPEED = 30.0
 PROCESSES = (*SERVICES, "relay", "agent")
 OUTAGE_S = 15.0
 DECIDERS = ("admission", "profiling", "classification", "planning", "reprovisioning")  # snapshotting services
-# Known defect, the reason these kill and outage runs use `foundation`, not the flagship: the
-# flagship's planner keeps a deferral memo (`SextantPlanner._still_deferred`) whose shortcut records a
-# PlacementDeferred with other reasons and trace than a full evaluation, so a planning process
-# restarted mid-run (cold memo) records decisions a replay (warm memo) re-derives differently; under
-# `sextant-adaptive` with these kills and outages replay found 70 differences of 605 decisions
-# (chaos) and ProbeRequested / position differences here. Flagship runs without kills (make demo,
-# tests/replay/test_platform_log.py) replay with 0 differences.
-PROFILE = "foundation"
+PROFILE = "sextant-adaptive"
 VERDICT_WINDOW_S = 2.0  # telemetry's SEXTANT_VERDICT_WINDOW_S, set explicitly below
 
 

@@ -2,8 +2,10 @@
 workloads of `platform-demo` seed 1 through the real services, Kafka and PostgreSQL, written by
 `sextant demo --limit 36 --record`) re-derives every decision with 0 differences:
 
-- with warm policy caches (one policy set per profile for the whole log, as `sextant replay`), and
-  with cold ones (a fresh policy set for every decision block): the caches only speed things up;
+- with warm policy caches (one policy set per profile for the whole log, as `sextant replay`), with
+  cold ones (a fresh policy set for every decision block), and from a decider restarted at block
+  boundaries (a cold policy set on the pickled fold of the log before it): the caches only speed
+  things up;
 - through the upcasters: the fixture is never regenerated when an event's schema changes — an old
   shape must reach the fold and the deciders through `sextant_contracts.upcasters`, so this test
   keeps failing until it does.
@@ -12,6 +14,7 @@ workloads of `platform-demo` seed 1 through the real services, Kafka and Postgre
 from __future__ import annotations
 
 import functools
+import pickle
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from sextant_contracts.events import EVENT_TYPES
 from sextant_core.classification.engine import clear_memo
 from sextant_core.profiles import policy_set
 from sextant_core.replay import ReplayReport, replay
+from sextant_core.state import fold
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "platform-log.jsonl.gz"
 
@@ -63,6 +67,23 @@ def test_it_replays_identically_with_cold_policy_caches(log: list[Envelope], war
     report = replay(log, cold)
     assert report.ok, report.differences[:5]
     assert report.decisions == warm.decisions and len(built) == report.blocks > 1
+
+
+def test_a_decider_restarted_at_any_block_rederives_the_same(log: list[Envelope]) -> None:
+    """A cold policy set started at a block boundary (where a killed service can have stopped) from
+    the pickled fold before it — what a restarted service restores from its snapshot — re-derives
+    the rest of the log (tests/replay/test_decider_restarts.py does the same on a contended log)."""
+    starts = [i for i in range(1, len(log))
+              if (log[i].source, log[i].causation_id) != (log[i - 1].source, log[i - 1].causation_id)]
+    decisions = 0
+    for k in (0.4, 0.6, 0.8):
+        cut = starts[int(k * len(starts))]
+        snapshot = pickle.loads(pickle.dumps(fold(log[:cut]), protocol=5))
+        by_id = {e.id: e.event() for e in log[:cut]}
+        report = replay(log[cut:], functools.cache(policy_set), state=snapshot, lookup=by_id.get)
+        assert report.ok, (cut, report.differences[:5])
+        decisions += report.decisions
+    assert decisions >= 100
 
 
 def test_a_changed_sample_is_a_reported_difference(log: list[Envelope]) -> None:

@@ -71,3 +71,43 @@ def test_a_fold_failure_is_log_unfoldable_and_keeps_the_state() -> None:
     else:
         raise AssertionError("the fold failure was not raised")
     assert decider.position == 0
+
+
+def test_a_snapshot_behind_the_shared_decider_is_not_restored() -> None:
+    """Admission's API and front door catch the decider up too. If one of them is reading the log
+    after position 2 while the decider task restores a snapshot at position 1, moving the state back
+    would make that read fold position 3 onto position 1: event 2 lost for good."""
+    import pickle
+
+    from sextant_core.state import fold
+    from sextant_kit.ports import Snapshot
+    from sextant_kit.runtime import SNAPSHOT_SCHEMA
+
+    log = [env(builders.submitted(f"w{i}", at=float(i)), i) for i in (1, 2, 3)]
+
+    class SlowStore(CountingStore):
+        async def read_all(self, after: int, limit: int = 1000) -> list[Envelope]:
+            await asyncio.sleep(0.05)
+            return await super().read_all(after, limit)
+
+    class Snapshots:
+        async def load_snapshot(self, key: str, code_version: str, schema_version: int) -> Snapshot:
+            await asyncio.sleep(0.01)
+            return Snapshot(key=key, code_version=code_version, schema_version=SNAPSHOT_SCHEMA, position=1,
+                            blob=pickle.dumps(fold(log[:1])))
+
+    async def scenario() -> Decider:
+        decider = Decider("admission", policy_set("foundation"))
+        decider.fold(log[:2])  # the API caught up first
+        store = SlowStore(log)
+        handler = DeciderHandler("admission", decider, store, snapshots=Snapshots())  # type: ignore[arg-type]
+
+        async def api_catch_up() -> None:
+            decider.fold(await store.read_all(decider.position))  # in flight across the restore
+
+        await asyncio.gather(api_catch_up(), handler.start())
+        return decider
+
+    decider = asyncio.run(scenario())
+    assert decider.position == 3 and decider.state == fold(log)
+    assert sorted(decider.state.workloads) == ["w1", "w2", "w3"]

@@ -74,3 +74,23 @@ def test_once_a_tenant_exists_only_operators_are_answered(token: str | None, sta
         if status != 200:
             assert r.headers["content-type"].startswith("application/problem+json")
             assert "servers" not in r.text and "position" not in r.text
+
+
+@pytest.mark.parametrize(("tenants_exist", "token", "status"),
+                         [(False, None, 200), (True, None, 401), (True, TENANT, 403), (True, OPERATOR, 200)])
+def test_metrics_answer_operators_only_once_a_tenant_exists(tenants_exist: bool, token: str | None,
+                                                            status: int) -> None:
+    """`/metrics` of every process, admission's public port included, has the operator rule of the
+    services' own routes (`bootstrap.serve` passes the runtime's gate to `create_app`)."""
+    from sextant_kit.app import create_app
+
+    app = create_app("admission", metrics_gate=OperatorGate(Registry(tenants_exist=tenants_exist)))
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    r = TestClient(app).get("/metrics", headers=headers)
+    assert r.status_code == status, r.text
+    if status == 200:
+        assert "sextant_http_request_seconds" in r.text
+    else:
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert "sextant_" not in r.text
+    assert TestClient(app).get("/healthz").status_code == 200  # liveness stays open

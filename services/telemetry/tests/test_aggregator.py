@@ -41,6 +41,16 @@ def test_a_late_sample_of_a_completed_workload_closes_its_window() -> None:
     assert verdicts(agg.add(sample(2.0, 0.7), P.COMPLETED)) == [("w1:0", False, 0.6)]
 
 
+def test_a_workload_re_placed_while_it_runs_is_still_judged() -> None:
+    # a reclassification's re-plan makes it `placed` until the agent restarts it; its samples
+    # meanwhile are windowed, and its last window gets the final verdict when it completes
+    agg = Aggregator(window_s=10.0)
+    agg.add(sample(1.0, 1.0), P.RUNNING)
+    assert verdicts(agg.add(sample(11.0, 0.5), P.PLACED)) == [("w1:0", True, 1.0)]
+    agg.add(sample(13.0, 0.7), P.PLACED)
+    assert verdicts(agg.finish(lambda _: P.COMPLETED)) == [("w1:1", False, 0.6)]
+
+
 def test_failed_or_revoked_workloads_are_not_judged() -> None:
     agg = Aggregator(window_s=10.0)
     agg.add(sample(1.0, 1.0, "a"), P.RUNNING)

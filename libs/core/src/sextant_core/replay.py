@@ -5,8 +5,13 @@ the state it saw (head-conditional append), each output enveloped with `source` 
 `causation_id` = the input event's id. Replay folds the log in position order; at the first
 envelope of a block it re-runs `workflow.step` on the state folded so far with the policy set the
 decision names, and compares the re-derived events with the recorded ones, byte for byte
-(canonical JSON). It also checks that every decision's `state_position` is exactly the position
-before it — the state a decision saw is the fold of the log up to what it recorded.
+(canonical JSON), to the end of the block: a recorded block shorter or longer than its
+re-derivation is a difference, and no envelope inside a block starts another (a block's last
+decision re-run on the state that includes the others would be another reaction, not a check).
+It also checks that every decision's `state_position` is exactly the position before it — the
+state a decision saw is the fold of the log up to what it recorded — or, for a decision that
+recorded several decision events (one `ProbeRequested` per slow task of a job), the position
+before the first of them in the block.
 
 Reactors (the agent, the telemetry edge, the API) are never re-run: their events are facts and
 are only folded. A re-derivation that cannot rebuild a classification model the log recorded
@@ -70,10 +75,14 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
     st = report.state
     by_id: dict[str, ev.Event] = {}
     pending: list[tuple[int, bytes]] = []  # expected (position, canonical payload) of the current block
+    block: tuple[str, str | None] | None = None  # (source, causation) of the block being compared
+    previous: tuple[str, str | None] | None = None  # (source, causation) of the envelope before
+    decided_on: set[int] = set()  # the state positions of this block's decisions, checked
     for env in log:
         assert env.position is not None, "replay needs stored envelopes"
         event = env.event()
         report.events += 1
+        key = (env.source, env.causation_id)
         if pending and pending[0][0] == env.position:
             _, expected = pending.pop(0)
             if codec.dumpb(event) != expected:
@@ -82,11 +91,26 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
         elif pending:
             report.differences.append(Difference(pending[0][0], "", "block shorter than re-derived"))
             pending = []
-        if not pending and isinstance(event, ev.DecisionEvent) and _is_decision_block_start(env, event):
+            block = None
+        elif key == block:  # the recorded block goes on past its re-derivation
+            report.differences.append(Difference(env.position, _decision_id(event), "block longer than re-derived"))
+        elif isinstance(event, ev.DecisionEvent) and _is_decision_block_start(env, event):
+            found = len(report.differences)
             pending = _rederive(st, env, event, by_id, lookup, policies, report)
+            # a block that could not be re-derived is not compared further (its later decisions
+            # are re-derived as they come, as before it)
+            block = key if pending or len(report.differences) == found else None
+        else:
+            block = None
+        if key != previous:
+            decided_on = set()
+        previous = key
         if isinstance(event, ev.DecisionEvent):
             report.decisions += 1
-            if event.decision.state_position != env.position - 1:
+            at = event.decision.state_position
+            if at == env.position - 1:
+                decided_on.add(at)
+            elif at not in decided_on:  # not a later event of one decision of this block either
                 report.differences.append(Difference(
                     env.position, event.decision.decision_id,
                     f"decided on position {event.decision.state_position}, recorded at {env.position}"))

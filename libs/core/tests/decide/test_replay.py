@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_core.policies import FirstFitPlanner, PolicySet
@@ -93,3 +95,73 @@ def test_a_model_that_cannot_be_rebuilt_is_a_reported_difference_and_the_replay_
     failed = [d for d in report.differences if d.what.startswith("re-derivation failed: scale_up/batch")]
     assert len(failed) == 6  # every classification of the six workloads, and the replay read to the end
     assert report.events == len(log)
+
+
+class ProbeAll:
+    """A reprovisioner that probes every workload it reviews (a probe round reviews every running
+    one): the round's block holds one `ProbeRequested` per running workload."""
+
+    def review(self, state: Any, w: Any, reason: str, ctx: Any) -> tuple[ev.Event, ...]:
+        return (ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, decision=ctx.record("probe", w.workload_id),
+                                  probe_id=f"probe-{int(ctx.at)}", sources=("l1d",), reason=reason),)
+
+
+def probe_round_log() -> tuple[list[Any], PolicySet]:
+    probing = PolicySet(**{**{f: getattr(POLICY, f) for f in POLICY.__dataclass_fields__},
+                           "profile": "probe-all", "reprovisioner": ProbeAll()})
+    p = InProcessPlatform(probing, agent)
+    p.submit([server("s1", cores=8)])
+    p.submit([submitted("w1", at=10.0, cores=1), submitted("w2", at=11.0, cores=1)])
+    p.submit([ev.Tick(at=600.0, seq=10, period_s=60.0)])  # the first tick of a probe round
+    return p.log, probing
+
+
+def test_a_blocks_last_decision_is_compared_not_re_derived_again() -> None:
+    # the round's block is [probe w1, probe w2]: re-running the round on the state that already
+    # holds the probe of w1 would probe w1 first again — a second reaction, not the recorded one
+    log, probing = probe_round_log()
+    probes = [e for e in log if e.type == "ProbeRequested"]
+    assert [e.payload["workload_id"] for e in probes] == ["w1", "w2"] and probes[1].position == probes[0].position + 1
+    report = replay(log, lambda name: probing)
+    assert report.ok, report.differences[:3]
+    assert report.blocks == sum(1 for i, e in enumerate(log) if isinstance(e.event(), ev.DecisionEvent) and (
+        i == 0 or (log[i - 1].source, log[i - 1].causation_id) != (e.source, e.causation_id)))
+
+
+def test_a_recorded_block_longer_than_its_re_derivation_is_a_difference() -> None:
+    log, probing = probe_round_log()
+    i = next(i for i, e in enumerate(log) if e.type == "ProbeRequested")
+    log = [e.with_position(k + 1) for k, e in enumerate([*log[:i + 1], log[i + 1], *log[i + 1:]])]  # w2's twice
+    report = replay(log, lambda name: probing)
+    assert any(d.what == "block longer than re-derived" for d in report.differences), report.differences
+
+
+class TwoProbes(ProbeAll):
+    """Two probes in one decision (as `Adaptive.assess_tasks`: one per slow task's server): both
+    decided on the same state, recorded one after the other."""
+
+    def review(self, state: Any, w: Any, reason: str, ctx: Any) -> tuple[ev.Event, ...]:
+        return tuple(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, purpose="straggler", server_id=sid,
+                                       decision=ctx.record(f"straggler-probe-{sid}", w.workload_id),
+                                       probe_id=f"straggler-{int(ctx.at)}-{sid}", sources=("l1d",), reason=reason)
+                     for sid in ("s1", "s2"))
+
+
+def test_a_decision_of_several_events_was_decided_on_the_state_before_the_first() -> None:
+    two = PolicySet(**{**{f: getattr(POLICY, f) for f in POLICY.__dataclass_fields__},
+                       "profile": "two-probes", "reprovisioner": TwoProbes()})
+    p = InProcessPlatform(two, agent)
+    p.submit([server("s1", cores=8), server("s2", cores=8)])
+    p.submit([submitted("w1", at=10.0, cores=1)])
+    p.submit([ev.Tick(at=600.0, seq=10, period_s=60.0)])
+    first, second = [e for e in p.log if e.type == "ProbeRequested"]
+    assert first.event().decision.state_position == second.event().decision.state_position == first.position - 1
+    assert second.position == first.position + 1
+    report = replay(p.log, lambda name: two)
+    assert report.ok, report.differences[:3]
+    # one decided on an older state than the block's decisions is still a difference
+    i = second.position - 1
+    older = {**second.payload, "decision": {**second.payload["decision"], "state_position": first.position - 2}}
+    log = [*p.log[:i], second.model_copy(update={"payload": older}), *p.log[i + 1:]]
+    assert any(d.what == f"decided on position {first.position - 2}, recorded at {second.position}"
+               for d in replay(log, lambda name: two).differences)

@@ -2,7 +2,11 @@
 (ready only when each dependency check — PostgreSQL, Kafka — answers), plus its own router.
 
 Every app also serves `GET /metrics` (Prometheus text format, `metrics`) and times every request
-(`sextant_http_request_seconds`, by route template).
+(`sextant_http_request_seconds`, by route template). `metrics_gate` (a FastAPI dependency) guards
+`/metrics`: the processes pass their operator gate (`bootstrap.serve`, `operators.OperatorGate`),
+so once a tenant exists a scrape needs an operator's bearer token — admission's port is public,
+and queue lengths, rates and consumer lag say how busy every tenant is. Prometheus sends one with
+`authorization: {credentials: <token>}` in its scrape config.
 
 `/readyz` answers 200 `{"ready": true, "service", "checks"}` or, when a check fails, 503 with a
 problem document (RFC 9457) that carries the same `ready`, `service` and `checks` members; both
@@ -17,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from . import metrics, problems
@@ -35,18 +39,24 @@ async def _run_check(check: ReadinessCheck, timeout_s: float) -> bool:
 
 def create_app(name: str, *, checks: Mapping[str, ReadinessCheck] | None = None,
                routers: tuple[APIRouter, ...] = (), lifespan: Lifespan | None = None,
-               check_timeout_s: float = 2.0, version: str = "0.1.0") -> FastAPI:
+               check_timeout_s: float = 2.0, version: str = "0.1.0",
+               metrics_gate: Callable[..., Awaitable[None]] | None = None) -> FastAPI:
     app = FastAPI(title=f"sextant-{name}", version=version, lifespan=lifespan)
     checks = dict(checks or {})
+    guarded = [Depends(metrics_gate)] if metrics_gate is not None else []
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "service": name}
 
-    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
+    ops = APIRouter(route_class=problems.problem_route(), tags=["ops"])  # a refused scrape: a problem document
+
+    @ops.get("/metrics", response_class=PlainTextResponse, dependencies=guarded)
     async def prometheus_metrics() -> Response:
         body, content_type = metrics.render()
         return Response(body, media_type=content_type)
+
+    app.include_router(ops)
 
     @app.middleware("http")
     async def timed(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

@@ -144,7 +144,7 @@ async def serve(settings: KitSettings, tasks: Sequence[Task], *,
         loop.add_signal_handler(sig, stop.set)
     app = create_app(settings.service_name, routers=tuple(routers(runtime)),
                      checks={"postgres": runtime.postgres_ready, "kafka": runtime.kafka_ready,
-                             **checks(runtime)})
+                             **checks(runtime)}, metrics_gate=runtime.operator_gate())
     instrument_fastapi(app, runtime.telemetry.provider)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
                                            log_level="warning", lifespan="off"))

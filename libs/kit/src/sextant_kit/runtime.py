@@ -108,10 +108,15 @@ class DeciderHandler:
         self.folded = 0
 
     async def start(self) -> None:
-        """Restore the newest valid snapshot, then fold the tail of the log."""
+        """Restore the newest valid snapshot, then fold the tail of the log.
+
+        A snapshot behind the decider is not restored: another task of the process sharing the
+        decider (admission's API and front door catch it up too) may have folded past it while it
+        loaded, and may be reading the log after that position right now — moving the state back
+        would make that read fold onto an older state, skipping the positions in between."""
         if self.snapshots is not None:
             snap = await self.snapshots.load_snapshot(self.name, self.code, SNAPSHOT_SCHEMA)
-            if snap is not None:
+            if snap is not None and snap.position > self.decider.position:
                 self.decider.restore(snap.blob)
                 self._last_snapshot = snap.position
                 log.info("%s: restored snapshot at position %d", self.name, snap.position)

@@ -13,7 +13,10 @@ the workload *completed*, its open window is closed into a final verdict — whe
 it arrives, or at the next sweep (`finish`, after each catch-up) — so every workload that ran
 long enough to be sampled is judged, however short it was (`lifecycle` allows `PerformanceObserved`
 and `QosVerdict` after `WorkloadCompleted`; the process manager reviews nothing for them). Samples
-of workloads that failed, were revoked or are not yet running are dropped.
+of workloads that failed, were revoked or are not yet running are dropped. A workload re-placed
+while it runs (a reclassification's or a failed server's re-plan) is `placed` until the agent
+reports it started again, and it keeps running and being sampled meanwhile: `placed` is judged
+like `running` (the agent samples only workloads it started, so a `placed` one has run).
 
 **Ticks.** Every `tick_period_s` the service appends `Tick(seq)` to the `clock` stream at version
 `seq + 1` with optimistic concurrency: two telemetry instances cannot log the same tick twice.
@@ -32,6 +35,8 @@ from sextant_core.profiles import policy_set
 from sextant_core.workflow import Decider
 
 from .settings import Settings
+
+JUDGED = frozenset({WorkloadPhase.RUNNING, WorkloadPhase.PLACED, WorkloadPhase.COMPLETED})
 
 
 def make_decider(settings: Settings) -> Decider:
@@ -56,7 +61,7 @@ class Aggregator:
     def add(self, s: RawSample, phase: WorkloadPhase | None) -> list[tuple[str, list[ev.Event]]]:
         """Add a sample of a workload in `phase` (the log's); returns (window id, outputs) for
         every window it closed."""
-        judged = phase in (WorkloadPhase.RUNNING, WorkloadPhase.COMPLETED)
+        judged = phase in JUDGED
         idx = int(s.at // self.window_s)
         w = self.open.get(s.workload_id)
         out: list[tuple[str, list[ev.Event]]] = []

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace
 
-from ..domain.lifecycle import TERMINAL
+from ..domain.lifecycle import TERMINAL, WorkloadPhase
 from ..placement.framework import DEFAULT_BUDGET, Budget, Evaluation, Profile, best_row, evaluate
 from ..placement.plugins.paragon_residual import RESIDUAL
 from ..placement.plugins.quasar_sizing import SIZED, saturation
@@ -208,9 +208,18 @@ class SextantPlanner:
         `fit` (one core and the node's memory) and `paragon-d1-residual` (relaxed to `d1_max`)
         filters, run on those rows only (`placement.retry.rows_pass`) — the workload is still
         deferred: exactly what a full evaluation would conclude, without one. Found by walking the
-        server journal back to the deferral's state (bounded); otherwise a full evaluation runs."""
+        server journal back to the deferral's state (bounded); otherwise a full evaluation runs.
+
+        Only a workload already in phase `deferred` is answered here: `decide` records nothing for
+        its retry unless it is placed, so all that is observable is placed-or-not, which the
+        shortcut gets exactly as a full evaluation (libs/core/tests/planning/test_deferral_shortcut.py
+        compares them on random states). Every recorded `PlacementDeferred` comes from a full
+        evaluation (or `_no_room`, a function of the state), never from this memo — which a
+        restarted process does not have, and a decision discarded by a head-conditional append
+        leaves behind — so the log is the same whatever the process's cache history."""
         memo = self._deferred.get(w.workload_id)
-        if memo is None or w.allocation is not None or memo.classification is not w.classification:
+        if (memo is None or w.phase is not WorkloadPhase.DEFERRED or w.allocation is not None
+                or memo.classification is not w.classification):
             return None
         changed: list[str] = []
         node = state.server_journal
