@@ -31,6 +31,7 @@ minute by minute (the telemetry skylines the LP learns from).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,6 +82,25 @@ class ReservationTable:
         inside = self.has[tm] & (k >= 0) & (k < self.containers.shape[1])
         res = np.where(inside, self.containers[tm, np.clip(k, 0, self.containers.shape[1] - 1)], 0.0)
         return np.asarray(np.where(self.has[tm], res, self.fallback.guaranteed(minute, active, demand)))
+
+
+def reservation_table(inst: Instances, period_s: Mapping[int, float],
+                      allocations: Mapping[int, tuple[int, Sequence[float]]], templates: int,
+                      fallback: GuaranteePolicy) -> ReservationTable:
+    """The plug-in point of a plan: `allocations[t] = (offset, containers per minute)` of template
+    t's periodic reservation, `offset` in minutes from the start of its period `period_s[t]` (the
+    planning side's period coordinates: a LowCost `Allocation`'s offset and containers). Templates
+    without one get `fallback`. `templates` is the number of templates (keys 0..templates-1)."""
+    width = max((len(c) for _, c in allocations.values()), default=1)
+    table = np.zeros((templates, max(width, 1)))
+    offset = np.zeros(templates, dtype=np.int64)
+    has = np.zeros(templates, dtype=bool)
+    for t, (off, cont) in sorted(allocations.items()):
+        table[t, :len(cont)] = cont
+        offset[t], has[t] = off, True
+    per = np.array([period_s.get(int(t), 60.0) for t in inst.template])
+    start = (np.floor(inst.submit_s / per) * per / 60.0).astype(np.int64)
+    return ReservationTable(table, offset, has, start, inst.template, fallback)
 
 
 def waterfill(want: np.ndarray, weight: np.ndarray, capacity: float) -> np.ndarray:
@@ -176,5 +196,8 @@ def simulate(inst: Instances, capacity: float, policy: GuaranteePolicy, *, adhoc
             going = done_i[~over]
             rem[going] = inst.work[going, ph[going]]
             act = act[~np.isin(act, done_i[over])]
-    cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt))
-    return Outcome(start_min, end_s, cat(rec_i, np.int64), cat(rec_t, np.int64), cat(rec_u, float), served)
+    return Outcome(start_min, end_s, _cat(rec_i, np.int64), _cat(rec_t, np.int64), _cat(rec_u, np.float64), served)
+
+
+def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)

@@ -1,0 +1,64 @@
+"""The month's measurement: provenance feeds the core's SLO extractor, the baseline runs end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sextant_core.recurring.slo import SloVerdict
+from sextant_sim.recurring.evaluation import (
+    deadlines,
+    infer_contracts,
+    measure_baseline,
+    month,
+    run,
+    slo_misses,
+)
+from sextant_sim.recurring.workload import DAY_S, WorkloadParams
+
+SMALL = WorkloadParams(templates=40, days=10)
+
+
+@pytest.fixture(scope="module")
+def small_month():  # type: ignore[no-untyped-def]
+    s = month(11, SMALL)
+    return s, run(s, s.user)
+
+
+def test_contracts_recover_the_consumers_read_time(small_month) -> None:  # type: ignore[no-untyped-def]
+    s, out = small_month
+    tp = s.workload.templates
+    contracts = infer_contracts(s.workload, out, s.train_end_s)
+    regular = [k for k, c in contracts.items() if c.actionable]
+    assert len(regular) >= 0.5 * len(contracts)
+    slower = (tp.reader >= 0) & (tp.period_s[np.maximum(tp.reader, 0)] > tp.period_s)
+    for k in regular:
+        if slower[k]:  # a slower consumer: the deadline is the end of the job's own period
+            assert contracts[k].deadline_s <= tp.period_s[k] + 1e-6
+            continue
+        assert contracts[k].deadline_s == pytest.approx(tp.read_offset_s[k], rel=0.03)
+        assert contracts[k].period_s == tp.period_s[k]
+    for k in np.flatnonzero(tp.read_irregular & ~slower):
+        assert k not in contracts or not contracts[int(k)].actionable
+    for k in np.flatnonzero(tp.period_s == 7 * DAY_S):  # at most two weekly runs in 7 training days
+        assert k not in contracts or contracts[int(k)].verdict is SloVerdict.TOO_FEW_RUNS
+
+
+def test_misses_are_runs_that_end_after_their_deadline(small_month) -> None:  # type: ignore[no-untyped-def]
+    s, out = small_month
+    contracts = infer_contracts(s.workload, out, s.train_end_s)
+    dl = deadlines(s.workload, contracts)
+    misses, scored = slo_misses(s.workload, out, dl, s.test)
+    late = (out.end_s > dl) & s.test & s.workload.instances.succeeded
+    assert scored > 0 and misses == int(late.sum())
+    # halving every deadline's distance to its period start can only add misses
+    half = np.floor(s.workload.instances.submit_s / 3600.0) * 3600.0
+    tighter = np.where(np.isnan(dl), np.nan, half + (dl - half) / 2)
+    assert slo_misses(s.workload, out, tighter, s.test)[0] >= misses
+
+
+def test_the_baseline_month_runs_end_to_end() -> None:
+    m = measure_baseline(11, SMALL)
+    assert 0.5 <= m["slo_derivable_share"] <= 0.95
+    assert m["baseline_misses_worst_case"] >= m["baseline_misses_fair_share"]
+    assert m["baseline_misses_worst_case"] > 0
+    assert m["train_days"] == pytest.approx(7.0)
