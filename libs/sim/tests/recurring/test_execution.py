@@ -110,3 +110,13 @@ def test_a_plans_allocations_become_a_reservation_table() -> None:
     table = reservation_table(jobs, {0: 600.0}, {0: (3, [10.0, 10.0])}, 1, UserStatic(np.zeros(2)))
     out = simulate(jobs, 100, table, opportunistic=False)
     np.testing.assert_allclose(out.end_s, [5 * 60.0, 15 * 60.0])
+
+
+def test_skylines_in_bulk_equal_one_by_one() -> None:
+    jobs = _jobs([(30, 4), (10, 2)], [(50, 8)], [(7, 7)], start_min=[0, 1, 3])
+    out = simulate(jobs, 9, UserStatic(np.array([2.0, 3.0, 0.0])), adhoc=np.full(30, 3.0), record=True)
+    bulk = out.skylines(np.array([0, 2]))
+    assert sorted(bulk) == [0, 2]
+    for i in (0, 2):
+        np.testing.assert_array_equal(bulk[i], out.skyline(i))
+    assert out.skyline(0).sum() == pytest.approx(40.0)  # all its work

@@ -89,6 +89,19 @@ def slo_misses(wl: Workload, outcome: Outcome, deadline_s: np.ndarray, mask: np.
     return int((late & scored).sum()), int(scored.sum())
 
 
+def training_skylines(wl: Workload, outcome: Outcome, train_end_s: float) -> dict[int, list[np.ndarray]]:
+    """Per template, the used containers per minute of its successful training runs (the skyline
+    LP's input; `outcome` must be recorded), in submit order."""
+    ins = wl.instances
+    idx = np.flatnonzero((ins.submit_s < train_end_s) & ins.succeeded & ~np.isnan(outcome.end_s))
+    sky = outcome.skylines(idx)
+    out: dict[int, list[np.ndarray]] = {}
+    for i in idx:
+        if int(i) in sky:
+            out.setdefault(int(ins.template[i]), []).append(sky[int(i)])
+    return out
+
+
 @dataclass(frozen=True)
 class MonthSetup:
     """One seed's month: the workload, its cluster, its ad-hoc load, the user baseline, the split."""
@@ -120,9 +133,24 @@ def run(setup: MonthSetup, policy: GuaranteePolicy, *, opportunistic: bool = Tru
                     record=record)
 
 
+def misses(setup: MonthSetup, policy: GuaranteePolicy, deadline_s: np.ndarray,
+           capacity: float | None = None) -> dict[str, int]:
+    """Test-period misses of any guarantee policy (the user's, a plan's reservations), with fair
+    share and in the worst case, on `capacity` (default: the setup's)."""
+    out = {}
+    for name, opp in (("fair_share", True), ("worst_case", False)):
+        o = run(setup, policy, opportunistic=opp, capacity=capacity)
+        out[name] = slo_misses(setup.workload, o, deadline_s, setup.test)[0]
+    return out
+
+
 def measure_baseline(seed: int, params: WorkloadParams | None = None) -> dict[str, Any]:
-    """The baseline's month (module doc); figures rounded for the results JSON."""
-    s = month(seed, params)
+    """The baseline's month of one seed (module doc); figures rounded for the results JSON."""
+    return measure_month(month(seed, params))
+
+
+def measure_month(s: MonthSetup) -> dict[str, Any]:
+    """`measure_baseline` on a prepared month."""
     shared = run(s, s.user)
     worst = run(s, s.user, opportunistic=False)
     contracts = infer_contracts(s.workload, shared, s.train_end_s)

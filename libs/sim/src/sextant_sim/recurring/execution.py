@@ -130,6 +130,23 @@ class Outcome:
     used: np.ndarray
     adhoc_served: np.ndarray  # containers per minute
 
+    def skylines(self, idx: np.ndarray) -> dict[int, np.ndarray]:
+        """`skyline` of each instance in `idx` (recorded ones), from one sort of the telemetry."""
+        keep = np.isin(self.used_inst, idx)
+        inst, minute, used = self.used_inst[keep], self.used_minute[keep], self.used[keep]
+        order = np.lexsort((minute, inst))
+        inst, minute, used = inst[order], minute[order], used[order]
+        cuts = np.flatnonzero(np.diff(inst)) + 1
+        out: dict[int, np.ndarray] = {}
+        for i_arr, m_arr, u_arr in zip(np.split(inst, cuts), np.split(minute, cuts), np.split(used, cuts),
+                                       strict=True):
+            if i_arr.size:
+                i = int(i_arr[0])
+                sky = np.zeros(int(m_arr[-1] - self.start_min[i]) + 1)
+                sky[m_arr - self.start_min[i]] = u_arr
+                out[i] = sky
+        return out
+
     def skyline(self, i: int) -> np.ndarray:
         """Used containers of instance `i` per minute from its start (empty if not recorded)."""
         rows = self.used_inst == i

@@ -33,6 +33,7 @@ containers (the execution model, `execution.py`). The user's static provisioning
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ HOUR_S = 3600.0
 DAY_S = 86400.0
 MAX_STAGES = 4
 MAX_PHASES = 4 * MAX_STAGES  # stages, their straggler tails, and a retried copy of both
-RECURRING_VERSION = "recurring-1"
+RECURRING_VERSION = "recurring-1"  # bump with any change to what `generate` draws
 
 # (period in seconds, share of templates)
 PERIOD_MIX: tuple[tuple[float, float], ...] = (
@@ -287,6 +288,14 @@ def _reads(tp: Templates, tmpl: np.ndarray, p_start: np.ndarray, rng: np.random.
     r_next = np.ceil((read - tp.offset_s[np.maximum(rd, 0)]) / np.where(slower, r_period, 1.0))
     r_time = r_next * r_period + tp.offset_s[np.maximum(rd, 0)]
     return np.asarray(np.where(slower, r_time, read))
+
+
+def recurring_version(params: WorkloadParams | None = None) -> str:
+    """`RECURRING_VERSION` plus a hash of the calibration (parameters, period mix), for results JSON."""
+    from .provisioning import CLASSES
+
+    text = repr((params or WorkloadParams(), PERIOD_MIX, CLASSES))
+    return f"{RECURRING_VERSION}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def generate(seed: int, params: WorkloadParams | None = None) -> Workload:
