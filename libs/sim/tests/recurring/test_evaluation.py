@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 from sextant_core.recurring.slo import SloVerdict
 from sextant_sim.recurring.evaluation import (
+    consumer_failed,
     deadlines,
     infer_contracts,
     measure_month,
+    miss_failure_ratio,
     misses,
     month,
     run,
@@ -85,3 +87,17 @@ def test_more_capacity_never_adds_worst_case_misses_of_the_baseline(small_month)
     small, big = misses(s, s.user, dl), misses(s, s.user, dl, capacity=10 * s.capacity)
     assert big["worst_case"] <= small["worst_case"]
     assert big["fair_share"] <= small["fair_share"]
+
+
+def test_a_missed_slo_makes_the_consumer_fail_more_often(small_month) -> None:  # type: ignore[no-untyped-def]
+    s, out = small_month
+    ins = s.workload.instances
+    failed = consumer_failed(s.workload, out)
+    egress = s.workload.templates.reader[ins.template] < 0
+    assert not failed[egress].any()
+    late = (out.end_s > ins.read_s) & ~egress
+    on_time = (out.end_s <= ins.read_s) & ~egress
+    assert failed[late].mean() > 4 * failed[on_time].mean()  # world rule: 0.3 vs 0.02
+    dl = deadlines(s.workload, infer_contracts(s.workload, out, s.train_end_s))
+    r = miss_failure_ratio(s.workload, out, dl, np.ones(ins.count, bool))
+    assert r["pairs_missed"] > 0 and r["p_fail_given_miss"] > r["p_fail_given_met"]

@@ -14,7 +14,8 @@ The split is by submit time: the first `train_share` (70 %) of the month trains,
 - `measure_baseline(seed)` — the baseline "user static provisioning + fair share" end to end:
   `slo_derivable_share` (test instances of periodic templates whose template has an actionable
   contract, over all test instances), the baseline's misses with fair share and in the worst case
-  (no opportunistic capacity), at the workload's nominal capacity.
+  (no opportunistic capacity), at the workload's nominal capacity, and P(B fails | A missed) vs
+  P(B fails | A met) for producer → consumer pairs (`consumer_failed`, a world rule).
 
 The nominal capacity is the mean periodic demand over `periodic_share` (0.55) of the cluster
 (spec §2: production work ~75 % of provisioned capacity counting its over-provisioning, ad-hoc
@@ -32,6 +33,7 @@ import numpy as np
 from sextant_core.recurring.periodicity import detect
 from sextant_core.recurring.slo import InstanceProvenance, OutputRead, SloContract, infer_slo
 
+from ..arrivals import rng_for
 from .adhoc import adhoc_load
 from .execution import GuaranteePolicy, Outcome, UserStatic, simulate
 from .provisioning import user_provisioning
@@ -102,6 +104,31 @@ def training_skylines(wl: Workload, outcome: Outcome, train_end_s: float) -> dic
     return out
 
 
+def consumer_failed(wl: Workload, outcome: Outcome, base: float = 0.02, stale: float = 0.3) -> np.ndarray:
+    """Whether the consumer run that first reads each instance's output fails (a world rule, spec
+    §7 "dependency pairs A → B with failure outcomes"): with probability `stale` when the output
+    was not there at the read (the producer ended after it, or never), else `base`; False for
+    egress and unread outputs. Drawn from the workload's own seeded stream."""
+    ins = wl.instances
+    u = rng_for(wl.seed, "recurring", "consumers").random(ins.count)
+    has_reader = (wl.templates.reader[ins.template] >= 0) & ~np.isnan(ins.read_s)
+    late = np.isnan(outcome.end_s) | ~ins.succeeded | (outcome.end_s > np.nan_to_num(ins.read_s, nan=np.inf))
+    return np.asarray(has_reader & (u < np.where(late, stale, base)))
+
+
+def miss_failure_ratio(wl: Workload, outcome: Outcome, deadline_s: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+    """P(B fails | A missed its SLO) and P(B fails | A met it) over the scored instances of `mask`
+    whose output a consumer job reads (Morpheus §9: > 4×)."""
+    fail = consumer_failed(wl, outcome)
+    scored = mask & ~np.isnan(deadline_s) & wl.instances.succeeded & (wl.templates.reader[wl.instances.template] >= 0)
+    missed = np.isnan(outcome.end_s) | (outcome.end_s > deadline_s + 1e-6)
+    p_miss = float(fail[scored & missed].mean()) if (scored & missed).any() else math.nan
+    p_met = float(fail[scored & ~missed].mean()) if (scored & ~missed).any() else math.nan
+    ratio = p_miss / p_met if p_met > 0 else math.nan
+    return {"p_fail_given_miss": round(p_miss, 4), "p_fail_given_met": round(p_met, 4),
+            "ratio": round(ratio, 2), "pairs_missed": int((scored & missed).sum())}
+
+
 @dataclass(frozen=True)
 class MonthSetup:
     """One seed's month: the workload, its cluster, its ad-hoc load, the user baseline, the split."""
@@ -165,4 +192,5 @@ def measure_month(s: MonthSetup) -> dict[str, Any]:
         "slo_derivable_share": round(float((~np.isnan(dl[test])).mean()), 4),
         "scored_instances": scored, "terminal_failures": int((test & ~s.workload.instances.succeeded).sum()),
         "baseline_misses_fair_share": miss_fs, "baseline_misses_worst_case": miss_wc,
+        "consumer_failures": miss_failure_ratio(s.workload, shared, dl, test),
     }
