@@ -119,8 +119,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "at the workload's nominal cluster size: the share of test instances with an actionable "
         "inferred SLO and the misses of user static provisioning + fair share, with fair share and in "
         "the worst case (no opportunistic capacity). Written by `bench/morpheus.py --sections twin "
-        "--seeds 6-10 --json bench/results/morpheus-twin.json`. Definitions: docs/recurring.md, "
-        "\"In the twin\", and `sextant_sim.recurring.evaluation`."),
+        "--seeds 6-10 --json bench/results/morpheus-twin.json`. Definitions: "
+        "docs/recurring.md, \"In the twin\", and `sextant_sim.recurring.evaluation`."),
 }
 
 BASELINES_INTRO = (
