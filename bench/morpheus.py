@@ -23,17 +23,20 @@ run-time model's pinball level (`RuntimeParams.quantile`) as the lowest of 0.92 
 coverage on the inner split (train days 0–14, test 14–21) is ≥ 0.91. `chosen` is what this run
 selects; `defaults` what the code uses (they must agree).
 
-**twin** (`--sections twin`) — one month of recurring jobs per seed (`sextant_sim.recurring`,
-docs/recurring.md "In the twin"), 70 % training / 30 % testing, at the workload's nominal cluster
-size: `slo_derivable_share` (test instances whose template the core's detector and SLO extractor
-give an actionable contract, trained on the baseline's runs) and the misses of the baseline "user
+**speed** — `bench/morpheus_speed.py`'s `measure_speed` (skyline LP 30 and 100 runs × 1 440 steps,
+adding one reservation to a plan holding 900; `--quick`: seed 6 only; `--no-speed` leaves it
+null).
+
+**twin** — one month of recurring jobs per seed (`sextant_sim.recurring`, docs/recurring.md
+"In the twin"), 70 % training / 30 % testing, at the workload's nominal cluster size:
+`slo_derivable_share` (test instances whose template the core's detector and SLO extractor give
+an actionable contract, trained on the baseline's runs) and the misses of the baseline "user
 static provisioning + fair share", with fair share and in the worst case (no opportunistic
 capacity). The Sextant side (skyline LP + LowCost reservations through
 `execution.reservation_table`), `worst_case_miss_reduction_x`, `cluster_size_reduction` and the
-ablation are null until the planning half is wired in. `--quick`: 100 templates instead of 200.
+ablation are null until wired in. `--quick`: 100 templates instead of 200.
 
-**speed** is null: the skyline-LP / plan timings come from the planning half's measurement
-function.
+`--sections` picks the sections (default `real,speed,twin`); the others stay null.
 
 The parsed trace is cached under `bench/results/morpheus/` (ignored), keyed by the file's size
 and modification time. Timings are never claims; `load_avg` records the machine's load.
@@ -53,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from morpheus_speed import measure_speed
 from quality import code_version, seeds_of  # the same code version and seed syntax as the other benches
 from sextant_cli.recurring import load_jobs, write_json_atomically
 from sextant_core.recurring.analysis import AnalysisParams, JobTable, analyse
@@ -189,7 +193,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="the real section only (no parameter selection)")
     ap.add_argument("--seeds", default="6-10", help="recorded; the real trace is deterministic")
     ap.add_argument("--trace", default=str(TRACE))
-    ap.add_argument("--sections", default="real,twin", help="comma-separated: real, twin")
+    ap.add_argument("--sections", default="real,speed,twin", help="comma-separated: real, speed, twin")
+    ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
     args = ap.parse_args()
     load_start = os.getloadavg()
     started = time.perf_counter()
@@ -198,8 +203,10 @@ def main() -> int:
         print(f"morpheus: {msg}", file=sys.stderr, flush=True)
 
     sections = set(args.sections.split(","))
-    if not sections <= {"real", "twin"}:
+    if not sections <= {"real", "speed", "twin"}:
         ap.error(f"unknown section in {args.sections!r}")
+    if args.no_speed:
+        sections.discard("speed")
     seeds = seeds_of(args.seeds)
     doc: dict[str, Any] = {"benchmark": "morpheus", "quick": args.quick, "seeds": seeds, "real": None,
                            "twin": None, "speed": None, "per_seed": {}, "worst": {}}
@@ -216,6 +223,9 @@ def main() -> int:
         if not args.quick:
             doc["selection"] = selection(jobs, say)
         print(table(real))
+    if "speed" in sections:
+        say("speed: skyline LP and plan additions")
+        doc["speed"] = measure_speed(args.quick, None if args.quick else seeds)
     if "twin" in sections:
         doc["twin"] = twin(seeds, args.quick, say)
         for seed, v in doc["twin"]["per_seed"].items():

@@ -86,6 +86,15 @@ INTRO: dict[str, tuple[str, str]] = {
         "the planner isolated from classification; worlds `@gradedx2`, `@logisticx1`, "
         "`@thresholdx1` are the robustness variants. Written by `bench/quality.py --classifier "
         "estimates`. Metrics: docs/twin.md, \"Metrics\"."),
+    "kwiken": (
+        "Kwiken on the request simulator",
+        "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "
+        "answers, the combined policy on a 150-stage DAG, catch-up and global reissues, on simulated "
+        "service DAGs, trained on one period and tested on another; cuts are relative p99 "
+        "reductions. Written by `bench/kwiken.py --quick --seeds 6-10 --tune-seeds 1-5 --jobs 5 --json "
+        "bench/results/kwiken.json` (the quick sizes: 15 DAGs per seed, 4 000 requests per period, 1 000 "
+        "random allocations; claims the worst of seeds 6–10, κ and γ chosen on seeds 1–5). Definitions: "
+        "docs/kwiken.md."),
     "sim": (
         "Twin speed",
         "`paragon-ec2-2500`, seed 6, one run per profile on one prepared scenario. Written by "
@@ -107,6 +116,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "(`ready_s`), polled through `sextant ps`. Written by `tests/e2e/test_chaos.py` "
         "(`pytest -m chaos`), which asserts 0 lost and 0 duplicated decisions and replay 0 "
         "differences but not these times. Design: docs/platform.md, \"Supervision\"."),
+    "morpheus-lp": (
+        "Recurring jobs: planner speed",
+        "The skyline LP (HiGHS) on 30 and 100 synthetic runs × 1 440 one-minute steps, at the default "
+        "5-minute resolution and exactly, and the wall milliseconds of adding one reservation to a "
+        "one-day plan already holding 900; the claims are the worst of seeds 6–10. Written by "
+        "`bench/morpheus_speed.py --seeds 6-10 --json bench/results/morpheus-lp.json`. Design: "
+        "docs/recurring.md."),
     "e2e": (
         "Platform end to end",
         "Open-loop HTTP submissions at fixed rates to the whole platform (Kafka, PostgreSQL, six "

@@ -14,5 +14,5 @@ History analysis (what a recurring job is and what it will do):
 
 Reservation planning (how the cluster keeps the promise): the skyline LP (`skyline`), the
 time-indexed plan (`plan`), LowCost packing (`lowcost`), the capacity ledger (`ledger`) and
-dynamic reprovisioning (`dra`).
+dynamic reprovisioning (`dra`). How it works: `docs/recurring.md`.
 """

@@ -1,0 +1,49 @@
+"""`bench/kwiken.py`'s summary of a seed and its worst-of-seeds rule (synthetic rows; no simulation)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+def _load() -> ModuleType:
+    sys.path.insert(0, str(BENCH))  # bench/kwiken.py imports bench/quality.py as a sibling
+    try:
+        spec = importlib.util.spec_from_file_location("bench_kwiken", BENCH / "kwiken.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_worst_takes_the_least_cut_and_the_most_budget_used() -> None:
+    kw = _load()
+    a = {"reissue_5pct_p99_cut_mean": 0.5, "budget_used_over_budget_max": 1.05, "sumvar_ms_150_stages": 3.0,
+         "partial_baselines": {"fixed-timeout": 0.1}, "catch_up": {"p99_cut": 0.2, "extra_threads_share": 0.05}}
+    b = {"reissue_5pct_p99_cut_mean": 0.4, "budget_used_over_budget_max": 0.98, "sumvar_ms_150_stages": 9.0,
+         "partial_baselines": {"fixed-timeout": 0.3}, "catch_up": {"p99_cut": 0.3, "extra_threads_share": 0.06}}
+    w = kw.worst({"6": a, "7": b})
+    assert w["reissue_5pct_p99_cut_mean"] == 0.4 and w["budget_used_over_budget_max"] == 1.05
+    assert w["sumvar_ms_150_stages"] == 9.0
+    assert w["partial_baselines"] == {"fixed-timeout": 0.3}          # the seed of the worst 5 % cut
+    assert w["catch_up"] == {"p99_cut": 0.2, "extra_threads_share": 0.06}
+
+
+def test_the_summary_counts_small_dags_against_94_percent_of_random() -> None:
+    kw = _load()
+    rows = [{"cut_3_0.9": 0.50, "used_3_0.9": 1.0, "cut_100": 0.8, "cut_uniform": 0.4, "cut_fixed_rule": 0.0,
+             "used_fixed_rule": 0.001, "kwiken_s_3_0.9": 0.01, "sumvar_s_3_0.9": 0.001},
+            {"cut_3_0.9": 0.47, "used_3_0.9": 1.08, "cut_100": 0.8, "cut_uniform": 0.4, "cut_fixed_rule": 0.0,
+             "used_fixed_rule": 0.001, "kwiken_s_3_0.9": 0.01, "sumvar_s_3_0.9": 0.001,
+             "cut_random": 0.49, "random_s": 20.0}]
+    s = kw.summarise(rows, 3.0, 0.9)
+    # 0.47 ≥ 0.94 × 0.49 = 0.4606: the one small DAG counts
+    assert s["sumvar_vs_random_share_ge_94pct"] == 1.0 and s["small_dags"] == 1
+    assert s["budget_used_over_budget_max"] == 1.08 and s["random_vs_kwiken_time_ratio_min"] == 2000.0
+    assert s["reissue_5pct_p99_cut_mean"] == 0.485
