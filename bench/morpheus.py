@@ -25,7 +25,18 @@ selects; `defaults` what the code uses (they must agree).
 
 **speed** — `bench/morpheus_speed.py`'s `measure_speed` (skyline LP 30 and 100 runs × 1 440 steps,
 adding one reservation to a plan holding 900; `--quick`: seed 6 only; `--no-speed` leaves it
-null). **twin** is null until the recurring-job twin lands.
+null).
+
+**twin** — one month of recurring jobs per seed (`sextant_sim.recurring`, docs/recurring.md
+"In the twin"), 70 % training / 30 % testing, at the workload's nominal cluster size:
+`slo_derivable_share` (test instances whose template the core's detector and SLO extractor give
+an actionable contract, trained on the baseline's runs) and the misses of the baseline "user
+static provisioning + fair share", with fair share and in the worst case (no opportunistic
+capacity). The Sextant side (skyline LP + LowCost reservations through
+`execution.reservation_table`), `worst_case_miss_reduction_x`, `cluster_size_reduction` and the
+ablation are null until wired in. `--quick`: 100 templates instead of 200.
+
+`--sections` picks the sections (default `real,speed,twin`); the others stay null.
 
 The parsed trace is cached under `bench/results/morpheus/` (ignored), keyed by the file's size
 and modification time. Timings are never claims; `load_avg` records the machine's load.
@@ -49,6 +60,8 @@ from morpheus_speed import measure_speed
 from quality import code_version, seeds_of  # the same code version and seed syntax as the other benches
 from sextant_cli.recurring import load_jobs, write_json_atomically
 from sextant_core.recurring.analysis import AnalysisParams, JobTable, analyse
+from sextant_sim.recurring.evaluation import measure_baseline
+from sextant_sim.recurring.workload import WorkloadParams, recurring_version
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT.parent / "shared" / "data" / "google-2011-jobs" / "jobs.csv.gz"
@@ -147,12 +160,40 @@ def table(real: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+TWIN_KEYS = ("slo_derivable_share", "baseline_misses_worst_case", "baseline_misses_fair_share")
+
+
+def twin(seeds: list[int], quick: bool, say: Any) -> dict[str, Any]:
+    params = WorkloadParams(templates=100 if quick else 200)
+    per_seed: dict[str, Any] = {}
+    for seed in seeds:
+        t0 = time.perf_counter()
+        per_seed[str(seed)] = measure_baseline(seed, params)
+        say(f"twin seed {seed}: {per_seed[str(seed)]} ({time.perf_counter() - t0:.0f} s)")
+    vals = list(per_seed.values())
+    worst = {"slo_derivable_share": min(v["slo_derivable_share"] for v in vals),
+             "baseline_misses_worst_case": min(v["baseline_misses_worst_case"] for v in vals),
+             "baseline_misses_fair_share": min(v["baseline_misses_fair_share"] for v in vals),
+             "worst_case_miss_reduction_x": None, "cluster_size_reduction": None}
+    return {"per_seed": per_seed, "worst": worst, "ablation": None, "templates": params.templates,
+            "days": params.days, "train_share": 0.7}
+
+
+def twin_table(tw: dict[str, Any]) -> str:
+    rows = [f"{'seed':<6} " + " ".join(f"{k:>28}" for k in TWIN_KEYS)]
+    for seed, v in tw["per_seed"].items():
+        rows.append(f"{seed:<6} " + " ".join(f"{v[k]!s:>28}" for k in TWIN_KEYS))
+    rows.append(f"{'worst':<6} " + " ".join(f"{tw['worst'][k]!s:>28}" for k in TWIN_KEYS))
+    return "\n".join(rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", dest="json_path", required=True)
     ap.add_argument("--quick", action="store_true", help="the real section only (no parameter selection)")
     ap.add_argument("--seeds", default="6-10", help="recorded; the real trace is deterministic")
     ap.add_argument("--trace", default=str(TRACE))
+    ap.add_argument("--sections", default="real,speed,twin", help="comma-separated: real, speed, twin")
     ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
     args = ap.parse_args()
     load_start = os.getloadavg()
@@ -161,30 +202,43 @@ def main() -> int:
     def say(msg: str) -> None:
         print(f"morpheus: {msg}", file=sys.stderr, flush=True)
 
-    say(f"loading {args.trace}")
-    jobs = load_cached(Path(args.trace))
-    result = analyse(jobs, TRAIN_DAYS * DAY_S, AnalysisParams(), progress=say)
-    real = dict(result.metrics)
-    doc: dict[str, Any] = {
-        "benchmark": "morpheus", "quick": args.quick, "seeds": seeds_of(args.seeds),
-        "real": {**{k: real[k] for k in REAL_KEYS}, "details": real,
-                 "split": {"train_days": TRAIN_DAYS, "test_days": round((result.test_end_s - result.train_end_s)
-                                                                       / DAY_S, 3)}},
-        "twin": None, "speed": None,
-        "per_seed": {"all": {"real": {k: real[k] for k in REAL_KEYS}}},
-        "worst": {"real": {k: real[k] for k in REAL_KEYS}},
-    }
-    if not args.quick:
-        doc["selection"] = selection(jobs, say)
-    if not args.no_speed:
+    sections = set(args.sections.split(","))
+    if not sections <= {"real", "speed", "twin"}:
+        ap.error(f"unknown section in {args.sections!r}")
+    if args.no_speed:
+        sections.discard("speed")
+    seeds = seeds_of(args.seeds)
+    doc: dict[str, Any] = {"benchmark": "morpheus", "quick": args.quick, "seeds": seeds, "real": None,
+                           "twin": None, "speed": None, "per_seed": {}, "worst": {}}
+    if "real" in sections:
+        say(f"loading {args.trace}")
+        jobs = load_cached(Path(args.trace))
+        result = analyse(jobs, TRAIN_DAYS * DAY_S, AnalysisParams(), progress=say)
+        real = dict(result.metrics)
+        doc["real"] = {**{k: real[k] for k in REAL_KEYS}, "details": real,
+                       "split": {"train_days": TRAIN_DAYS,
+                                 "test_days": round((result.test_end_s - result.train_end_s) / DAY_S, 3)}}
+        doc["per_seed"]["all"] = {"real": {k: real[k] for k in REAL_KEYS}}
+        doc["worst"]["real"] = {k: real[k] for k in REAL_KEYS}
+        if not args.quick:
+            doc["selection"] = selection(jobs, say)
+        print(table(real))
+    if "speed" in sections:
         say("speed: skyline LP and plan additions")
-        doc["speed"] = measure_speed(args.quick, None if args.quick else seeds_of(args.seeds))
-    doc.update({"code_version": code_version(), "twin_version": None,
+        doc["speed"] = measure_speed(args.quick, None if args.quick else seeds)
+    if "twin" in sections:
+        doc["twin"] = twin(seeds, args.quick, say)
+        for seed, v in doc["twin"]["per_seed"].items():
+            doc["per_seed"][seed] = {"twin": {k: v[k] for k in TWIN_KEYS}}
+        doc["worst"]["twin"] = doc["twin"]["worst"]
+        print(twin_table(doc["twin"]))
+    twin_params = WorkloadParams(templates=100 if args.quick else 200)
+    doc.update({"code_version": code_version(),
+                "twin_version": recurring_version(twin_params) if "twin" in sections else None,
                 "load_avg": {"start": [round(x, 2) for x in load_start],
                              "end": [round(x, 2) for x in os.getloadavg()]},
                 "machine": {"python": sys.version.split()[0], "cpus": os.cpu_count()},
                 "wall_seconds": round(time.perf_counter() - started, 1)})
-    print(table(real))
     write_json_atomically(args.json_path, doc)
     return 0
 

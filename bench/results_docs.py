@@ -129,6 +129,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "services, relay, twin agent as separate processes); a workload's latency ends at its first "
         "placement decision; platform CPU per workload from `/proc`; replay speed over an in-process "
         "log. Written by `bench/e2e.py --json bench/results/e2e.json`. Design: docs/platform.md."),
+    "morpheus-twin": (
+        "Recurring jobs in the twin",
+        "One month of recurring jobs per seed (`sextant_sim.recurring`), 70 % training / 30 % testing, "
+        "at the workload's nominal cluster size: the share of test instances with an actionable "
+        "inferred SLO and the misses of user static provisioning + fair share, with fair share and in "
+        "the worst case (no opportunistic capacity). Written by `bench/morpheus.py --sections twin "
+        "--seeds 6-10 --json bench/results/morpheus-twin.json`. Definitions: "
+        "docs/recurring.md, \"In the twin\", and `sextant_sim.recurring.evaluation`."),
 }
 
 BASELINES_INTRO = (
