@@ -17,8 +17,8 @@ Quantities (per VC `i`, server-seconds; `c` capacity, `a` allocation, `M` all se
 - `usage` (decayed-usage fair share, as Slurm's fair-share factor and Kueue's admission fair
   sharing): `a` decayed with `usage_half_life_s`.
 - `balance` (strict history, deficit round-robin / credit-scheduler style): earns the VC's
-  proportional share of the whole cluster `c · M / Σc`, spends `a`, never decays, capped above at
-  `balance_cap_s` seconds of full capacity (the credit scheduler's cap); debt is never forgiven.
+  proportional share of the whole cluster `c · M / Σc`, spends `a`, never decays nor forgets:
+  debt is never forgiven, savings never expire.
 
 How this goes through the one capacity ledger of the planning side: a VC's guarantee
 `min(demand, capacity)` is a claim of the ledger with VC-guarantee precedence, and the borrowed
@@ -38,11 +38,10 @@ from .waterfill import FloatArray, IntArray
 
 @dataclass(frozen=True)
 class HistoryParams:
-    """Half-lives in seconds (> 0); the strict balance cap in seconds of full capacity."""
+    """Half-lives in seconds (> 0)."""
 
     credit_half_life_s: float = 3 * 86400.0
     usage_half_life_s: float = 1 * 86400.0
-    balance_cap_s: float = 86400.0
 
 
 @dataclass(frozen=True)
@@ -90,5 +89,5 @@ def advance(h: History, dt: float, capacity: IntArray, demand: IntArray, allocat
         received=h.received + borrowed * dt,
         credit=_decayed(h.credit, earn, dt, params.credit_half_life_s),
         usage=_decayed(h.usage, a, dt, params.usage_half_life_s),
-        balance=np.minimum(h.balance + (share - a) * dt, c * params.balance_cap_s),
+        balance=h.balance + (share - a) * dt,
     )

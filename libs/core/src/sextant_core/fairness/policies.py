@@ -34,6 +34,9 @@ from .waterfill import FloatArray, IntArray, waterfill
 
 class Policy(Protocol):
     NAME: ClassVar[str]
+    # True when `Σ targets = min(total, Σ d)`: then, whenever `Σ d ≤ total`, targets are the demands
+    # and a caller may skip the call (the simulator does, between contended periods)
+    WORK_CONSERVING: ClassVar[bool]
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         """Servers per VC; see the module contract."""
@@ -59,6 +62,7 @@ class MaxMin:
     shared equally between over-demanding VCs, so the least demanding are satisfied first."""
 
     NAME: ClassVar[str] = "maxmin"
+    WORK_CONSERVING: ClassVar[bool] = True
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         return split(capacity, demand, total, np.ones(capacity.shape))
@@ -70,6 +74,7 @@ class CapacityWeighted:
     VCs at the same load get the same fraction of their excess. No history."""
 
     NAME: ClassVar[str] = "capacity_weighted"
+    WORK_CONSERVING: ClassVar[bool] = True
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         return split(capacity, demand, total, capacity_weights(capacity))
@@ -82,6 +87,7 @@ class Strict:
     work-conserving by design — the paper's §6 argument that debt blocks borrowing in idle times."""
 
     NAME: ClassVar[str] = "strict"
+    WORK_CONSERVING: ClassVar[bool] = False
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         w = capacity_weights(capacity) * (history.balance >= 0)
@@ -94,6 +100,7 @@ class Decayed:
     fair sharing): weight `c · 2^(−(U_i/ΣU)/(c_i/Σc))` with `U` usage decayed by its half-life."""
 
     NAME: ClassVar[str] = "decayed"
+    WORK_CONSERVING: ClassVar[bool] = True
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         c = capacity_weights(capacity)
@@ -117,6 +124,7 @@ class SextantHistory:
     """
 
     NAME: ClassVar[str] = "sextant"
+    WORK_CONSERVING: ClassVar[bool] = True
     beta: float = 2.0
     cap: float = 3.0
     unit_s: float = 86400.0
