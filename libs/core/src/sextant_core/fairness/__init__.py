@@ -14,7 +14,17 @@ Spec: the shared paper notes `spec/vc_fairness.md`; how it works: docs/fairness.
 """
 
 from .history import History, HistoryParams, advance
-from .policies import POLICIES, CapacityWeighted, Decayed, MaxMin, Policy, SextantHistory, Strict, make_policy, split
+from .policies import (
+           POLICIES,
+           CapacityWeighted,
+           Decayed,
+           MaxMin,
+           Policy,
+           SextantHistory,
+           Strict,
+           make_policy,
+           split,
+)
 from .settle import settle
 from .vc_schedulers import VC_SCHEDULERS, EqualShare, Fifo, VCScheduler
 from .waterfill import waterfill

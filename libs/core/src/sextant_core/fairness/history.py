@@ -8,8 +8,10 @@ per VC). Exponential decay is integrated exactly over the interval (no step-size
 
 Quantities (per VC `i`, server-seconds; `c` capacity, `a` allocation, `M` all servers):
 
-- `lent`: capacity the VC did not use (`max(c − a, 0)`) times the share of the free pool that
-  borrowers consumed — contributed capacity that somebody actually used (spec §2.4).
+- `lent`: capacity the VC did not use (`max(c − a, 0)`) that borrowers actually used. Borrowers
+  are counted as using the VCs' idle capacity before the system machines (our attribution; the
+  system machines are the cell's own, kept for its maintenance), so
+  `lent_i = idle_i · min(1, borrowed / Σ idle)` (spec §2.4's "contributed" server-hours).
 - `received`: servers held above capacity, `max(a − c, 0)`.
 - `credit` (Sextant's history-aware policy — our design, not the paper's): earns `lent`, spends
   `received` only while the free pool was contended (some over-demanding VC went unserved), and
@@ -78,8 +80,9 @@ def advance(h: History, dt: float, capacity: IntArray, demand: IntArray, allocat
     borrowed = np.maximum(over, 0.0)
     idle_own = np.maximum(-over, 0.0)
     b_sum = float(borrowed.sum())
-    pool = total - float(a.sum()) + b_sum  # idle capacity of the VCs + the system machines
-    lend_rate = idle_own * (b_sum / pool) if pool > 0 else idle_own * 0.0
+    i_sum = float(idle_own.sum())
+    lend_rate = idle_own * min(1.0, b_sum / i_sum) if i_sum > 0 else idle_own
+
     contended = bool(np.any((demand > capacity) & (demand > allocation)))
     earn = lend_rate - borrowed if contended else lend_rate
     c_sum = float(c.sum())

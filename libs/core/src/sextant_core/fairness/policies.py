@@ -115,30 +115,40 @@ class Decayed:
 class SextantHistory:
     """Sextant's history-aware policy — our design; the paper proposes none (spec §2.3, §6).
 
-    Capacity-weighted water-filling of the free pool with each VC's weight scaled by its credit
-    (`History.credit`, earned by lending capacity that others used, spent only by borrowing while
-    the pool was contended, decayed): `w = c · exp(beta · clip(credit / (c · unit_s), −cap, cap))`.
-    A lender is repaid when it over-demands; using capacity nobody wanted costs no credit; the
-    policy stays work-conserving (every weight > 0), so no server idles while a job waits.
-    `beta` and the half-life were chosen on the synthetic seeds 1–5 (bench/fairness.py).
+    A VC's `History.credit` is what the others owe it: earned by lending capacity that others
+    used, spent by borrowing while the free pool was contended, decayed (a finite window).
+    With `repay_first`, VCs that are owed (credit > 0) share the free pool first, by capacity,
+    up to their excess — the credit scheduler's UNDER-before-OVER, so a lender is repaid when it
+    over-demands; the rest goes to every over-demanding VC by capacity, each weight scaled by
+    `exp(beta · clip(credit / (c · unit_s), −cap, cap))`. Using capacity nobody wanted costs no
+    credit, and every weight stays > 0: work-conserving, no server idles while a job waits.
+    `repay_first` and `beta` were chosen on the synthetic seeds 1–5 (bench/fairness.py).
     """
 
     NAME: ClassVar[str] = "sextant"
     WORK_CONSERVING: ClassVar[bool] = True
-    beta: float = 2.0
+    beta: float = 0.0
+    repay_first: bool = True
     cap: float = 3.0
     unit_s: float = 86400.0
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         c = capacity_weights(capacity)
         h = np.clip(history.credit / (c * self.unit_s), -self.cap, self.cap)
-        return split(capacity, demand, total, c * np.exp(self.beta * h))
+        w = c * np.exp(self.beta * h)
+        if not self.repay_first:
+            return split(capacity, demand, total, w)
+        g = np.minimum(demand, capacity)
+        excess = np.maximum(demand - capacity, 0)
+        free = int(total - g.sum())
+        first = waterfill(free, excess, c * (history.credit > 0))
+        return g + first + waterfill(free - int(first.sum()), excess - first, w)
 
 
 POLICIES: dict[str, type] = {p.NAME: p for p in (MaxMin, CapacityWeighted, Strict, Decayed, SextantHistory)}
 
 
-def make_policy(name: str, **args: float) -> Policy:
+def make_policy(name: str, **args: float | bool) -> Policy:
     """The policy registered under `name` with `args` (KeyError on an unknown name)."""
     cls = POLICIES[name]
     policy: Policy = cls(**args)
