@@ -38,8 +38,9 @@ CACHE = ROOT / "bench" / "results" / "fairness"
 LCG = ROOT.parent / "shared" / "data" / "lcg-2005-swf" / "LCG.swf.gz"
 SOURCES = ("libs/core/src/sextant_core/fairness", "libs/sim/src/sextant_sim/fairness")
 POLICY_NAMES = ("maxmin", "capacity_weighted", "strict", "decayed", "sextant")
-# Sextant's policy, the candidates tuned on seeds 1–5: (repay_first, beta)
-CONFIGS = {"repay": (True, 0.0), "repay+b2": (True, 2.0), "weight-b2": (False, 2.0), "weight-b4": (False, 4.0)}
+# Sextant's policy, the candidates tuned on seeds 1–5: (repay_first, rest_equal, beta)
+CONFIGS = {"repay": (True, True, 0.0), "repay-cw": (True, False, 0.0), "weight-b2": (False, False, 2.0),
+           "weight-b4": (False, False, 4.0)}
 DEFAULT_CONFIG = "repay"
 KEYS = ("similar_load_pairs", "similar_load_stretch_ratio", "similar_load_stretch_cv",
         "large_vc_overload_stretch", "max_vc_stretch_vs_maxmin", "idle_while_waiting_s",
@@ -107,8 +108,8 @@ def run(task: tuple[str, str, str, str]) -> dict[str, Any]:
     jobs, cap, total, rigid = workload(source)
     pol: Any
     if policy == "sextant":
-        repay_first, beta = CONFIGS[config]
-        pol = make_policy(policy, beta=beta, repay_first=repay_first)
+        repay_first, rest_equal, beta = CONFIGS[config]
+        pol = make_policy(policy, beta=beta, repay_first=repay_first, rest_equal=rest_equal)
     elif policy == "priority_large":
         pol = PriorityTo(metrics.subjects(jobs, cap).large)
     else:
@@ -316,7 +317,8 @@ def main() -> int:
         "lcg_rules": lcg_rules,
         "synthetic": {"per_seed": per_seed, "worst": worst_of(per_seed), "claims_worst": worst_claims,
                       "tuning": {"seeds": tune, "chosen": config, "repay_first": CONFIGS[config][0],
-                                 "beta": CONFIGS[config][1], "candidates": tuning}},
+                                 "rest_equal": CONFIGS[config][1], "beta": CONFIGS[config][2],
+                                 "candidates": tuning}},
         "strict_cost": strict_cost,
         "allocate_ms_median": alloc,
         "plots": figures,

@@ -62,6 +62,10 @@ def test_borrowing_servers_nobody_wanted_costs_no_credit_but_lending_used_server
     # the same borrowing while VC0 waits for more than it holds (contended) costs VC1 credit
     h2 = advance(History.empty(2), 3600.0, cap, np.array([20, 30]), np.array([12, 18]), total, p)
     assert h2.credit[1] < 0.0
+    # VC1 alone wants more than it gets (VC0 is under its capacity): its borrowing took servers
+    # nobody else wanted, so it costs nothing even though VC1 itself is short
+    h3 = advance(History.empty(2), 3600.0, cap, np.array([5, 40]), np.array([5, 25]), total, p)
+    assert h3.credit[1] == 0.0 and h3.credit[0] > 0.0
 
 
 def test_history_is_a_fold_replaying_the_same_intervals_gives_the_same_bytes() -> None:

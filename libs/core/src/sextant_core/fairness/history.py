@@ -14,8 +14,8 @@ Quantities (per VC `i`, server-seconds; `c` capacity, `a` allocation, `M` all se
   `lent_i = idle_i · min(1, borrowed / Σ idle)` (spec §2.4's "contributed" server-hours).
 - `received`: servers held above capacity, `max(a − c, 0)`.
 - `credit` (Sextant's history-aware policy — our design, not the paper's): earns `lent`, spends
-  `received` only while the free pool was contended (some over-demanding VC went unserved), and
-  decays with `credit_half_life_s`. Borrowing capacity that nobody else wanted costs nothing.
+  `received` only while another over-demanding VC was left short (the servers were contended),
+  and decays with `credit_half_life_s`. Borrowing capacity that nobody else wanted costs nothing.
 - `usage` (decayed-usage fair share, as Slurm's fair-share factor and Kueue's admission fair
   sharing): `a` decayed with `usage_half_life_s`.
 - `balance` (strict history, deficit round-robin / credit-scheduler style): earns the VC's
@@ -83,8 +83,9 @@ def advance(h: History, dt: float, capacity: IntArray, demand: IntArray, allocat
     i_sum = float(idle_own.sum())
     lend_rate = idle_own * min(1.0, b_sum / i_sum) if i_sum > 0 else idle_own
 
-    contended = bool(np.any((demand > capacity) & (demand > allocation)))
-    earn = lend_rate - borrowed if contended else lend_rate
+    unserved = (demand > capacity) & (demand > allocation)  # over-demanding and short of demand
+    others_short = int(unserved.sum()) - unserved  # other over-demanding VCs left short
+    earn = lend_rate - np.where(others_short > 0, borrowed, 0.0)
     c_sum = float(c.sum())
     share = c * (total / c_sum) if c_sum > 0 else c * 0.0
     return History(

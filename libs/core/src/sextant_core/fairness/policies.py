@@ -116,26 +116,28 @@ class SextantHistory:
     """Sextant's history-aware policy — our design; the paper proposes none (spec §2.3, §6).
 
     A VC's `History.credit` is what the others owe it: earned by lending capacity that others
-    used, spent by borrowing while the free pool was contended, decayed (a finite window).
-    With `repay_first`, VCs that are owed (credit > 0) share the free pool first, by capacity,
-    up to their excess — the credit scheduler's UNDER-before-OVER, so a lender is repaid when it
-    over-demands; the rest goes to every over-demanding VC by capacity, each weight scaled by
-    `exp(beta · clip(credit / (c · unit_s), −cap, cap))`. Using capacity nobody wanted costs no
-    credit, and every weight stays > 0: work-conserving, no server idles while a job waits.
-    `repay_first` and `beta` were chosen on the synthetic seeds 1–5 (bench/fairness.py).
+    used, spent by borrowing while another over-demanding VC was left short, decayed (a finite
+    window). With `repay_first`, VCs that are owed (credit > 0) share the free pool first, by
+    capacity, up to their excess — the credit scheduler's UNDER-before-OVER, so a lender is repaid
+    when it over-demands; the rest goes to every over-demanding VC, equally (`rest_equal`, as
+    MaxMin) or by capacity, each weight scaled by `exp(beta · clip(credit / (c · unit_s), −cap,
+    cap))`. Using capacity nobody wanted costs no credit, and every weight stays > 0:
+    work-conserving, no server idles while a job waits. The configuration was chosen on the
+    synthetic seeds 1–5 (bench/fairness.py).
     """
 
     NAME: ClassVar[str] = "sextant"
     WORK_CONSERVING: ClassVar[bool] = True
     beta: float = 0.0
     repay_first: bool = True
+    rest_equal: bool = True
     cap: float = 3.0
     unit_s: float = 86400.0
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         c = capacity_weights(capacity)
         h = np.clip(history.credit / (c * self.unit_s), -self.cap, self.cap)
-        w = c * np.exp(self.beta * h)
+        w = (np.ones_like(c) if self.rest_equal else c) * np.exp(self.beta * h)
         if not self.repay_first:
             return split(capacity, demand, total, w)
         g = np.minimum(demand, capacity)
