@@ -262,6 +262,7 @@ def main() -> int:
     ap.add_argument("--seeds", default="6-10")
     ap.add_argument("--tune-seeds", default="1-5")
     ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--rules", default="mean,p75,equal", help="LCG capacity rules (mean is always run)")
     ap.add_argument("--plots", default="docs/fairness")
     args = ap.parse_args()
     started = time.perf_counter()
@@ -281,7 +282,7 @@ def main() -> int:
         keys = list(CONFIGS)
         config = max(keys, key=lambda k: (tuning[k]["price_kept_on_all_seeds"], tuning[k]["worst_improvement_factor"],
                                           -keys.index(k))) if tune else DEFAULT_CONFIG
-        rules = ["mean"] if args.quick else ["mean", "p75", "equal"]
+        rules = ["mean"] if args.quick else ["mean", *(r for r in args.rules.split(",") if r != "mean")]
         every = (*POLICY_NAMES, "priority_large")
         tasks = [(f"lcg:{r}", p, config if p == "sextant" else "-", version) for r in rules for p in
                  (every if r == "mean" else ("maxmin", "sextant"))]
@@ -310,6 +311,7 @@ def main() -> int:
     }
     doc = {
         "benchmark": "fairness",
+        "rules": rules,
         "lcg": lcg,
         "lcg_claims": {p: claims(lcg, p) for p in ("sextant", "capacity_weighted")},
         "lcg_large_vc": {"vc": lcg_runs["maxmin"]["large_vc"], "small_vc": lcg_runs["maxmin"]["small_vc"],
