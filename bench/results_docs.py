@@ -74,6 +74,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "servers), each decision timed alone (`decide`, state → events); thread time in ms. Written "
         "by `bench/decision_speed.py --sizes 1000,10000 --decisions 200 --json "
         "bench/results/decision-speed.json`. Timings never gate tests."),
+    "fairness": (
+        "Fairness over time between virtual clusters",
+        "MaxMin, capacity-weighted MaxMin, strict history, decayed usage and Sextant's history-aware "
+        "policy (ours) on the LCG grid log (28 groups as VCs, capacities by the mean-demand rule; "
+        "`lcg_rules`: other rules) and the synthetic six-VC month (claims: worst of seeds 6–10, "
+        "Sextant's configuration chosen on seeds 1–5); `priority_large` is a reference bound, not a "
+        "policy. Written by `bench/fairness.py --json bench/results/fairness.json`. "
+        "Definitions: docs/fairness.md."),
     "quality-cf": (
         "Decision quality, every profile on the classification engine",
         "`paragon-ec2-2500`, seeds 6–10, every profile classifying with the seeded engine. Written by "
