@@ -1,6 +1,6 @@
 """`sextant_kit.testing.parallel`: under `pytest -n N --dist loadfile` the files of
-`tests/architecture/` are handed out first, then those of `tests/e2e/`, then `tests/integration/`,
-then the rest."""
+`tests/architecture/` are handed out first, then those of `tests/e2e/` (all of them to one worker),
+then `tests/integration/`, then the rest."""
 
 from __future__ import annotations
 
@@ -39,3 +39,29 @@ def test_one_worker_runs_the_files_in_the_plugins_order_only_under_loadfile(
                                            "-p", "no:cacheprovider", "-n", "1", "--dist", dist, "a", "tests", "z")
     result.assert_outcomes(passed=5)
     assert order.read_text().split() == expected
+
+
+def test_the_e2e_files_are_one_unit_on_one_worker(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("chaos", "platform"):
+        target = pytester.path / "tests" / "e2e" / f"test_{name}.py"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(WORKER.format(name=name))
+    for name in ("one", "two"):
+        (pytester.path / f"test_{name}.py").write_text(WORKER.format(name=name))
+    order = pytester.path / "order.txt"
+    monkeypatch.setenv("ORDER_FILE", str(order))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest_subprocess("-p", "xdist.plugin", "-p", "sextant_kit.testing.parallel",
+                                           "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", ".")
+    result.assert_outcomes(passed=4)
+    ran = dict(line.split() for line in order.read_text().splitlines())
+    assert ran["chaos"] == ran["platform"], ran
+
+
+WORKER = """
+import os
+
+def test_{name}():
+    with open(os.environ["ORDER_FILE"], "a") as f:
+        f.write("{name} " + os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+"""

@@ -7,14 +7,18 @@ next unit when it is done. The units are handed out in this order, as the path t
 0. `tests/architecture/` — seconds in all; first because they read the repository tree that
    `tests/e2e/test_chaos.py` writes its results into (`bench/results/chaos.json` and its page) at
    its end, minutes later, so they never read a half-written pair;
-1. `tests/e2e/` (the platform under chaos and outages: minutes each, mostly waiting on the platform),
+1. `tests/e2e/`, its files one unit (the platform under chaos and outages: minutes each, eight
+   processes each; one after the other on one worker, so that the two never compete with each
+   other for the CPU and their bounded waits keep the margin they have in a single process),
 2. `tests/integration/` (each file starts processes or servers),
 3. everything else (unit tests: many short files that fill the gaps at the end).
 
-So the two long e2e runs start at once on different workers instead of ending the run.
+So the long e2e runs start at once on one worker instead of ending the run, and the other
+worker works through the integration files meanwhile.
 Within a rank xdist's own order stands (most tests first, then collection order).
 
-So the two long e2e runs start at once on different workers instead of ending the run. Each
+So the long e2e runs start at once on one worker instead of ending the run, and the other
+worker works through the integration files meanwhile. Each
 worker is its own pytest session: it starts its own PostgreSQL and Kafka on first request
 (`sextant_kit.testing.fixtures`) and its integration tests use those, never another worker's;
 the integration guard counts over all workers (`sextant_kit.testing.integration_guard`).
@@ -29,7 +33,8 @@ from typing import Any
 
 import pytest
 
-ORDER = ("tests/architecture/", "tests/e2e/", "tests/integration/")
+E2E = "tests/e2e/"
+ORDER = ("tests/architecture/", E2E, "tests/integration/")
 
 
 def rank(nodeid: str) -> int:
@@ -48,6 +53,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         collection: workers address tests by their index in it."""
 
         ranked = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return E2E if nodeid.startswith(E2E) else str(super()._split_scope(nodeid))
 
         def _assign_work_unit(self, node: Any) -> None:
             if not self.ranked:  # the first assignment: the queue holds every file
