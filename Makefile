@@ -25,8 +25,11 @@ $(STAMP): constraints.txt requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pypr
 		$(foreach p,$(PACKAGES),-e ./$(p))
 	touch $(STAMP)
 
+# TEST_WORKERS pytest-xdist workers, each with its own PostgreSQL and Kafka, take whole files, the
+# e2e and integration files first (sextant_kit/testing/parallel.py); TEST_WORKERS=0 runs in one process
+TEST_WORKERS ?= 2
 test: install
-	SEXTANT_ENFORCE_INTEGRATION=1 $(BIN)/python -m pytest -p no:cacheprovider -q
+	SEXTANT_ENFORCE_INTEGRATION=1 $(BIN)/python -m pytest -p no:cacheprovider -q -n $(TEST_WORKERS) --dist loadfile
 
 # the inner loop: every test that needs no server (no PostgreSQL, no Kafka: tests marked
 # `integration` or `e2e` are deselected, and a server requested anyway fails the test)

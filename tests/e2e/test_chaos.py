@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from sextant_cli.demo import submissions
 from sextant_cli.platform import SERVICES
 from sextant_cli.replay import read_log
 from sextant_infra.processes import free_port
+from sextant_kit.testing import platform_ps, readyz, sextant, until, write_stack_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.chaos]
 
@@ -44,21 +44,6 @@ RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "chaos.jso
 
 
 KILLED_PROFILE = "sextant-adaptive"
-
-
-def sextant(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **env}, check=False)
-
-
-def until(what: str, check: Callable[[], Any], timeout_s: float) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what}: not within {timeout_s:.0f} s"
-        time.sleep(0.25)
 
 
 class Submitter(threading.Thread):
@@ -96,16 +81,14 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
     with own_database(pg_node, "chaos") as url:
         run = tmp_path / "run"
         run.mkdir()
-        (run / "stack.env").write_text(f"SEXTANT_DATABASE_URL={url}\n"
-                                       f"SEXTANT_KAFKA_BOOTSTRAP={stack_env['SEXTANT_KAFKA_BOOTSTRAP']}\n")
+        write_stack_env(run, url, stack_env["SEXTANT_KAFKA_BOOTSTRAP"])
         port = free_port()
         env = {"SEXTANT_API_PORT": str(port), "SEXTANT_RUN_DIR": str(run), "SEXTANT_AGENT_SCENARIO": "smoke",
                "SEXTANT_AGENT_SPEED": "60", "SEXTANT_POLICY_PROFILE": KILLED_PROFILE}
         api = f"http://127.0.0.1:{port}"
 
         def ps() -> dict[str, Any]:
-            r = sextant("ps", "--json", env=env, timeout=60)
-            return dict(json.loads(r.stdout)["processes"]) if r.stdout.strip() else {}
+            return platform_ps(env, polling=True)
 
         def states_now() -> dict[str, str]:
             try:
@@ -115,10 +98,7 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
                 return {}
 
         def ready() -> bool:
-            try:
-                return httpx.get(f"{api}/readyz", timeout=5).status_code == 200
-            except httpx.HTTPError:
-                return False
+            return readyz(api, timeout=5) == 200
 
         up = sextant("up", env=env)
         assert up.returncode == 0, up.stdout + up.stderr
@@ -137,9 +117,9 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
                 t0 = time.monotonic()
                 os.kill(before["pid"], signal.SIGKILL)
                 back = until(f"{victim} restarted", lambda v=victim, b=before: (
-                    lambda p: p if p.get("alive") and p["pid"] != b["pid"] else None)(ps().get(v, {})), 90)
+                    lambda p: p if p.get("alive") and p["pid"] != b["pid"] else None)(ps().get(v, {})), 90, 0.25)
                 running_s = time.monotonic() - t0
-                until(f"the API ready after killing {victim}", ready, 120)
+                until(f"the API ready after killing {victim}", ready, 120, 0.25)
                 recovery[victim] = {"running_s": round(running_s, 2), "ready_s": round(time.monotonic() - t0, 2)}
                 assert back["restarts"] > before["restarts"], (victim, before, back)
             submitter.halt.set()
@@ -155,7 +135,7 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
                 s = states()
                 return accepted <= set(s) and all(s[w] in TERMINAL for w in accepted)
 
-            until("every accepted workload terminal", all_terminal, 150)
+            until("every accepted workload terminal", all_terminal, 150, 0.25)
         finally:
             submitter.halt.set()
             down = sextant("down", env=env)

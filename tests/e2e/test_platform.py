@@ -30,11 +30,8 @@ import collections
 import datetime
 import functools
 import json
-import os
 import pickle
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -109,26 +106,11 @@ def all_views(client: httpx.Client) -> dict[str, dict[str, Any]]:
 def read_samples(bootstrap: str) -> list[tuple[float, dict[str, Any]]]:
     """Every raw sample the agent published on `sextant.telemetry.samples`, with its Kafka
     timestamp (when it was handed to Kafka, in Unix seconds)."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
     from sextant_contracts.topics import TELEMETRY_SAMPLES
+    from sextant_kit.testing import read_topic
 
-    async def go() -> list[tuple[float, dict[str, Any]]]:
-        c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-        await c.start()
-        try:
-            parts = [TopicPartition(TELEMETRY_SAMPLES.name, p) for p in range(TELEMETRY_SAMPLES.partitions)]
-            c.assign(parts)
-            await c.seek_to_beginning(*parts)
-            end = await c.end_offsets(parts)
-            out: list[tuple[float, dict[str, Any]]] = []
-            while [p for p in parts if await c.position(p) < end[p]]:
-                for recs in (await c.getmany(timeout_ms=2000, max_records=5000)).values():
-                    out.extend((r.timestamp / 1000.0, json.loads(r.value)) for r in recs)
-            return out
-        finally:
-            await c.stop()
-
-    return asyncio.run(go())
+    return [(r.timestamp / 1000.0, json.loads(r.value))
+            for r in asyncio.run(read_topic(bootstrap, TELEMETRY_SAMPLES.name))]
 
 
 @pytest.fixture(scope="module")
@@ -312,8 +294,9 @@ def test_replay_from_scratch_and_from_a_snapshot_finds_no_difference(run: Run) -
 
 def sextant_replay(run: Run, *args: str) -> tuple[int, list[str]]:
     """`sextant replay` as a user runs it, against the run's PostgreSQL database."""
-    p = subprocess.run([sys.executable, "-m", "sextant_cli", "replay", "--url", run.url, *args],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    from sextant_kit.testing import sextant
+
+    p = sextant("replay", "--url", run.url, *args, env={"COLUMNS": "200"}, timeout=300)
     return p.returncode, [line for line in (p.stdout + p.stderr).splitlines() if line.strip()]
 
 

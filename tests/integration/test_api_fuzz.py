@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -40,6 +38,7 @@ from sextant_admission.openapi import DEFAULT_PATH, document, render
 from sextant_admission.testing import create_tenants, own_database
 from sextant_cli.platform import Platform
 from sextant_contracts.topics import WORKLOAD_EVENTS
+from sextant_kit import testing as kit_testing
 from sextant_kit.testing import topic_end_offsets
 
 EXAMPLES = 30
@@ -148,8 +147,7 @@ def test_generated_requests_get_documented_answers(served: Served, label: str, m
 
 
 def sextant(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})}, check=False)
+    return kit_testing.sextant(*args, env={"COLUMNS": "200", **(env or {})}, timeout=120)
 
 
 @pytest.mark.integration

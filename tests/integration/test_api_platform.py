@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import json
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.structs import TopicPartition
+from aiokafka import AIOKafkaProducer
 from sextant_admission.testing import create_tenants, own_database
 from sextant_cli.demo import submissions
 from sextant_cli.platform import SERVICES, Platform
@@ -39,6 +38,7 @@ from sextant_contracts.ids import derive_id
 from sextant_contracts.topics import DEAD_LETTERS, DECISIONS, SUBMISSIONS
 from sextant_core.state import fold
 from sextant_kit.eventstore.postgres import PostgresEventStore
+from sextant_kit.testing import read_log, read_topic, until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -64,18 +64,7 @@ class Stack:
                             headers={"Authorization": f"Bearer {self.tokens[tenant]}"})
 
     def log(self) -> list[Envelope]:
-        return asyncio.run(_read_log(self.url))
-
-
-async def _read_log(url: str) -> list[Envelope]:
-    store = PostgresEventStore.from_url(url)
-    try:
-        out: list[Envelope] = []
-        while batch := await store.read_all(out[-1].position if out else 0, 5000):
-            out.extend(batch)
-        return out
-    finally:
-        await store.close()
+        return asyncio.run(read_log(self.url))
 
 
 @pytest.fixture(scope="module")
@@ -96,15 +85,7 @@ def stack(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.Temp
             platform.stop()
 
 
-def wait_for(what: str, check: Callable[[], Any], deadline_s: float = DEADLINE_S) -> Any:
-    end = time.monotonic() + deadline_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > end:
-            raise AssertionError(f"not reached in {deadline_s:.0f}s: {what}")
-        time.sleep(0.5)
+wait_for = functools.partial(until, timeout_s=DEADLINE_S)  # every wait of this module
 
 
 def of(log: list[Envelope], wid: str, *types: str) -> list[Envelope]:
@@ -246,27 +227,6 @@ async def produce(bootstrap: str, records: list[tuple[bytes, bytes, list[tuple[s
             await producer.send_and_wait(SUBMISSIONS.name, value, key=key, headers=headers)
     finally:
         await producer.stop()
-
-
-async def read_topic(bootstrap: str, topic: str) -> list[Any]:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        parts = consumer.partitions_for_topic(topic) or set()
-        if not parts:
-            await consumer._client.force_metadata_update()
-            parts = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in sorted(parts)]
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        ends = await consumer.end_offsets(tps)
-        out: list[Any] = []
-        while [tp for tp in tps if await consumer.position(tp) < ends[tp]]:
-            for batch in (await consumer.getmany(timeout_ms=1000)).values():
-                out.extend(batch)
-        return out
-    finally:
-        await consumer.stop()
 
 
 def headers_of(record: Any) -> dict[str, str]:

@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +21,9 @@ from sextant_admission.testing import own_database
 from sextant_cli.platform import SERVICES
 from sextant_contracts.topics import WORKLOAD_EVENTS
 from sextant_infra.processes import free_port, pid_alive
-from sextant_kit.testing import topic_end_offsets
+from sextant_kit.testing import sextant, topic_end_offsets, until, write_stack_env
 
 pytestmark = pytest.mark.integration
-
-
-def sextant(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True,
-                          timeout=240, env={**os.environ, **env}, check=False)
 
 
 def records(bootstrap: str) -> int:
@@ -44,8 +35,7 @@ def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: di
     with own_database(pg_node, "api_up") as url:
         run = tmp_path / "run"
         run.mkdir()
-        (run / "stack.env").write_text(f"SEXTANT_DATABASE_URL={url}\n"
-                                       f"SEXTANT_KAFKA_BOOTSTRAP={stack_env['SEXTANT_KAFKA_BOOTSTRAP']}\n")
+        write_stack_env(run, url, stack_env["SEXTANT_KAFKA_BOOTSTRAP"])
         port = free_port()
         env = {"SEXTANT_API_PORT": str(port)}
         up = sextant("up", "--run-dir", str(run), env=env)
@@ -70,10 +60,8 @@ def test_sextant_up_serves_the_api_and_down_stops_it(pg_node: Any, stack_env: di
                 "kind": "batch", "target": {"type": "completion_time", "seconds": 60},
                 "spec": {"type": "container", "image": "busybox", "command": ["true"]}})
             assert submitted.status_code == 202, submitted.text
-            deadline = time.monotonic() + 60
-            while records(bootstrap) <= before:
-                assert time.monotonic() < deadline, "the submission never reached Kafka (end offsets unchanged)"
-                time.sleep(0.2)
+            until("the submission reached Kafka (end offsets moved)", lambda: records(bootstrap) > before, 60,
+                  every_s=0.2)
             again = sextant("up", "--run-dir", str(run), env=env)
             assert again.returncode == 0 and "already up" in again.stdout
         finally:

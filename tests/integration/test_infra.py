@@ -235,7 +235,7 @@ def store(request):
 
 
 def run_guarded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tests: str, *,
-                postgres: int, kafka: int, enforce: bool = True) -> pytest.RunResult:
+                postgres: int, kafka: int, enforce: bool = True, args: tuple[str, ...] = ()) -> pytest.RunResult:
     pytester.makeconftest(GUARD_CONFTEST)
     pytester.makepyfile(test_guarded=textwrap.dedent(tests))
     (pytester.path / "tests" / "integration").mkdir(parents=True, exist_ok=True)
@@ -246,7 +246,7 @@ def run_guarded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, test
     else:
         monkeypatch.delenv("SEXTANT_ENFORCE_INTEGRATION", raising=False)
     return pytester.runpytest_inprocess("-p", "sextant_kit.testing.integration_guard",
-                                         "-p", "no:cacheprovider", "-p", "no:asyncio")
+                                         "-p", "no:cacheprovider", "-p", "no:asyncio", *args)
 
 
 USES_BOTH = """
@@ -312,3 +312,28 @@ def test_guard_only_reports_when_not_enforced(pytester: pytest.Pytester, monkeyp
     result = run_guarded(pytester, monkeypatch, USES_BOTH, postgres=5, kafka=5, enforce=False)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*integration guard not enforced*postgres: 1, kafka: 1*"])
+
+
+def test_guard_counts_and_enforces_over_every_xdist_worker(pytester: pytest.Pytester,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make test` runs under pytest-xdist: the tests run in worker processes, the controller counts
+    the reports of all of them (two workers here, four tests: each worker ran some) and enforces."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the workers start with the plugins named only
+    xdist = ("-p", "xdist.plugin", "-n", "2", "--dist", "load")
+    tests = USES_BOTH + """
+def test_pg_too(pg_url):
+    assert pg_url
+"""
+    result = run_guarded(pytester, monkeypatch, tests, postgres=2, kafka=1, args=xdist)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*2 workers*", "*integration guard ok*postgres: 2, kafka: 1*"])
+    skipping = tests + """
+import pytest
+def test_skips_itself(kafka_node):
+    pytest.skip("no broker today")
+"""
+    result = run_guarded(pytester, monkeypatch, skipping, postgres=3, kafka=1, args=xdist)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*integration guard: FAILED*",
+                                 "*only 2 passing test(s) used the real postgres (expected at least 3*",
+                                 "*integration test skipped: test_guarded.py::test_skips_itself*"])

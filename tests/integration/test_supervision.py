@@ -11,40 +11,22 @@ The stack is the session's real PostgreSQL (a database of this test's own) and K
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sextant_admission.testing import own_database
 from sextant_cli.platform import SERVICES
 from sextant_infra.processes import free_port, pid_alive
+from sextant_kit.testing import platform_ps, readyz, sextant, until, write_stack_env
 
 pytestmark = pytest.mark.integration
 
 NAMES = {*SERVICES, "relay", "agent"}
-
-
-def sextant(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sextant_cli", *args], capture_output=True, text=True,
-                          timeout=240, env={**os.environ, **env}, check=False)
-
-
-def until(what: str, check: Callable[[], Any], timeout_s: float = 120.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what}: not within {timeout_s:.0f} s"
-        time.sleep(0.5)
 
 
 def test_a_killed_process_is_restarted_and_readyz_says_when_a_decider_is_down(
@@ -52,22 +34,13 @@ def test_a_killed_process_is_restarted_and_readyz_says_when_a_decider_is_down(
     with own_database(pg_node, "supervision") as url:
         run = tmp_path / "run"
         run.mkdir()
-        (run / "stack.env").write_text(f"SEXTANT_DATABASE_URL={url}\n"
-                                       f"SEXTANT_KAFKA_BOOTSTRAP={stack_env['SEXTANT_KAFKA_BOOTSTRAP']}\n")
+        write_stack_env(run, url, stack_env["SEXTANT_KAFKA_BOOTSTRAP"])
         port = free_port()
         env = {"SEXTANT_API_PORT": str(port), "SEXTANT_RUN_DIR": str(run)}
         api = f"http://127.0.0.1:{port}"
 
         def ps() -> dict[str, Any]:
-            r = sextant("ps", "--json", env=env)
-            assert r.returncode in (0, 3), r.stdout + r.stderr
-            return dict(json.loads(r.stdout)["processes"])
-
-        def readyz() -> int:
-            try:
-                return httpx.get(f"{api}/readyz", timeout=10).status_code
-            except httpx.HTTPError:
-                return 0
+            return platform_ps(env)
 
         up = sextant("up", env=env)
         seen: dict[str, Any] = {}
@@ -86,13 +59,13 @@ def test_a_killed_process_is_restarted_and_readyz_says_when_a_decider_is_down(
             again = sextant("up", env=env)
             assert again.returncode == 0 and "already up" in again.stdout, again.stdout + again.stderr
             assert ps()["planning"]["pid"] == back["pid"]
-            until("the API ready", lambda: readyz() == 200)
+            until("the API ready", lambda: readyz(api) == 200)
 
             ctl = [sys.executable, "-m", "supervisor.supervisorctl", "-c", str(run / "supervisord.conf")]
             subprocess.run([*ctl, "stop", "planning"], check=True, capture_output=True, timeout=60)
-            until("/readyz 503 while planning is stopped", lambda: readyz() == 503)
+            until("/readyz 503 while planning is stopped", lambda: readyz(api) == 503)
             subprocess.run([*ctl, "start", "planning"], check=True, capture_output=True, timeout=60)
-            until("/readyz 200 once planning is back", lambda: readyz() == 200)
+            until("/readyz 200 once planning is back", lambda: readyz(api) == 200)
 
             seen = until("every process running", lambda: (lambda p: p if all(x["alive"] for x in p.values()) else None)(
                 ps()))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +24,8 @@ import pytest
 from sextant_admission.testing import create_tenants, own_database
 from sextant_cli.demo import submissions
 from sextant_cli.platform import SERVICES, Platform
-from sextant_contracts.envelope import Envelope
-from sextant_kit.eventstore.postgres import PostgresEventStore
 from sextant_kit.telemetry import read_spans, trace_id_of
+from sextant_kit.testing import read_log, until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -42,17 +40,6 @@ class Traced:
     spans: list[dict[str, Any]]
     logs: dict[str, str]
     metrics: dict[str, str]  # process -> its /metrics text
-
-
-async def _read_log(url: str) -> list[Envelope]:
-    store = PostgresEventStore.from_url(url)
-    try:
-        out: list[Envelope] = []
-        while batch := await store.read_all(out[-1].position if out else 0, 5000):
-            out.extend(batch)
-        return out
-    finally:
-        await store.close()
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +59,12 @@ def traced(pg_node: Any, stack_env: dict[str, str], tmp_path_factory: pytest.Tem
                 r = client.post("/v1/workloads", json=body)
                 assert r.status_code == 202, r.text
                 wid = r.json()["id"]
-                end = time.monotonic() + DEADLINE_S
-                while client.get(f"/v1/workloads/{wid}").json()["state"] not in ("running", "completed"):
-                    assert time.monotonic() < end, f"{wid} not running after {DEADLINE_S:.0f}s"
-                    time.sleep(0.5)
+                until(f"{wid} running", lambda: client.get(f"/v1/workloads/{wid}").json()["state"]
+                      in ("running", "completed"), DEADLINE_S)
             metrics = {name: httpx.get(f"{platform.url(name)}/metrics", timeout=30.0) for name in PROCESSES}
         finally:
             platform.stop()
-        log = asyncio.run(_read_log(url))
+        log = asyncio.run(read_log(url))
     (submitted,) = [e for e in log if e.type == "WorkloadSubmitted" and e.payload["workload_id"] == wid]
     trace_id = trace_id_of(submitted.traceparent)
     assert trace_id is not None

@@ -40,5 +40,6 @@ def test_a_recorded_pid_is_a_stray_only_while_it_runs_its_module(tmp_path: Path)
     import os
 
     (tmp_path / "restarts.json").write_text(json.dumps({"restarts": {}, "pids": {"planning": os.getpid()}}))
-    assert strays(tmp_path, {"planning": "pytest"}) == {"planning": os.getpid()}  # this process runs pytest
+    # this process runs Python (`python -m pytest`, or an xdist worker's `python -c ...`)
+    assert strays(tmp_path, {"planning": "python"}) == {"planning": os.getpid()}
     assert strays(tmp_path, {"planning": "sextant_planning.main"}) == {}  # a reused pid is not taken

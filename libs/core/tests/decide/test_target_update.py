@@ -8,11 +8,12 @@ from sextant_contracts import codec
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import CompletionTimeTarget
-from sextant_core.decide import NotADecision, decide, seed_for
+from sextant_core.decide import decide, seed_for
 from sextant_core.domain.lifecycle import WorkloadPhase as P
 from sextant_core.process import react
 from sextant_core.profiles import policy_set
 from sextant_core.state import ClusterState, fold
+from sextant_core.testing import loop
 from sextant_core.testing.builders import server, submitted
 
 POLICY = policy_set("foundation")
@@ -22,29 +23,7 @@ NEW = CompletionTimeTarget(seconds=42.0)
 def follow(st: ClusterState, events: list[ev.Event]) -> tuple[ClusterState, list[ev.Event]]:
     """Fold `events` and follow every reaction to quiescence (agent: profiling measures 1.0,
     starts succeed), as the services and the agent do."""
-    log: list[ev.Event] = []
-    pending = list(events)
-    while pending:
-        e = pending.pop(0)
-        st = fold([e], st).with_(position=st.position + 1)
-        log.append(e)
-        for c in react(st, e):
-            try:
-                pending.extend(decide(st, c, params=POLICY, seed=seed_for(c, st), at=st.now).events)
-            except NotADecision:
-                pending.extend(_agent(c, st.now))
-    return st, log
-
-
-def _agent(c: cmd.Command, at: float) -> list[ev.Event]:
-    if isinstance(c, cmd.ExecuteProfileRuns):
-        return [ev.ProfileSampleRecorded(at=at, workload_id=c.workload_id, run_id=r.run_id,
-                                         classification=r.classification, column=r.column, value=1.0,
-                                         caused=20.0 if r.classification == "interference" else None)
-                for r in c.runs] + [ev.ProfilingCompleted(at=at, workload_id=c.workload_id, samples=len(c.runs))]
-    if isinstance(c, cmd.StartWorkload):
-        return [ev.WorkloadStarted(at=at, workload_id=c.workload_id, allocation=c.allocation)]
-    return []
+    return loop.follow(events, POLICY, st)
 
 
 def running() -> ClusterState:

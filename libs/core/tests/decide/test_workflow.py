@@ -12,39 +12,14 @@ from sextant_core.process import react
 from sextant_core.profiles import policy_set
 from sextant_core.state import ClusterState, fold
 from sextant_core.testing.builders import server, submitted
+from sextant_core.testing.loop import follow
 
 POLICY = policy_set("foundation")
 
 
-def agent(c: cmd.Command, at: float) -> list[ev.Event]:
-    """A minimal cluster agent: every run measures 1.0; starts succeed."""
-    if isinstance(c, cmd.ExecuteProfileRuns):
-        return [ev.ProfileSampleRecorded(at=at, workload_id=c.workload_id, run_id=r.run_id,
-                                         classification=r.classification, column=r.column, value=1.0,
-                                         caused=20.0 if r.classification == "interference" else None)
-                for r in c.runs] + [ev.ProfilingCompleted(at=at, workload_id=c.workload_id, samples=len(c.runs))]
-    if isinstance(c, cmd.StartWorkload):
-        return [ev.WorkloadStarted(at=at, workload_id=c.workload_id, allocation=c.allocation)]
-    return []
-
-
 def run(events: list[ev.Event]) -> tuple[ClusterState, list[ev.Event]]:
     """Fold `events`, then follow every command to quiescence, as a service would."""
-    st = fold([])
-    log: list[ev.Event] = []
-    pending = list(events)
-    while pending:
-        e = pending.pop(0)
-        st = fold([e], st)
-        st = st.with_(position=st.position + 1)
-        log.append(e)
-        for c in react(st, e):
-            try:
-                d = decide(st, c, params=POLICY, seed=seed_for(c, st), at=st.now)
-                pending.extend(d.events)
-            except NotADecision:
-                pending.extend(agent(c, st.now))
-    return st, log
+    return follow(events, POLICY)
 
 
 def test_a_workload_goes_from_submission_to_running() -> None:

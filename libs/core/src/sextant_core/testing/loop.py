@@ -4,6 +4,10 @@ Each appended envelope is offered to every service in a fixed order; a service c
 the log, reacts, and appends its outputs right after the state it saw — exactly what the real
 services do with a head-conditional append. `agent` answers agent commands with facts. Used to
 test replay and determinism without PostgreSQL or Kafka.
+
+`follow(events, params)` is the same workflow without envelopes, on bare state: fold each event,
+decide every command it causes, answer the agent commands with `steady_agent` (or the agent
+given), until nothing is pending.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from sextant_contracts import events as ev
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.ids import derive_id
 
+from ..decide import NotADecision, decide, seed_for
 from ..policies import PolicySet
+from ..process import react
+from ..state import ClusterState, fold
 from ..workflow import SERVICES, Decider
 
 Agent = Callable[[cmd.Command, float], Sequence[ev.Event]]
@@ -50,3 +57,37 @@ class InProcessPlatform:
             self.agent_view.fold(self.log[self.agent_view.position:])
             for c in self.agent_view.handle(env).agent_commands:
                 queue.extend(self._append(self.agent(c, env.event().at), "agent", env.id))
+
+
+def steady_agent(c: cmd.Command, at: float) -> list[ev.Event]:
+    """A minimal cluster agent: every profiling run measures 1.0 (an interference run causes 20.0)
+    and the runs complete at once; every start succeeds; other commands get no answer."""
+    if isinstance(c, cmd.ExecuteProfileRuns):
+        return [ev.ProfileSampleRecorded(at=at, workload_id=c.workload_id, run_id=r.run_id,
+                                         classification=r.classification, column=r.column, value=1.0,
+                                         caused=20.0 if r.classification == "interference" else None)
+                for r in c.runs] + [ev.ProfilingCompleted(at=at, workload_id=c.workload_id, samples=len(c.runs))]
+    if isinstance(c, cmd.StartWorkload):
+        return [ev.WorkloadStarted(at=at, workload_id=c.workload_id, allocation=c.allocation)]
+    return []
+
+
+def follow(events: Sequence[ev.Event], params: PolicySet, state: ClusterState | None = None,
+           agent: Agent = steady_agent) -> tuple[ClusterState, list[ev.Event]]:
+    """Fold `events` into `state` (an empty cluster by default) one at a time and follow every
+    reaction to quiescence, as the services and the agent do: a decision command is decided under
+    `params` with the seed `seed_for` gives it, an agent command is answered by `agent`. Returns
+    the final state and every event folded, in order (the position advances by one per event)."""
+    st = fold([]) if state is None else state
+    log: list[ev.Event] = []
+    pending = list(events)
+    while pending:
+        e = pending.pop(0)
+        st = fold([e], st).with_(position=st.position + 1)
+        log.append(e)
+        for c in react(st, e):
+            try:
+                pending.extend(decide(st, c, params=params, seed=seed_for(c, st), at=st.now).events)
+            except NotADecision:
+                pending.extend(agent(c, st.now))
+    return st, log

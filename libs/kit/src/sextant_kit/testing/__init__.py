@@ -7,11 +7,16 @@
 - `sextant_kit.testing.integration_guard` fails an enforced run (`SEXTANT_ENFORCE_INTEGRATION=1`)
   when fewer tests than `tests/integration/EXPECTED.toml` demands used those servers and passed,
   or when an integration test was skipped.
-- `topic_end_offsets(bootstrap, topic)` lets a Kafka test assert that broker offsets moved.
+- `topic_end_offsets(bootstrap, topic)` lets a Kafka test assert that broker offsets moved;
+  `read_topic(bootstrap, topic)` returns every record the topic holds.
+- `sextant_kit.testing.platform`: driving the running platform — `sextant(...)` (the CLI in a
+  subprocess), `until(...)` (bounded polls), `platform_ps(env)`, `readyz(api)`,
+  `write_stack_env(...)`, `read_log(url)` (the PostgreSQL event log).
 
 Importing this package does not import pytest.
 """
 
-from .kafka_offsets import topic_end_offsets
+from .kafka_offsets import read_topic, topic_end_offsets
+from .platform import platform_ps, read_log, readyz, sextant, until, write_stack_env
 
-__all__ = ["topic_end_offsets"]
+__all__ = ["platform_ps", "read_log", "read_topic", "readyz", "sextant", "topic_end_offsets", "until", "write_stack_env"]

@@ -21,7 +21,8 @@ With `SEXTANT_NO_SERVERS=1` (exported by `make test-unit`, the tier without serv
 requests either server fails at once instead of starting it: the fast tier stays fast and honest,
 and a test that needs a server without being marked `integration` is found.
 
-Registering this module also registers `sextant_kit.testing.integration_guard`.
+Registering this module also registers `sextant_kit.testing.integration_guard` and
+`sextant_kit.testing.parallel` (the pytest-xdist file order of `make test`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from sextant_infra.kafka import KafkaNode
     from sextant_infra.postgres import PostgresNode
 
-pytest_plugins = ["sextant_kit.testing.integration_guard"]
+pytest_plugins = ["sextant_kit.testing.integration_guard", "sextant_kit.testing.parallel"]
 
 TopicFactory = Callable[..., Awaitable[list[str]]]
 NO_SERVERS_ENV = "SEXTANT_NO_SERVERS"

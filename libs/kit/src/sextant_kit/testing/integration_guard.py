@@ -12,6 +12,10 @@ Rules (DESIGN: integration tiers are never silently skipped):
   missing or malformed, or when any test marked `integration` was skipped or xfailed.
   Engineers adding integration tests bump the minimums in the same commit.
 - Without the variable it only prints the counts.
+- Under pytest-xdist (`-n N`) each worker tests with servers of its own; a worker stamps every
+  report with the servers its test used (`sextant_servers`) and whether it is marked
+  `integration` (`sextant_integration`), the attributes travel with the report to the controller,
+  and only the controller counts and enforces — over the reports of all workers.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ def verdict(tally: Tally, minimums: dict[str, int]) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[TALLY] = Tally()
+    config.pluginmanager.register(_Counter(config.stash[TALLY]), "sextant-integration-counter")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -93,21 +98,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    tally = item.config.stash[TALLY]
-    if report.skipped and item.get_closest_marker("integration") is not None:
-        tally.skipped.append(item.nodeid)
-    elif report.when == "call" and report.passed:
-        for kind in uses(item):
-            tally.passed[kind].add(item.nodeid)
-    elif report.when == "teardown" and report.failed:
-        for ids in tally.passed.values():
-            ids.discard(item.nodeid)
+    report.sextant_servers = uses(item)  # type: ignore[attr-defined]  # plain data: xdist serializes it
+    report.sextant_integration = item.get_closest_marker("integration") is not None  # type: ignore[attr-defined]
     return report
+
+
+class _Counter:
+    """Per-session plugin (registered at configure) counting the reports this process sees: its own
+    tests' in a single process, every worker's in the xdist controller."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        servers = getattr(report, "sextant_servers", None)
+        if servers is None:  # a report this plugin did not stamp
+            return
+        if report.skipped and getattr(report, "sextant_integration", False):
+            self.tally.skipped.append(report.nodeid)
+        elif report.when == "call" and report.passed:
+            for kind in servers:
+                self.tally.passed[kind].add(report.nodeid)
+        elif report.when == "teardown" and report.failed:
+            for ids in self.tally.passed.values():
+                ids.discard(report.nodeid)
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     tally = session.config.stash.get(TALLY, None)
-    if tally is None or os.environ.get(ENFORCE_ENV) != "1":
+    if tally is None or os.environ.get(ENFORCE_ENV) != "1" or _is_xdist_worker(session.config):
         return
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         return
