@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -45,7 +44,7 @@ def test_worst_keeps_the_side_each_bar_bounds(bench: ModuleType) -> None:
     assert not bench.within({**w, "least-loaded": {"qos_met": 0.3, "cpu_seconds": 61.0}})
 
 
-def test_merge_joins_seeds_and_profiles(tmp_path: Path) -> None:
+def test_merge_joins_seeds_and_profiles(bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def part(name: str, per_seed: dict[str, object]) -> str:
         doc = {"scenario": "paragon-ec2-2500", "code_version": "c", "twin_version": "t", "per_seed": per_seed,
                "load_avg": {"start": [1.0, 2.0, 3.0], "end": [1.0, 2.0, 3.0]}}
@@ -57,8 +56,8 @@ def test_merge_joins_seeds_and_profiles(tmp_path: Path) -> None:
     b = part("b.json", {"7": {"prepare_cpu_seconds": 1.0, "oracle": _run(0.92, 21.0)}})
     c = part("c.json", {"6": {"random": _run(0.1, 15.0)}, "7": {"random": _run(0.12, 16.0)}})
     out = tmp_path / "joined.json"
-    subprocess.run([sys.executable, str(BENCH_DIR / "twin_acceptance.py"), "--merge", a, b, c, "--json", str(out)],
-                   check=True, capture_output=True)
+    monkeypatch.setattr(sys, "argv", ["twin_acceptance.py", "--merge", a, b, c, "--json", str(out)])
+    assert bench.main() == 0
     doc = json.loads(out.read_text())
     assert doc["seeds"] == [6, 7] and set(doc["per_seed"]["6"]) == {"prepare_cpu_seconds", "oracle", "random"}
     assert doc["worst"] == {"random": {"qos_met": 0.12, "cpu_seconds": 16.0},
