@@ -103,6 +103,18 @@ INTRO: dict[str, tuple[str, str]] = {
         "bench/results/kwiken.json` (the quick sizes: 15 DAGs per seed, 4 000 requests per period, 1 000 "
         "random allocations; claims the worst of seeds 6–10, κ and γ chosen on seeds 1–5). Definitions: "
         "docs/kwiken.md."),
+    "realism": (
+        "Twin realism",
+        "The twin's observable matrices (co-location, platform speed, 1–8-node scaling) against the "
+        "measured bands of `../shared/REALISM.md`, seeds 6–10 (calibrated on seeds 1–2). Written by "
+        "`bench/realism.py --seeds 6-10 --json bench/results/realism.json`. Design: docs/twin.md."),
+    "twin-acceptance": (
+        "Twin acceptance screen",
+        "`paragon-ec2-2500`, seeds 6–10: QoS met of the blind baselines (≤ 0.35) and the oracle "
+        "(≥ 0.90), and each run's CPU seconds (user + system of a single-threaded run: the stand-in "
+        "for its wall time alone on the shared machine, ≤ 60 s). Written by "
+        "`bench/twin_acceptance.py --seeds 6-10 --json bench/results/twin-acceptance.json` (one "
+        "process per seed, joined with `--merge`)."),
     "sim": (
         "Twin speed",
         "`paragon-ec2-2500`, seed 6, one run per profile on one prepared scenario. Written by "
