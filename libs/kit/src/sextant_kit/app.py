@@ -51,7 +51,8 @@ def create_app(name: str, *, checks: Mapping[str, ReadinessCheck] | None = None,
 
     ops = APIRouter(route_class=problems.problem_route(), tags=["ops"])  # a refused scrape: a problem document
 
-    @ops.get("/metrics", response_class=PlainTextResponse, dependencies=guarded)
+    @ops.get("/metrics", response_class=PlainTextResponse, dependencies=guarded,
+             responses=problems.problem_responses(401, 403) if guarded else None)
     async def prometheus_metrics() -> Response:
         body, content_type = metrics.render()
         return Response(body, media_type=content_type)

@@ -31,7 +31,7 @@ def app() -> FastAPI:
         return None
 
     ctx = ApiContext(decider=cast(Any, unused), store=cast(Any, unused), gate=cast(Any, unused), catch_up=nothing)
-    return create_app("admission", routers=tuple(routers(ctx)))
+    return create_app("admission", routers=tuple(routers(ctx)), metrics_gate=nothing)  # documents /metrics' 401, 403
 
 
 def document() -> dict[str, Any]:
