@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from quality import seeds_of  # the seed syntax of the other benches
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / "results" / "fairness"
@@ -55,14 +56,6 @@ def code_version() -> str:
             h.update(str(p.relative_to(ROOT)).encode())
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
-
-
-def seeds_of(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
 
 
 def workload(source: str) -> tuple[Any, Any, int, bool]:

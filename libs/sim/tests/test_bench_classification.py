@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -11,18 +9,14 @@ import numpy as np
 import pytest
 from sextant_contracts.model import Classification, WorkloadKind
 from sextant_core.profiling.plan import column_cores
+from sextant_kit.testing import load_script
 
 BENCH = Path(__file__).resolve().parents[3] / "bench" / "classification.py"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_classification", BENCH)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(BENCH, "bench_classification")
 
 
 @pytest.fixture(scope="module")

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from sextant_kit.testing import load_script
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 
 def _load() -> ModuleType:
-    sys.path.insert(0, str(BENCH))  # bench/kwiken.py imports bench/quality.py as a sibling
-    try:
-        spec = importlib.util.spec_from_file_location("bench_kwiken", BENCH / "kwiken.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+    return load_script(BENCH / "kwiken.py", "bench_kwiken")  # imports its sibling quality.py
 
 
 def test_worst_takes_the_least_cut_and_the_most_budget_used() -> None:

@@ -3,24 +3,18 @@ named gaps and the generated markdown (synthetic runs; no simulation)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from sextant_kit.testing import load_script
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(BENCH / f"{name}.py", f"bench_{name}")
 
 
 @pytest.fixture(scope="module")

@@ -3,29 +3,20 @@ simulation: synthetic per-seed documents)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from sextant_kit.testing import load_script
 
 BENCH_DIR = Path(__file__).resolve().parents[3] / "bench"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    sys.path.insert(0, str(BENCH_DIR))  # it imports its sibling quality.py
-    try:
-        spec = importlib.util.spec_from_file_location("bench_twin_acceptance", BENCH_DIR / "twin_acceptance.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH_DIR))
+    return load_script(BENCH_DIR / "twin_acceptance.py", "bench_twin_acceptance")  # imports its sibling quality.py
 
 
 def _run(q: float, cpu: float) -> dict[str, float]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from sextant_kit.testing import load_script
 from sextant_sim import groundtruth
 from sextant_sim.realism import colocation
 
@@ -18,16 +17,7 @@ BENCH_DIR = Path(__file__).resolve().parents[3] / "bench"
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    sys.path.insert(0, str(BENCH_DIR))  # bench/realism.py imports its sibling quality.py
-    try:
-        spec = importlib.util.spec_from_file_location("bench_realism", BENCH_DIR / "realism.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH_DIR))
+    return load_script(BENCH_DIR / "realism.py", "bench_realism")  # imports its sibling quality.py
 
 
 def test_the_matrix_is_the_victims_speed_factor_as_measured() -> None:

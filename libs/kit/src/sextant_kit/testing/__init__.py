@@ -12,11 +12,13 @@
 - `sextant_kit.testing.platform`: driving the running platform — `sextant(...)` (the CLI in a
   subprocess), `until(...)` (bounded polls), `platform_ps(env)`, `readyz(api)`,
   `write_stack_env(...)`, `read_log(url)` (the PostgreSQL event log).
+- `load_script(path, name)`: a script outside any package (a benchmark) loaded as a module.
 
 Importing this package does not import pytest.
 """
 
 from .kafka_offsets import read_topic, topic_end_offsets
 from .platform import platform_ps, read_log, readyz, sextant, until, write_stack_env
+from .scripts import load_script
 
-__all__ = ["platform_ps", "read_log", "read_topic", "readyz", "sextant", "topic_end_offsets", "until", "write_stack_env"]
+__all__ = ["load_script", "platform_ps", "read_log", "read_topic", "readyz", "sextant", "topic_end_offsets", "until", "write_stack_env"]
