@@ -13,6 +13,7 @@ from sextant_contracts import events as ev
 from sextant_contracts.model import INTERFERENCE_SOURCES
 from sextant_core.placement import CandidateTable, PlacementRequest
 from sextant_core.state import ClusterState, fold
+from sextant_core.testing import world
 from sextant_core.testing.builders import alloc, record, server, submitted
 
 SOURCES = [s.value for s in INTERFERENCE_SOURCES]
@@ -72,20 +73,8 @@ def cluster() -> type[Cluster]:
 
 
 def table_of(n: int, *, platforms: tuple[str, ...] = ("A",), **columns: Any) -> CandidateTable:
-    """A hand-made candidate table of `n` servers s0..s{n-1} (zero-padded) (8 cores, 32 GiB, empty, up) with
-    the given columns overridden (lists are fine)."""
-    base: dict[str, Any] = {
-        "platform_code": np.zeros(n, np.int64), "up": np.ones(n, bool), "drained": np.zeros(n, bool),
-        "cap_cores": np.full(n, 8, np.int64), "free_cores": np.full(n, 8, np.int64),
-        "cap_memory_gb": np.full(n, 32.0), "free_memory_gb": np.full(n, 32.0),
-        "residents": np.zeros(n, np.int64), "caused_sum": np.zeros((n, 10)),
-        "tolerated_min": np.full((n, 10), 100.0), "best_effort_cores": np.zeros(n, np.int64),
-        "best_effort_memory_gb": np.zeros(n),
-    }
-    for k, v in columns.items():
-        base[k] = np.asarray(v, dtype=base[k].dtype)
-    width = len(str(max(n - 1, 0)))  # zero-padded so that ids sort like rows
-    return CandidateTable(server_ids=tuple(f"s{i:0{width}d}" for i in range(n)), platforms=platforms, **base)
+    """`sextant_core.testing.world.table_of` with zero-padded ids (s00..), so that ids sort like rows."""
+    return world.table_of(n, platforms=platforms, zero_pad=True, **columns)
 
 
 def request(cores: int = 1, memory_gb: float = 1.0, *, tolerated: Any = None, caused: Any = None,

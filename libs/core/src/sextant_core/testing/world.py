@@ -112,8 +112,9 @@ def chosen(d: Decision) -> tuple[tuple[str, int, float], ...]:
 
 
 def table_of(n: int, *, platforms: tuple[str, ...] = ("A",), extra: Mapping[str, Any] | None = None,
-             **columns: Any) -> CandidateTable:
-    """A hand-made table of n servers s0..s{n-1} (8 cores, 32 GiB, empty, up) with overrides."""
+             zero_pad: bool = False, **columns: Any) -> CandidateTable:
+    """A hand-made table of n servers s0..s{n-1} (8 cores, 32 GiB, empty, up) with the given columns
+    overridden (lists are fine); `zero_pad` pads the ids (s00..) so that they sort like rows."""
     base: dict[str, Any] = {
         "platform_code": np.zeros(n, np.int64), "up": np.ones(n, bool), "drained": np.zeros(n, bool),
         "cap_cores": np.full(n, 8, np.int64), "free_cores": np.full(n, 8, np.int64),
@@ -124,5 +125,6 @@ def table_of(n: int, *, platforms: tuple[str, ...] = ("A",), extra: Mapping[str,
     }
     for k, v in columns.items():
         base[k] = np.asarray(v, dtype=base[k].dtype)
-    t = CandidateTable(server_ids=tuple(f"s{i}" for i in range(n)), platforms=platforms, **base)
+    width = len(str(max(n - 1, 0))) if zero_pad else 0
+    t = CandidateTable(server_ids=tuple(f"s{i:0{width}d}" for i in range(n)), platforms=platforms, **base)
     return t.with_extra({k: np.asarray(v) for k, v in (extra or {}).items()}) if extra else t
