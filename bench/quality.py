@@ -31,6 +31,9 @@ other tables. JSON: `{"ladder": {SCENARIO: {ROW: {"per_seed": {SEED: qos}, "mean
 {"qos", "wall_seconds", "profile"}}}}, "worst": {SCENARIO: {ROW: worst}}, "code_version",
 "twin_version", "load_avg", ...}`. `--quick` there: the first seed only. The markdown table of
 docs/quality.md is generated from this JSON by `bench/ladder_doc.py`.
+`--ladder --merge A.json B.json --json OUT` combines ladders made with disjoint rows (`--profiles`),
+each row keeping the code version it ran at (`code_versions`): rows whose code changed on purpose
+are re-run without re-running the rest.
 
 Tables: per scenario, each profile's QoS-met fraction (mean and worst over seeds), mean
 normalised performance, mean performance vs target, CPU utilisation, over-provisioning and
@@ -335,6 +338,50 @@ def run_ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+def merge_ladders(paths: list[str], json_path: str | None) -> int:
+    """One ladder JSON from several made with disjoint rows (`--profiles`), e.g. rows whose code
+    changed on purpose re-run at a newer commit while the others keep their cached runs. Each row
+    keeps the code version it ran at (`code_versions`; `code_version` joins the distinct ones);
+    the twin version must be the same in every part, and a (scenario, row, seed) in two parts is
+    an error."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    twins = {p["twin_version"] for p in parts}
+    if len(twins) != 1:
+        raise SystemExit(f"parts ran on different twins: {sorted(twins)}")
+    runs: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+    per_seed: dict[str, dict[str, dict[str, Any]]] = {}
+    versions: dict[str, str] = {}
+    for part in parts:
+        for sc, rows in part["per_seed"].items():
+            for row, seeds in rows.items():
+                for seed, v in seeds.items():
+                    if seed in per_seed.get(sc, {}).get(row, {}):
+                        raise SystemExit(f"{sc} {row} seed {seed} is in two parts")
+                    per_seed.setdefault(sc, {}).setdefault(row, {})[seed] = {**v, "code_version": part["code_version"]}
+                    runs.setdefault(sc, {}).setdefault(row, {})[int(seed)] = {"qos_met_fraction": v["qos"]}
+                if versions.setdefault(row, part["code_version"]) != part["code_version"]:
+                    raise SystemExit(f"row {row} ran at two code versions")
+    out = ladder_summary(runs)
+    walls = [float(v["wall_seconds"]) for rs in per_seed.values() for r in rs.values() for v in r.values()
+             if v.get("wall_seconds") is not None]
+    doc = {"benchmark": "quality-ladder", **out, "per_seed": per_seed,
+           "code_version": "+".join(sorted(set(versions.values()))), "code_versions": versions,
+           "twin_version": twins.pop(), "seeds": sorted({int(s) for p in parts for s in p["seeds"]}),
+           "quick": any(p["quick"] for p in parts), "scenarios": sorted(runs),
+           "load_avg": max((p["load_avg"] for p in parts), key=lambda la: la[0]),
+           "run_wall_seconds_total": round(sum(walls), 1),
+           "elapsed_seconds": round(sum(p["elapsed_seconds"] for p in parts), 1),
+           "machine": parts[0]["machine"], "merged_from": len(parts)}
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if json_path:
+        Path(json_path).write_text(text)
+    for sc, table in out["ladder"].items():
+        print(f"\n{sc}\n{'row':<30} {'mean':>7} {'worst':>7}")
+        for row, v in table.items():
+            print(f"{row:<30} {_fmt(v['mean']):>7} {_fmt(v['worst']):>7}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", dest="json_path")
@@ -346,7 +393,11 @@ def main() -> int:
     ap.add_argument("--classifier", choices=("profile", "estimates"), default="profile",
                     help="estimates: the issue-5 profiles classify with the twin's estimate port")
     ap.add_argument("--ladder", action="store_true", help="the information ladder (see above)")
+    ap.add_argument("--merge", nargs="+", metavar="LADDER_JSON",
+                    help="with --ladder: combine ladder JSONs made with disjoint rows (see merge_ladders)")
     args = ap.parse_args()
+    if args.ladder and args.merge:
+        return merge_ladders(args.merge, args.json_path)
     args.scenarios_given = any(a == "--scenarios" or a.startswith("--scenarios=") for a in sys.argv[1:])
     if args.ladder:
         return run_ladder(args)

@@ -76,3 +76,38 @@ def test_the_markdown_is_generated_from_the_json_and_replaces_its_block(quality:
     doc.write(md, ["replaced"])
     out = md.read_text()
     assert out.count(doc.BEGIN) == 1 and "replaced" in out and "Planning loss" not in out and "before" in out
+
+
+def _part(quality: ModuleType, rows: set[str], version: str, tmp: Path, twin: str = "4-x") -> str:
+    per_seed = {"paragon-ec2-2500": {row: {str(s): {"qos": r["qos_met_fraction"], "wall_seconds": 1.0}
+                                           for s, r in seeds.items()}
+                                     for row, seeds in _runs()["paragon-ec2-2500"].items() if row in rows}}
+    path = tmp / f"{version}.json"
+    path.write_text(json.dumps({"per_seed": per_seed, "code_version": version, "twin_version": twin,
+                                "seeds": [6, 7], "quick": False, "load_avg": [1.0, 1.0, 1.0],
+                                "elapsed_seconds": 2.0, "machine": {}}))
+    return str(path)
+
+
+def test_merged_parts_give_the_whole_ladder_with_each_rows_code_version(quality: ModuleType,
+                                                                        tmp_path: Path) -> None:
+    oracle_rows = {r for r in QOS if r.startswith("oracle")}
+    a = _part(quality, oracle_rows, "new", tmp_path)
+    b = _part(quality, set(QOS) - oracle_rows, "old", tmp_path)
+    assert quality.merge_ladders([a, b], str(tmp_path / "m.json")) == 0
+    merged = json.loads((tmp_path / "m.json").read_text())
+    whole = quality.ladder_summary(_runs())
+    assert merged["ladder"] == whole["ladder"] and merged["losses"] == whole["losses"]
+    assert merged["code_versions"]["oracle"] == "new" and merged["code_versions"]["sextant"] == "old"
+    assert merged["code_version"] == "new+old"
+    assert merged["per_seed"]["paragon-ec2-2500"]["oracle"]["6"]["code_version"] == "new"
+
+
+def test_merge_refuses_overlapping_rows_and_different_twins(quality: ModuleType, tmp_path: Path) -> None:
+    a = _part(quality, {"oracle", "sextant"}, "a", tmp_path)
+    b = _part(quality, {"sextant"}, "b", tmp_path)
+    with pytest.raises(SystemExit, match="in two parts"):
+        quality.merge_ladders([a, b], None)
+    c = _part(quality, {"random"}, "c", tmp_path, twin="4-other")
+    with pytest.raises(SystemExit, match="different twins"):
+        quality.merge_ladders([a, c], None)
