@@ -20,6 +20,7 @@ re-launches what the log says is running (from scratch — a restarted container
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
@@ -54,6 +55,7 @@ class TwinExecutor(AgentHost):
         self._samples: list[RawSample] = []
         self._started: dict[str, Allocation] = {}  # what each running workload was started with
         self._set_aside: set[str] = set()  # workloads quarantined: their happenings are skipped
+        self._profiled: set[tuple[str, tuple[str, ...]]] = set()  # (workload, run ids) launched by this process
         self.ledger = Ledger()
         sids = [sid for sid, _ in self.setup.servers]
         pidx = [self.setup.cat.index(p.platform_id) for _, p in self.setup.servers]
@@ -161,6 +163,7 @@ class TwinExecutor(AgentHost):
                 self._started[wid] = w.allocation
             elif w.phase == WorkloadPhase.PROFILING and w.profile_runs:
                 self.agent.execute(cmd.ExecuteProfileRuns(workload_id=wid, runs=w.profile_runs), "resume")
+                self._profiled.add(_plan_key(wid, w.profile_runs))
         # WorkloadStarted of a RUNNING workload is a duplicate fact (folded as a no-op); keep it for PLACED
         return [f for f in self._take() if not (isinstance(f, ev.WorkloadStarted)
                                                  and state.workloads[f.workload_id].phase == WorkloadPhase.RUNNING)]
@@ -181,6 +184,8 @@ class TwinExecutor(AgentHost):
         self.agent.execute(command, "command")
         if isinstance(command, cmd.StartWorkload | cmd.ResizeWorkload):
             self._started[command.workload_id] = command.allocation
+        elif isinstance(command, cmd.ExecuteProfileRuns):
+            self._profiled.add(_plan_key(command.workload_id, command.runs))
         return self._take()
 
     def _misfit(self, w: WorkloadState) -> str:
@@ -194,7 +199,11 @@ class TwinExecutor(AgentHost):
     def _already_done(self, command: cmd.Command) -> bool:
         wid = command.workload_id
         if isinstance(command, cmd.ExecuteProfileRuns):
-            return wid in self.agent._profiles  # a run of this workload is in flight
+            # a run of this workload is in flight, or these runs were launched by this process
+            # already — by `resume` before the consumer caught up with their `ProfilingPlanned`:
+            # running them again would report the profiling twice, and a second
+            # `ProfilingCompleted` reclassifies the workload in place and re-plans it
+            return wid in self.agent._profiles or _plan_key(wid, command.runs) in self._profiled
         if isinstance(command, cmd.StartWorkload):
             return wid in self.world.active and self._started.get(wid) == command.allocation
         return False
@@ -238,3 +247,9 @@ class TwinExecutor(AgentHost):
     def _take(self) -> list[ev.Event]:
         facts, self._facts = self._facts, []
         return facts
+
+
+def _plan_key(workload_id: str, runs: Sequence[ev.ProfileRun]) -> tuple[str, tuple[str, ...]]:
+    """One profiling plan of a workload: its run ids are derived from the plan's decision, so a
+    re-profiling (reclassification) has others."""
+    return workload_id, tuple(r.run_id for r in runs)
