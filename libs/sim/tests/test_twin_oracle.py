@@ -2,17 +2,20 @@
 least as good as every baseline on QoS met and on mean normalised performance.
 
 [IMPL CHOICE / known limit] The oracle is a per-workload greedy with perfect knowledge, not a global
-optimum: on single seeds of the 6-server smoke cluster it can lose to a baseline that never starts
-a hopeless analytics job (pending jobs cost a baseline nothing extra, while the oracle runs them
-on the big servers). Hence the average over seeds here; docs/results/baselines.md reports per scenario.
+optimum, hence the average over seeds here; docs/results/baselines.md reports per scenario. One
+single-seed ordering is pinned: `smoke` seed 6, where the oracle had lost to interference-oblivious
+by starting a hopeless analytics job (module docstring of `sextant_sim.oracle`).
 """
 
 from __future__ import annotations
 
+import io
+import json
+
 import numpy as np
 import pytest
 from sextant_sim.baselines import BASELINES
-from sextant_sim.runner import compare
+from sextant_sim.runner import compare, run_profile
 
 SEEDS = (1, 2, 3, 4)
 
@@ -27,6 +30,29 @@ def test_oracle_is_at_least_as_good_as_every_baseline_on_smoke_on_average() -> N
     # and it is not a tie by construction: the oracle is strictly better than least-loaded
     assert np.mean([r["oracle"]["qos_met_fraction"] for r in runs]) > \
         np.mean([r["least-loaded"]["qos_met_fraction"] for r in runs])
+
+
+def test_a_hopeless_analytics_job_waits_instead_of_holding_servers() -> None:
+    """`smoke` seed 6: the hadoop job w00003 wants 48 cores (6 reference nodes) on a 28-core cluster
+    and cannot finish in time anywhere. Started at once, it held both mid servers for 1 561 s and the
+    oracle met QoS for 0.4375 of the workloads < interference-oblivious's 0.5. It now waits and runs
+    only after the last arrival, on servers nobody else uses."""
+    buf = io.StringIO()
+    oracle = run_profile("smoke", "oracle", 6, log_out=buf)
+    events = [json.loads(line) for line in buf.getvalue().splitlines()]
+    setup = oracle.engine.setup
+    assert setup.truths["w00003"].analytics is not None
+    first = next(e for e in events if e["type"] in ("PlacementDecided", "PlacementDeferred")
+                 and e["event"]["workload_id"] == "w00003")
+    assert first["type"] == "PlacementDeferred"
+    assert first["event"]["reasons"] == ["oracle/target_unreachable"]
+    placed = [e["event"] for e in events if e["type"] == "PlacementDecided" and e["event"]["workload_id"] == "w00003"]
+    last_arrival = max(s.at for s in setup.subs)
+    assert all(p["at"] > last_arrival for p in placed)
+    for p in ("interference-oblivious", "least-loaded"):
+        other = run_profile("smoke", p, 6).summary
+        assert oracle.summary["qos_met_fraction"] >= other["qos_met_fraction"], p
+    assert oracle.summary["qos_met_fraction"] >= 0.75
 
 
 def _batch(ratio: list[float], broken: list[int]) -> object:
