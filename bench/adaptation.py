@@ -262,6 +262,14 @@ def stragglers(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
             "lead_vs_hadoop_detected": _mean(leads["hadoop-speculative"]) if leads["hadoop-speculative"] else None,
             "lead_vs_late_detected": _mean(leads["late"]) if leads["late"] else None,
             "job_completion_time_s": table["sextant-adaptive"]["mean_jct_common_s"],
+            "worst_seed": {"precision": min(r["stragglers"]["precision"] for r in runs["sextant-adaptive"]),
+                           "recall": min(r["stragglers"]["recall"] for r in runs["sextant-adaptive"])},
+            "per_seed": {str(s): {p: {**{k: runs[p][i]["stragglers"][k] for k in
+                                         ("precision", "recall", "detected_pairs", "true_pairs", "injected",
+                                          "mean_delay_s")},
+                                      "mean_jct_s": round(statistics.fmean(runs[p][i]["jct"].values()), 3)
+                                      if runs[p][i]["jct"] else None} for p in profiles}
+                         for i, s in enumerate(seeds)},
             "profiles": table, "scenario": key}
 
 

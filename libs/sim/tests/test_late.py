@@ -90,3 +90,45 @@ def test_hadoop_rule_on_tasks_skips_copies_and_young_attempts() -> None:
     attempts[2] = 1
     elapsed[3] = 30.0
     assert hadoop_tasks(servers, progress, elapsed, attempts).tasks == (1,)
+
+
+# --- the per-task view in the twin and its path to the reprovisioner ---------------------------------
+
+
+def test_task_attempts_reach_the_reprovisioner_and_old_commands_upcast() -> None:
+    from sextant_contracts import commands as cmd
+    from sextant_contracts import events as ev
+    from sextant_contracts.upcasters import upcast
+    from sextant_core.process import react
+    from sextant_core.state.model import ClusterState
+
+    e = ev.TaskAttemptsObserved(at=5.0, workload_id="w1", servers=("a", "b"), rates=(1.0, 0.5),
+                                progress=(0.4, 0.1), elapsed=(100.0, 30.0), attempts=(0, 1))
+    (c,) = react(ClusterState(), e)
+    assert isinstance(c, cmd.AssessTasks) and c.elapsed == (100.0, 30.0) and c.attempts == (0, 1)
+    (old,) = react(ClusterState(), ev.TasksObserved(at=5.0, workload_id="w1", servers=("a",), rates=(1.0,),
+                                                    progress=(0.4,)))
+    assert isinstance(old, cmd.AssessTasks) and old.elapsed == () and old.attempts == ()
+    v1 = {"workload_id": "w1", "servers": ["a"], "rates": [1.0], "progress": [0.4]}
+    assert upcast("AssessTasks", 1, v1) == {**v1, "elapsed": [], "attempts": []}
+
+
+def test_the_v2_scenario_gives_tasks_their_own_progress_copies_and_true_stragglers() -> None:
+    from sextant_contracts import events as ev
+    from sextant_sim.adaptation.run import run
+    from sextant_sim.scenarios import load_scenario
+    from sextant_sim.setup import prepare
+
+    r = run(prepare(load_scenario("quasar-hadoop-stragglers-v2"), 6), "late", 6)
+    views = [e for e in r.events if isinstance(e, ev.TasksObserved)]
+    assert views and all(isinstance(e, ev.TaskAttemptsObserved) for e in views)
+    # tasks on one server differ in progress (their own sizes), not only between servers
+    assert any(len({p for s, p in zip(e.servers, e.progress, strict=True) if s == e.servers[0]}) > 1 for e in views)
+    relaunched = [e for e in r.events if isinstance(e, ev.AllocationAdjusted) and e.action == "relaunch"]
+    assert relaunched  # LATE speculates in the twin
+    assert any(1 in e.attempts for e in views)  # the relaunched node's tasks are copies
+    injected = {(w, s, at) for w, s, at, _f in r.engine.world.stragglers}
+    true = r.engine.agent.adaptation.true_stragglers
+    assert true and {(w, s, at) for w, s, at, _f in true} <= injected
+    # an injection on a node much faster than the job's median is no true straggler (the definition)
+    assert len(true) < len(injected)
