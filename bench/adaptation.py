@@ -324,6 +324,7 @@ def merge(paths: list[str], out_path: str) -> int:
         for name in ("phases", "diurnal", "stragglers"):
             if name in part:
                 out[name] = {**part[name], "code_version": part["code_version"],
+                             **{k: part[k] for k in ("twin_version", "load_avg") if k in part},
                              "seeds": part[name].get("seeds", part["seeds"])}
     if "phases" in out and "per_seed" in out["phases"]:
         det = [v["sextant-adaptive"]["detection"] for v in out["phases"]["per_seed"].values()]
@@ -353,7 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     seeds = seeds_of(args.seeds) if args.seeds else ([1] if args.quick else [1, 2, 3])
     version = code_version()
     started = time.perf_counter()
-    out: dict[str, Any] = {"code_version": version, "seeds": seeds, "quick": args.quick,
+    from sextant_sim.groundtruth import TWIN_VERSION
+
+    out: dict[str, Any] = {"code_version": version, "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick,
+                           "load_avg": [round(x, 2) for x in os.getloadavg()],
                            "machine": {"platform": platform.platform(), "python": platform.python_version(),
                                        "cpus": os.cpu_count(), "note": "2 cores shared with other engineers (loaded)"},
                            "paper": PAPER}
