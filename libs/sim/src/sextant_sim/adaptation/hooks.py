@@ -215,8 +215,9 @@ class AdaptationHooks:
         """Truth: is the injected node's straggling real (docs/adaptation.md)? A task of it runs
         below half the job's median task progress rate, and would not without the injection."""
         world = self.host.world
+        slow = a.slow_server
         median = float(np.median([r for _s, r, _u in rates]))
-        if any(s == a.slow_server and r < 0.5 * median <= u for s, r, u in rates):
+        if slow is not None and any(s == slow and r < 0.5 * median <= u for s, r, u in rates):
             at = next((x[2] for x in reversed(world.stragglers) if x[0] == a.wid), None)
             if at is not None:
-                self.true_stragglers.append((a.wid, world.sids[a.slow_server], at, a.slow_factor))
+                self.true_stragglers.append((a.wid, world.sids[slow], at, a.slow_factor))
