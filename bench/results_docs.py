@@ -40,8 +40,10 @@ INTRO: dict[str, tuple[str, str]] = {
         "Monitoring and reprovisioning",
         "Phase detection on `paragon-local-phases`, the diurnal memcached service (with the "
         "ground-truth floor of its server-hours) on `quasar-memcached-diurnal`, stragglers on "
-        "`quasar-hadoop-stragglers`, against the adaptation baselines. Written by "
-        "`bench/adaptation.py --json bench/results/adaptation.json --seeds 1-3 --diurnal-seeds 1-3`. "
+        "`quasar-hadoop-stragglers-v2` (per-task telemetry, LATE as the paper defines it; seeds 6-10), "
+        "against the adaptation baselines. Written by "
+        "`bench/adaptation.py --json bench/results/adaptation.json --seeds 1-3 --diurnal-seeds 1-3` "
+        "(stragglers: `--studies stragglers --seeds 6-10`, merged). "
         "Definitions: docs/adaptation.md, \"The benchmark\"."),
     "classification": (
         "Classification engine, full run",

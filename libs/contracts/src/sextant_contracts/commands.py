@@ -179,8 +179,12 @@ class AssessTasks(Command):
 
     TYPE: ClassVar[str] = "AssessTasks"
     HANDLER: ClassVar[str] = "reprovisioning"
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2
     servers: tuple[str, ...] = ()
     rates: tuple[float, ...] = ()
     progress: tuple[float, ...] = ()
+    # v2 (from `TaskAttemptsObserved`; empty from `TasksObserved`): seconds each attempt has run,
+    # and 0 for an original attempt, ≥ 1 for a speculative copy
+    elapsed: tuple[float, ...] = ()
+    attempts: tuple[int, ...] = ()
 

@@ -346,6 +346,18 @@ class TasksObserved(WorkloadEvent):
     rates: tuple[float, ...] = ()  # per task, ≥ 0
     progress: tuple[float, ...] = ()  # per task, fraction done 0..1
 
+
+class TaskAttemptsObserved(TasksObserved):
+    """`TasksObserved` where each task has its own progress, with what LATE (Zaharia et al.,
+    OSDI'08) needs besides: how long each task attempt has run and whether it is a speculative
+    copy. A subclass, so it folds and is assessed like `TasksObserved`; a separate type, so logs
+    written before it (the golden logs, the platform fixture) keep their bytes."""
+
+    TYPE: ClassVar[str] = "TaskAttemptsObserved"
+    SCHEMA_VERSION: ClassVar[int] = 1
+    elapsed: tuple[float, ...] = ()  # per task, seconds the attempt has run, ≥ 0
+    attempts: tuple[int, ...] = ()  # per task, 0 = the original attempt, ≥ 1 = a speculative copy
+
 # --- telemetry -------------------------------------------------------------------------------
 
 

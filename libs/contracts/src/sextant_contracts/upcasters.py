@@ -72,3 +72,11 @@ def _probe_requested_v1(payload: Payload) -> Payload:
     """v1 → v2: probes logged before the fold counted every decision event were not counted."""
     payload["counted"] = False
     return payload
+
+
+@upcaster("AssessTasks", from_version=1)
+def _assess_tasks_v1(payload: Payload) -> Payload:
+    """v1 → v2: v1 commands came from `TasksObserved`, which knows no attempts."""
+    payload.setdefault("elapsed", [])
+    payload.setdefault("attempts", [])
+    return payload

@@ -201,8 +201,11 @@ def _(event: ev.InterferenceProbed, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.TasksObserved, state: ClusterState) -> Commands:
+    """`TaskAttemptsObserved` (a subclass) also carries each attempt's age and copy number."""
+    a = event if isinstance(event, ev.TaskAttemptsObserved) else None
     return (cmd.AssessTasks(workload_id=event.workload_id, servers=event.servers, rates=event.rates,
-                            progress=event.progress),)
+                            progress=event.progress, elapsed=() if a is None else a.elapsed,
+                            attempts=() if a is None else a.attempts),)
 
 
 def _held(state: ClusterState, workload_id: str) -> tuple[str, ...]:

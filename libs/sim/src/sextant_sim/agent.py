@@ -108,6 +108,7 @@ class Agent:
             if c.workload_id in self.world.active:
                 self._split_for(c.workload_id, c.allocation, now)
                 self._kill(self.world.start(c.workload_id, truth, c.allocation, now), now, cause)
+                self.adaptation.resized(c.workload_id, now)
         elif isinstance(c, cmd.StopWorkload):
             self._close(c.workload_id, now)
         elif isinstance(c, cmd.ProbeInterference):

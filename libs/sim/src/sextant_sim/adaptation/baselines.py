@@ -20,6 +20,11 @@ classification, admission and initial planner; only the adaptation differs):
   least one) are relaunched per observation, longest time left first. [IMPL CHOICE] the twin's
   "task" is a slot's share of the bulk stage, running since the job started.
 
+With per-task telemetry (`TaskAttemptsObserved`, scenario `quasar-hadoop-stragglers-v2`) both
+rules run on tasks as their papers define them (`late`, `hadoop_tasks`): each task's own progress
+and age, at most one speculative copy per task (a copy is never speculated again), LATE's
+SlowNodeThreshold and SpeculativeCap (`late`'s docstring).
+
 Both straggler baselines relaunch on the server the `Adaptive` ladder would pick
 (`ladder.extra_node`), without the in-place probe Quasar adds (Quasar §4.3): the difference
 measured is detection, not placement.
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -149,19 +154,100 @@ def late_slow(rates: Sequence[float], progress: Sequence[float], elapsed: float,
     return cand[: max(1, math.floor(cap * len(progress)))]
 
 
-class Speculative(_MonitoringOnly, TaskAssessor):
-    """Relaunches the servers of slow tasks found by `rule` (Hadoop's or LATE's)."""
+SLOW_TASK_PERCENTILE = 25.0  # LATE's SlowTaskThreshold
+SLOW_NODE_PERCENTILE = 25.0  # LATE's SlowNodeThreshold
+SPECULATIVE_CAP = 0.10  # LATE's SpeculativeCap, a share of the slots
 
-    def __init__(self, rule: Callable[[Sequence[float], Sequence[float], float], list[int]], name: str) -> None:
+
+@dataclass(frozen=True, slots=True)
+class Speculation:
+    """Tasks to speculate (indices, in order) and the nodes no copy may go to."""
+
+    tasks: tuple[int, ...]
+    slow_nodes: tuple[str, ...] = ()
+
+
+def late(servers: Sequence[str], progress: Sequence[float], elapsed: Sequence[float], attempts: Sequence[int],
+         min_run_s: float = MIN_RUN_S, cap: float = SPECULATIVE_CAP) -> Speculation:
+    """LATE (Zaharia et al., OSDI'08 §4) on one job's per-task view.
+
+    - progress rate of a running task = its progress score / the time its attempt has run;
+    - candidates: running original attempts (a speculative copy is never copied again, and the
+      twin kills the original it replaces: at most one copy per task) that have run ≥ `min_run_s`
+      with a rate below SlowTaskThreshold, the 25th percentile (linear) of the running tasks' rates;
+    - ranked by estimated time left (1 − progress) / rate, longest first (a rate of 0: infinite);
+      ties by server id, then task index — deterministic;
+    - SpeculativeCap: running copies + new ones ≤ max(1, ⌊10 % × slots⌋). [IMPL CHOICE] the
+      slots are the job's (its busy slots, one per observed task): the twin shows LATE one job's
+      TaskTracker view at a time, and 10 % of the 40-server cluster's slots would never bind;
+      at least one, so a job of < 10 slots can still be speculated;
+    - SlowNodeThreshold: a node whose total progress score (Σ over its tasks, finished ones
+      included) is below the 25th percentile of the job's nodes gets no copy (`slow_nodes`).
+      [IMPL CHOICE] per job, like the cap; a copy goes where the ladder's `extra_node` puts it,
+      excluding these nodes.
+    """
+    n = len(progress)
+    att = tuple(attempts) if len(attempts) == n else (0,) * n
+    age = tuple(elapsed) if len(elapsed) == n else (0.0,) * n
+    score: dict[str, float] = {}
+    for i in range(min(n, len(servers))):
+        score[servers[i]] = score.get(servers[i], 0.0) + progress[i]
+    node_thr = float(np.percentile(list(score.values()), SLOW_NODE_PERCENTILE)) if score else 0.0
+    slow_nodes = tuple(sorted(s for s, v in score.items() if v < node_thr))
+    running = [i for i in range(min(n, len(servers))) if progress[i] < 1.0 and age[i] > 0.0]
+    if len(running) < 2:
+        return Speculation((), slow_nodes)
+    rate = {i: progress[i] / age[i] for i in running}
+    thr = float(np.percentile([rate[i] for i in running], SLOW_TASK_PERCENTILE))
+    budget = max(1, math.floor(cap * n)) - sum(1 for i in running if att[i] >= 1)
+    if budget <= 0:
+        return Speculation((), slow_nodes)
+
+    def left(i: int) -> float:
+        return (1.0 - progress[i]) / rate[i] if rate[i] > 0 else math.inf
+
+    cand = [i for i in running if att[i] == 0 and age[i] >= min_run_s and rate[i] < thr]
+    cand.sort(key=lambda i: (-left(i), servers[i], i))
+    return Speculation(tuple(cand[:budget]), slow_nodes)
+
+
+def hadoop_tasks(servers: Sequence[str], progress: Sequence[float], elapsed: Sequence[float],
+                 attempts: Sequence[int], min_run_s: float = MIN_RUN_S) -> Speculation:
+    """Hadoop's rule on the per-task view: a running original attempt that has run ≥ `min_run_s`
+    and is more than 0.2 behind the average progress score of the job's tasks (one copy per task)."""
+    n = min(len(progress), len(servers))
+    att = tuple(attempts) if len(attempts) == len(progress) else (0,) * len(progress)
+    age = tuple(elapsed) if len(elapsed) == len(progress) else (0.0,) * len(progress)
+    behind = set(hadoop_slow((), progress[:n]))
+    return Speculation(tuple(i for i in range(n) if i in behind and att[i] == 0 and age[i] >= min_run_s))
+
+
+TaskRule = Callable[[Sequence[str], Sequence[float], Sequence[float], Sequence[int]], Speculation]
+
+
+class Speculative(_MonitoringOnly, TaskAssessor):
+    """Relaunches the servers of slow tasks found by `rule` (Hadoop's or LATE's): on the per-node
+    view (`TasksObserved`) the job-age `rule`, on the per-task view (`TaskAttemptsObserved`: the
+    command carries attempts) `task_rule`."""
+
+    def __init__(self, rule: Callable[[Sequence[float], Sequence[float], float], list[int]], name: str,
+                 task_rule: TaskRule | None = None) -> None:
         self.rule = rule
         self.name = name
+        self.task_rule = task_rule
 
     def assess_tasks(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
                      ctx: DecisionContext) -> Sequence[ev.Event]:
         if w.allocation is None or w.started_at is None or ctx.at - w.started_at < MIN_RUN_S:
             return ()
         servers: dict[str, None] = {}
-        for i in self.rule(c.rates, c.progress, ctx.at - w.started_at):
+        avoid: tuple[str, ...] = ()
+        if self.task_rule is not None and c.attempts:
+            pick = self.task_rule(c.servers, c.progress, c.elapsed, c.attempts)
+            chosen, avoid = list(pick.tasks), pick.slow_nodes
+        else:
+            chosen = self.rule(c.rates, c.progress, ctx.at - w.started_at)
+        for i in chosen:
             if c.servers[i] in w.allocation.servers:
                 servers.setdefault(c.servers[i], None)
         if not servers:
@@ -172,7 +258,8 @@ class Speculative(_MonitoringOnly, TaskAssessor):
         for sid in servers:
             old = next(a for a in w.allocation.assignments if a.server_id == sid)
             dest = ladder.extra_node(state, w, m, old.cores, old.memory_gb,
-                                     exclude=tuple(sorted({*w.allocation.servers, *(x.server_id for x in moved)})))
+                                     exclude=tuple(sorted({*w.allocation.servers, *avoid,
+                                                           *(x.server_id for x in moved)})))
             if dest is not None:
                 moved.append(dest)
         if not keep and not moved:
@@ -197,9 +284,10 @@ def policy_set(profile: str, utilisation: Utilisation | None = None) -> PolicySe
         return replace(base, version=f"{base.version}+as{VERSION}", planner=OneServerFirst(base.planner),
                        reprovisioner=Autoscaling(utilisation, thr))
     if profile == "hadoop-speculative":
-        return replace(base, version=f"{base.version}+hs{VERSION}", reprovisioner=Speculative(hadoop_slow, profile))
+        return replace(base, version=f"{base.version}+hs{VERSION}",
+                       reprovisioner=Speculative(hadoop_slow, profile, hadoop_tasks))
     if profile == "late":
-        return replace(base, version=f"{base.version}+late{VERSION}", reprovisioner=Speculative(late_slow, profile))
+        return replace(base, version=f"{base.version}+late{VERSION}", reprovisioner=Speculative(late_slow, profile, late))
     raise KeyError(profile)
 
 

@@ -82,6 +82,10 @@ class Telemetry(_M):
     # [IMPL CHOICE] (adaptation) the telemetry period of single-node workloads when it differs from
     # `period_s` (None: the same)
     single_period_s: float | None = Field(default=None, gt=0)
+    # (stragglers) the TaskTracker view of analytics jobs per task, as LATE needs it: each task its
+    # own work (the job's task sizes), progress, age and copy number (`TaskAttemptsObserved`;
+    # `adaptation.hooks`). False: one progress per node (`TasksObserved`, the logs before it)
+    task_attempts: bool = False
 
 
 class PaperResult(_M):
