@@ -33,12 +33,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from sextant_core.recurring.dra import DraParams
 from sextant_core.recurring.plan import Plan, PlanError, ReservationRequest
 from sextant_core.recurring.skyline import DEFAULT_ALPHA, SkylineError, fit_skyline
 from sextant_core.recurring.slo import SloContract
 
 from .evaluation import MonthSetup
 from .execution import ReservationTable, reservation_table
+from .reprovisioning import DraReservations
 
 DAY_MIN = 1440
 
@@ -49,6 +51,10 @@ class PlannedMonth:
     plan: Plan
     placed: tuple[int, ...]  # template keys with a reservation
     refused: tuple[int, ...]  # actionable templates left on the user's allocation
+
+    def with_dra(self, params: DraParams = DraParams()) -> DraReservations:
+        """The same reservations with DRA in the loop (a fresh, stateful policy per simulation)."""
+        return DraReservations(self.table, self.plan, params)
 
 
 def plan_reservations(setup: MonthSetup, contracts: Mapping[int, SloContract],
