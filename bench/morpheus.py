@@ -48,6 +48,7 @@ import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, se
 
 # isort: split
 import argparse
+import json
 import os
 import sys
 import time
@@ -60,7 +61,9 @@ from morpheus_speed import measure_speed
 from quality import code_version, seeds_of  # the same code version and seed syntax as the other benches
 from sextant_cli.recurring import load_jobs, write_json_atomically
 from sextant_core.recurring.analysis import AnalysisParams, JobTable, analyse
-from sextant_sim.recurring.evaluation import measure_baseline
+from sextant_sim.recurring.comparison import alpha_sweep, slack_ratios, smallest_cluster, train, worst_case
+from sextant_sim.recurring.evaluation import measure_month_on as measure_baseline_on
+from sextant_sim.recurring.evaluation import month
 from sextant_sim.recurring.workload import WorkloadParams, recurring_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,31 +163,111 @@ def table(real: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-TWIN_KEYS = ("slo_derivable_share", "baseline_misses_worst_case", "baseline_misses_fair_share")
+TWIN_KEYS = ("slo_derivable_share", "baseline_misses_worst_case", "sextant_misses_worst_case",
+             "sextant_no_dra_misses_worst_case", "floor_misses", "worst_case_miss_reduction_x", "cluster_size_reduction")
+ALPHAS = (0.001, 0.01, 0.1, 0.5)
+SLACK_PNG = ROOT / "docs" / "results" / "morpheus-slack-cdf.png"
+
+
+def twin_seed(seed: int, quick: bool, params: WorkloadParams, full_extras: bool, say: Any) -> dict[str, Any]:
+    """One seed's month: the baseline, Sextant with and without DRA, the floor, the smallest
+    cluster by bisection; with `full_extras` also the ablation, the α sweep and the slack ratios."""
+    t0 = time.process_time()
+    setup = month(seed, params)
+    trained = train(setup)
+    row = measure_baseline_on(setup, trained.baseline)
+    row.update(worst_case(trained))
+    say(f"twin seed {seed}: worst case {row['baseline_misses_worst_case']} -> {row['sextant_misses_worst_case']} "
+        f"(no DRA {row['sextant_no_dra_misses_worst_case']}, floor {row['floor_misses']})")
+    steps = 3 if quick else 5
+    size = smallest_cluster(trained, "both", steps)
+    row["cluster_size_reduction"] = size["reduction"]
+    row["smallest_cluster"] = size
+    say(f"twin seed {seed}: smallest cluster {size}")
+    if full_extras:
+        row["ablation"] = {v: smallest_cluster(trained, v, steps, target=size["baseline_misses"])["reduction"]
+                           for v in ("slo_packing", "modelling")} | {"both": size["reduction"]}
+        say(f"twin seed {seed}: ablation {row['ablation']}")
+        row["alpha_sweep"] = alpha_sweep(trained, ALPHAS[1:3] if quick else ALPHAS)
+        say(f"twin seed {seed}: alpha sweep {row['alpha_sweep']}")
+        ratios = slack_ratios(trained)
+        row["slack"] = {"instances": int(ratios.size), "median": round(float(np.median(ratios)), 3),
+                        "share_at_least_1": round(float((ratios >= 1).mean()), 4),
+                        "share_at_least_2": round(float((ratios >= 2).mean()), 4)}
+        slack_png(ratios, seed)
+    row["cpu_seconds"] = round(time.process_time() - t0, 1)
+    return row
+
+
+def slack_png(ratios: np.ndarray, seed: int) -> None:
+    """Fig. 9a: the CDF of slack / duration, as a PNG beside the results page."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=100)
+    y = np.arange(1, ratios.size + 1) / max(ratios.size, 1)
+    ax.step(np.clip(ratios, 1e-2, 1e3), y, where="post")
+    ax.set_xscale("log")
+    ax.set_xlabel("slack / duration  (T_outRead − T_end) / (T_end − T_start)")
+    ax.set_ylabel("CDF of instances")
+    ax.set_title(f"Slack of periodic instances (twin, seed {seed}, training weeks)", fontsize=9)
+    ax.axvline(2.0, color="grey", linestyle=":", linewidth=1)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    SLACK_PNG.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(SLACK_PNG, metadata={"Software": None})
+    plt.close(fig)
 
 
 def twin(seeds: list[int], quick: bool, say: Any) -> dict[str, Any]:
     params = WorkloadParams(templates=100 if quick else 200)
     per_seed: dict[str, Any] = {}
-    for seed in seeds:
-        t0 = time.perf_counter()
-        per_seed[str(seed)] = measure_baseline(seed, params)
-        say(f"twin seed {seed}: {per_seed[str(seed)]} ({time.perf_counter() - t0:.0f} s)")
+    for n, seed in enumerate(seeds):
+        per_seed[str(seed)] = twin_seed(seed, quick, params, full_extras=not quick or n == 0, say=say)
+        say(f"twin seed {seed}: {per_seed[str(seed)]['cpu_seconds']} CPU s")
     vals = list(per_seed.values())
     worst = {"slo_derivable_share": min(v["slo_derivable_share"] for v in vals),
+             "worst_case_miss_reduction_x": min(v["worst_case_miss_reduction_x"] for v in vals),
+             "cluster_size_reduction": min(v["cluster_size_reduction"] for v in vals),
              "baseline_misses_worst_case": min(v["baseline_misses_worst_case"] for v in vals),
-             "baseline_misses_fair_share": min(v["baseline_misses_fair_share"] for v in vals),
-             "worst_case_miss_reduction_x": None, "cluster_size_reduction": None}
-    return {"per_seed": per_seed, "worst": worst, "ablation": None, "templates": params.templates,
-            "days": params.days, "train_share": 0.7}
+             "floor_bound_x": min(v["floor_bound_x"] for v in vals)}
+    with_ab = [v["ablation"] for v in vals if "ablation" in v]
+    ablation = {k: min(a[k] for a in with_ab) for k in ("slo_packing", "modelling", "both")} if with_ab else None
+    dra = {"on": max(v["sextant_misses_worst_case"] for v in vals),
+           "off": max(v["sextant_no_dra_misses_worst_case"] for v in vals)}
+    return {"per_seed": per_seed, "worst": worst, "ablation": ablation, "dra_worst_case_misses_max": dra,
+            "templates": params.templates, "days": params.days, "train_share": 0.7,
+            "slack_cdf_png": str(SLACK_PNG.relative_to(ROOT))}
 
 
 def twin_table(tw: dict[str, Any]) -> str:
-    rows = [f"{'seed':<6} " + " ".join(f"{k:>28}" for k in TWIN_KEYS)]
+    rows = [f"{'seed':<6} " + " ".join(f"{k[:22]:>22}" for k in TWIN_KEYS)]
     for seed, v in tw["per_seed"].items():
-        rows.append(f"{seed:<6} " + " ".join(f"{v[k]!s:>28}" for k in TWIN_KEYS))
-    rows.append(f"{'worst':<6} " + " ".join(f"{tw['worst'][k]!s:>28}" for k in TWIN_KEYS))
+        rows.append(f"{seed:<6} " + " ".join(f"{v[k]!s:>22}" for k in TWIN_KEYS))
+    rows.append(f"{'worst':<6} " + " ".join(f"{tw['worst'].get(k, '')!s:>22}" for k in TWIN_KEYS))
+    rows.append(f"ablation (cluster-size reduction, worst seed): {tw['ablation']}")
     return "\n".join(rows)
+
+
+def keep_previous(path: Path, doc: dict[str, Any]) -> list[str]:
+    """The sections this run left out, copied from the JSON already at `path` (each carries the
+    code version that produced it): one results file holds every section."""
+    if not path.exists():
+        return []
+    old = json.loads(path.read_text())
+    kept = []
+    for name in ("real", "speed", "twin"):
+        if doc[name] is None and old.get(name) is not None:
+            doc[name] = old[name]
+            kept.append(name)
+            for seed, row in old.get("per_seed", {}).items():
+                if name in row:
+                    doc["per_seed"].setdefault(seed, {})[name] = row[name]
+            if name in old.get("worst", {}):
+                doc["worst"][name] = old["worst"][name]
+    return kept
 
 
 def main() -> int:
@@ -195,6 +278,8 @@ def main() -> int:
     ap.add_argument("--trace", default=str(TRACE))
     ap.add_argument("--sections", default="real,speed,twin", help="comma-separated: real, speed, twin")
     ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
+    ap.add_argument("--fresh", action="store_true",
+                    help="do not keep the sections left out from an existing --json file (they stay null)")
     args = ap.parse_args()
     load_start = os.getloadavg()
     started = time.perf_counter()
@@ -229,12 +314,19 @@ def main() -> int:
     if "twin" in sections:
         doc["twin"] = twin(seeds, args.quick, say)
         for seed, v in doc["twin"]["per_seed"].items():
-            doc["per_seed"][seed] = {"twin": {k: v[k] for k in TWIN_KEYS}}
+            doc["per_seed"].setdefault(seed, {})["twin"] = {k: v[k] for k in TWIN_KEYS}
         doc["worst"]["twin"] = doc["twin"]["worst"]
         print(twin_table(doc["twin"]))
     twin_params = WorkloadParams(templates=100 if args.quick else 200)
-    doc.update({"code_version": code_version(),
-                "twin_version": recurring_version(twin_params) if "twin" in sections else None,
+    for name in ("real", "speed", "twin"):
+        if doc[name] is not None:
+            doc[name]["code_version"] = code_version()
+    kept = [] if args.fresh else keep_previous(Path(args.json_path), doc)
+    twin_version = recurring_version(twin_params) if "twin" in sections else (doc.get("twin") or {}).get("twin_version")
+    if doc["twin"] is not None:
+        doc["twin"]["twin_version"] = twin_version
+    doc.update({"code_version": code_version(), "sections_kept_from_previous_run": kept,
+                "twin_version": twin_version,
                 "load_avg": {"start": [round(x, 2) for x in load_start],
                              "end": [round(x, 2) for x in os.getloadavg()]},
                 "machine": {"python": sys.version.split()[0], "cpus": os.cpu_count()},
