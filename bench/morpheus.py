@@ -1,7 +1,7 @@
 """Recurring jobs (Morpheus) — the acceptance benchmark of the recurring-job core (docs/recurring.md).
 
-    .venv/bin/python bench/morpheus.py --json bench/results/morpheus-real.json [--quick] [--seeds 6-10]
-                                       [--trace PATH]
+    .venv/bin/python bench/morpheus.py --json bench/results/morpheus.json [--quick] [--seeds 6-10]
+                                       [--trace PATH] [--sections real,speed,twin] [--jobs N] [--fresh]
 
 **real** — the Google 2011 job table (`shared/data/google-2011-jobs/jobs.csv.gz`, 672 074 jobs,
 deterministic): train = days 0–21, test = the rest (8 days); jobs submitted at time 0 are left
@@ -28,15 +28,23 @@ adding one reservation to a plan holding 900; `--quick`: seed 6 only; `--no-spee
 null).
 
 **twin** — one month of recurring jobs per seed (`sextant_sim.recurring`, docs/recurring.md
-"In the twin"), 70 % training / 30 % testing, at the workload's nominal cluster size:
-`slo_derivable_share` (test instances whose template the core's detector and SLO extractor give
-an actionable contract, trained on the baseline's runs) and the misses of the baseline "user
-static provisioning + fair share", with fair share and in the worst case (no opportunistic
-capacity). The Sextant side (skyline LP + LowCost reservations through
-`execution.reservation_table`), `worst_case_miss_reduction_x`, `cluster_size_reduction` and the
-ablation are null until wired in. `--quick`: 100 templates instead of 200.
+"In the twin", docs/recurring/twin.md), 70 % training / 30 % testing, at the workload's nominal
+cluster size (`sextant_sim.recurring.comparison`): `slo_derivable_share`; test-deadline misses of
+the baseline "user static provisioning + fair share", of Sextant (skyline LP + LowCost
+reservations + DRA) and of Sextant without DRA, with fair share and in the worst case (no
+opportunistic capacity); `floor_misses` (every job gets all it can use from its start on an
+unbounded cluster: what no provisioning prevents) and `floor_bound_x` = baseline / floor, the
+largest reduction the twin allows; `worst_case_miss_reduction_x` = baseline / max(Sextant, 1);
+`cluster_size_reduction` by bisection on capacity (Sextant with DRA and fair share misses no more
+than the baseline at the nominal size); the ablation (Fig. 10a) as the same bisection for each
+variant; the α sweep (Fig. 9c); slack/duration (Fig. 9a, PNG at docs/results/morpheus-slack-cdf.png);
+P(B fails | A missed) vs met under the baseline and under Sextant. `--quick`: 100 templates instead
+of 200, 3 bisection steps instead of 5, the ablation, α sweep (0.01, 0.1) and slack on the first
+seed only. `--jobs N` runs the seeds in N processes (the same figures).
 
-`--sections` picks the sections (default `real,speed,twin`); the others stay null.
+`--sections` picks the sections (default `real,speed,twin`); a section left out is copied from
+the file already at `--json` (it keeps the code version that wrote it), unless `--fresh`: one
+results file, bench/results/morpheus.json, holds them all.
 
 The parsed trace is cached under `bench/results/morpheus/` (ignored), keyed by the file's size
 and modification time. Timings are never claims; `load_avg` records the machine's load.
@@ -52,6 +60,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -194,7 +203,7 @@ def twin_seed(seed: int, quick: bool, params: WorkloadParams, full_extras: bool,
         row["slack"] = {"instances": int(ratios.size), "median": round(float(np.median(ratios)), 3),
                         "share_at_least_1": round(float((ratios >= 1).mean()), 4),
                         "share_at_least_2": round(float((ratios >= 2).mean()), 4)}
-        slack_png(ratios, seed)
+        row["_slack_ratios"] = ratios.tolist()  # drawn by the parent process, then dropped
     row["cpu_seconds"] = round(time.process_time() - t0, 1)
     return row
 
@@ -221,12 +230,28 @@ def slack_png(ratios: np.ndarray, seed: int) -> None:
     plt.close(fig)
 
 
-def twin(seeds: list[int], quick: bool, say: Any) -> dict[str, Any]:
+def _say(msg: str) -> None:
+    print(f"morpheus: {msg}", file=sys.stderr, flush=True)
+
+
+def twin(seeds: list[int], quick: bool, say: Any, jobs: int = 1) -> dict[str, Any]:
+    """Every seed is independent and seeded, so `jobs` processes give the same rows as one."""
     params = WorkloadParams(templates=100 if quick else 200)
+    args = [(seed, quick, params, not quick or n == 0, _say) for n, seed in enumerate(seeds)]
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            rows = list(pool.map(twin_seed, *zip(*args, strict=True)))
+    else:
+        rows = [twin_seed(*a) for a in args]
     per_seed: dict[str, Any] = {}
-    for n, seed in enumerate(seeds):
-        per_seed[str(seed)] = twin_seed(seed, quick, params, full_extras=not quick or n == 0, say=say)
-        say(f"twin seed {seed}: {per_seed[str(seed)]['cpu_seconds']} CPU s")
+    drawn = False
+    for seed, row in zip(seeds, rows, strict=True):
+        ratios = row.pop("_slack_ratios", None)
+        if ratios is not None and not drawn:  # the first seed's (Fig. 9a is one CDF)
+            slack_png(np.asarray(ratios), seed)
+            drawn = True
+        per_seed[str(seed)] = row
+        say(f"twin seed {seed}: {row['cpu_seconds']} CPU s")
     vals = list(per_seed.values())
     worst = {"slo_derivable_share": min(v["slo_derivable_share"] for v in vals),
              "worst_case_miss_reduction_x": min(v["worst_case_miss_reduction_x"] for v in vals),
@@ -273,11 +298,12 @@ def keep_previous(path: Path, doc: dict[str, Any]) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", dest="json_path", required=True)
-    ap.add_argument("--quick", action="store_true", help="the real section only (no parameter selection)")
+    ap.add_argument("--quick", action="store_true", help="shorter: no parameter selection, speed on seed 6, twin at 100 templates (module doc)")
     ap.add_argument("--seeds", default="6-10", help="recorded; the real trace is deterministic")
     ap.add_argument("--trace", default=str(TRACE))
     ap.add_argument("--sections", default="real,speed,twin", help="comma-separated: real, speed, twin")
     ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
+    ap.add_argument("--jobs", type=int, default=1, help="twin seeds run in this many processes (same results)")
     ap.add_argument("--fresh", action="store_true",
                     help="do not keep the sections left out from an existing --json file (they stay null)")
     args = ap.parse_args()
@@ -312,7 +338,7 @@ def main() -> int:
         say("speed: skyline LP and plan additions")
         doc["speed"] = measure_speed(args.quick, None if args.quick else seeds)
     if "twin" in sections:
-        doc["twin"] = twin(seeds, args.quick, say)
+        doc["twin"] = twin(seeds, args.quick, say, args.jobs)
         for seed, v in doc["twin"]["per_seed"].items():
             doc["per_seed"].setdefault(seed, {})["twin"] = {k: v[k] for k in TWIN_KEYS}
         doc["worst"]["twin"] = doc["twin"]["worst"]

@@ -33,8 +33,16 @@ from typing import Any
 import numpy as np
 from sextant_core.recurring.slo import SloContract
 
-from .evaluation import (MonthSetup, deadlines, infer_contracts, miss_failure_ratio, provenance, run, slo_misses,
-                         training_skylines)
+from .evaluation import (
+    MonthSetup,
+    deadlines,
+    infer_contracts,
+    miss_failure_ratio,
+    provenance,
+    run,
+    slo_misses,
+    training_skylines,
+)
 from .execution import GuaranteePolicy, Outcome, UserStatic, simulate
 from .planned import PlannedMonth, fit_skylines, plan_reservations, user_skylines
 
