@@ -178,7 +178,8 @@ ALPHAS = (0.001, 0.01, 0.1, 0.5)
 SLACK_PNG = ROOT / "docs" / "results" / "morpheus-slack-cdf.png"
 
 
-def twin_seed(seed: int, quick: bool, params: WorkloadParams, full_extras: bool, say: Any) -> dict[str, Any]:
+def twin_seed(seed: int, quick: bool, params: WorkloadParams, full_extras: bool, say: Any,
+              sizes: bool = True) -> dict[str, Any]:
     """One seed's month: the baseline, Sextant with and without DRA, the floor, the smallest
     cluster by bisection; with `full_extras` also the ablation, the α sweep and the slack ratios."""
     t0 = time.process_time()
@@ -189,6 +190,10 @@ def twin_seed(seed: int, quick: bool, params: WorkloadParams, full_extras: bool,
     say(f"twin seed {seed}: worst case {row['baseline_misses_worst_case']} -> {row['sextant_misses_worst_case']} "
         f"(no DRA {row['sextant_no_dra_misses_worst_case']}, floor {row['floor_misses']})")
     steps = 3 if quick else 5
+    if not sizes:  # --twin-parts worst: the worst-case misses only
+        row["cluster_size_reduction"] = None
+        row["cpu_seconds"] = round(time.process_time() - t0, 1)
+        return row
     size = smallest_cluster(trained, "both", steps)
     row["cluster_size_reduction"] = size["reduction"]
     row["smallest_cluster"] = size
@@ -234,10 +239,11 @@ def _say(msg: str) -> None:
     print(f"morpheus: {msg}", file=sys.stderr, flush=True)
 
 
-def twin(seeds: list[int], quick: bool, say: Any, jobs: int = 1) -> dict[str, Any]:
+def twin(seeds: list[int], quick: bool, say: Any, jobs: int = 1, templates: int | None = None,
+         sizes: bool = True) -> dict[str, Any]:
     """Every seed is independent and seeded, so `jobs` processes give the same rows as one."""
-    params = WorkloadParams(templates=100 if quick else 200)
-    args = [(seed, quick, params, not quick or n == 0, _say) for n, seed in enumerate(seeds)]
+    params = WorkloadParams(templates=templates or (100 if quick else 200))
+    args = [(seed, quick, params, sizes and (not quick or n == 0), _say, sizes) for n, seed in enumerate(seeds)]
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             rows = list(pool.map(twin_seed, *zip(*args, strict=True)))
@@ -255,7 +261,8 @@ def twin(seeds: list[int], quick: bool, say: Any, jobs: int = 1) -> dict[str, An
     vals = list(per_seed.values())
     worst = {"slo_derivable_share": min(v["slo_derivable_share"] for v in vals),
              "worst_case_miss_reduction_x": min(v["worst_case_miss_reduction_x"] for v in vals),
-             "cluster_size_reduction": min(v["cluster_size_reduction"] for v in vals),
+             "cluster_size_reduction": min((v["cluster_size_reduction"] for v in vals
+                                            if v["cluster_size_reduction"] is not None), default=None),
              "baseline_misses_worst_case": min(v["baseline_misses_worst_case"] for v in vals),
              "floor_bound_x": min(v["floor_bound_x"] for v in vals)}
     with_ab = [v["ablation"] for v in vals if "ablation" in v]
@@ -304,6 +311,9 @@ def main() -> int:
     ap.add_argument("--sections", default="real,speed,twin", help="comma-separated: real, speed, twin")
     ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
     ap.add_argument("--jobs", type=int, default=1, help="twin seeds run in this many processes (same results)")
+    ap.add_argument("--templates", type=int, help="twin templates (default 200, --quick 100)")
+    ap.add_argument("--twin-parts", choices=("all", "worst"), default="all",
+                    help="worst: the worst-case misses only (no bisection, ablation, α sweep, slack)")
     ap.add_argument("--fresh", action="store_true",
                     help="do not keep the sections left out from an existing --json file (they stay null)")
     args = ap.parse_args()
@@ -338,12 +348,12 @@ def main() -> int:
         say("speed: skyline LP and plan additions")
         doc["speed"] = measure_speed(args.quick, None if args.quick else seeds)
     if "twin" in sections:
-        doc["twin"] = twin(seeds, args.quick, say, args.jobs)
+        doc["twin"] = twin(seeds, args.quick, say, args.jobs, args.templates, args.twin_parts != "worst")
         for seed, v in doc["twin"]["per_seed"].items():
             doc["per_seed"].setdefault(seed, {})["twin"] = {k: v[k] for k in TWIN_KEYS}
         doc["worst"]["twin"] = doc["twin"]["worst"]
         print(twin_table(doc["twin"]))
-    twin_params = WorkloadParams(templates=100 if args.quick else 200)
+    twin_params = WorkloadParams(templates=args.templates or (100 if args.quick else 200))
     for name in ("real", "speed", "twin"):
         if doc[name] is not None:
             doc[name]["code_version"] = code_version()
