@@ -62,14 +62,20 @@ INTRO: dict[str, tuple[str, str]] = {
         "Accuracy, density sweep and yardstick on `classification/synthetic.py`'s world. Written by "
         "`bench/classification.py --source synthetic --parts accuracy,sweep,yardstick --json "
         "bench/results/classification-synthetic.json`. Definitions: docs/classification.md."),
-    "morpheus-real": (
-        "Recurring jobs on the Google 2011 trace",
-        "Periodic-template detection, submit-slot prediction and run-time P95 on the real job table "
-        "(train = days 0–21, test = the remaining 8 days; deterministic, no seed enters), beside the "
-        "plain per-template P95 (`baseline_*`), and how the free parameters were chosen on the "
-        "training weeks (`selection`). `speed` and `twin` are filled by other parts of the work. "
-        "Written by `bench/morpheus.py --json bench/results/morpheus-real.json`. Definitions: "
-        "docs/recurring.md and `sextant_core.recurring.analysis`."),
+    "morpheus": (
+        "Recurring jobs (Morpheus)",
+        "All sections of `bench/morpheus.py --seeds 6-10 --json bench/results/morpheus.json` (a "
+        "section left out by `--sections` is kept from the previous file, with the code version that "
+        "wrote it). `real`: periodic-template detection, submit-slot prediction and run-time P95 on the "
+        "Google 2011 job table (train = days 0–21, test = the remaining 8 days; deterministic), beside "
+        "the plain per-template P95, and how the free parameters were chosen (`selection`). `speed`: "
+        "the skyline LP on 30 and 100 runs × 1 440 steps and adding one reservation to a plan holding "
+        "900 (`bench/morpheus_speed.py`). `twin`: one month per seed, 70 % training / 30 % testing; "
+        "worst-case (no opportunistic capacity) misses of the user baseline, of Sextant with and "
+        "without DRA and the floor no provisioning can beat; the smallest cluster matching the "
+        "baseline's misses (bisection), the ablation, the α sweep and the slack CDF "
+        "(docs/results/morpheus-slack-cdf.png). Definitions: docs/recurring.md and "
+        "`sextant_sim.recurring.comparison`."),
     "decision-speed": (
         "Decision speed",
         "Admission and placement of one workload on a cell folded from events (1 000 and 10 000 "
@@ -138,27 +144,12 @@ INTRO: dict[str, tuple[str, str]] = {
         "(`ready_s`), polled through `sextant ps`. Written by `tests/e2e/test_chaos.py` "
         "(`pytest -m chaos`), which asserts 0 lost and 0 duplicated decisions and replay 0 "
         "differences but not these times. Design: docs/platform.md, \"Supervision\"."),
-    "morpheus-lp": (
-        "Recurring jobs: planner speed",
-        "The skyline LP (HiGHS) on 30 and 100 synthetic runs × 1 440 one-minute steps, at the default "
-        "5-minute resolution and exactly, and the wall milliseconds of adding one reservation to a "
-        "one-day plan already holding 900; the claims are the worst of seeds 6–10. Written by "
-        "`bench/morpheus_speed.py --seeds 6-10 --json bench/results/morpheus-lp.json`. Design: "
-        "docs/recurring.md."),
     "e2e": (
         "Platform end to end",
         "Open-loop HTTP submissions at fixed rates to the whole platform (Kafka, PostgreSQL, six "
         "services, relay, twin agent as separate processes); a workload's latency ends at its first "
         "placement decision; platform CPU per workload from `/proc`; replay speed over an in-process "
         "log. Written by `bench/e2e.py --json bench/results/e2e.json`. Design: docs/platform.md."),
-    "morpheus-twin": (
-        "Recurring jobs in the twin",
-        "One month of recurring jobs per seed (`sextant_sim.recurring`), 70 % training / 30 % testing, "
-        "at the workload's nominal cluster size: the share of test instances with an actionable "
-        "inferred SLO and the misses of user static provisioning + fair share, with fair share and in "
-        "the worst case (no opportunistic capacity). Written by `bench/morpheus.py --sections twin "
-        "--seeds 6-10 --json bench/results/morpheus-twin.json`. Definitions: "
-        "docs/recurring.md, \"In the twin\", and `sextant_sim.recurring.evaluation`."),
 }
 
 BASELINES_INTRO = (

@@ -29,7 +29,7 @@ Time resolution [choice; spec §8.5 leaves it open]. The runs are averaged over 
 block's value is repeated over its steps. Cost of the default, measured on synthetic 30-run ×
 1 440-minute skylines with stages (`bench/morpheus_speed.py`, seeds 6–10): the objective evaluated
 minute by minute is 0.2–0.9 % above the one-minute fit's, for an LP five times smaller that solves
-several times faster (figures: `docs/results/morpheus-lp.md`); the area is the same, the
+several times faster (figures: `docs/results/morpheus.md`); the area is the same, the
 difference is debt inside a block (a run that peaks in the first minute of a block and idles in
 the rest is covered on average, not minute by minute). `resolution=1` is the
 exact minute-level LP.

@@ -178,7 +178,11 @@ def measure_baseline(seed: int, params: WorkloadParams | None = None) -> dict[st
 
 def measure_month(s: MonthSetup) -> dict[str, Any]:
     """`measure_baseline` on a prepared month."""
-    shared = run(s, s.user)
+    return measure_month_on(s, run(s, s.user))
+
+
+def measure_month_on(s: MonthSetup, shared: Outcome) -> dict[str, Any]:
+    """`measure_month` with the baseline's fair-share month `shared` already run."""
     worst = run(s, s.user, opportunistic=False)
     contracts = infer_contracts(s.workload, shared, s.train_end_s)
     dl = deadlines(s.workload, contracts)

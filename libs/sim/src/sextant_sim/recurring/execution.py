@@ -159,15 +159,18 @@ class Outcome:
 
 def simulate(inst: Instances, capacity: float, policy: GuaranteePolicy, *, adhoc: np.ndarray | None = None,
              opportunistic: bool = True, adhoc_weight: float = 10.0, horizon_min: int | None = None,
-             grace_minutes: int = 1440, record: bool = False) -> Outcome:
-    """Run the instances on a cluster of `capacity` containers (module doc)."""
-    n = inst.count
+             grace_minutes: int = 1440, record: bool = False, include: np.ndarray | None = None) -> Outcome:
+    """Run the instances on a cluster of `capacity` containers (module doc). `include` (a boolean
+    mask over the instances) runs only those; the others never start (`end_s` nan)."""
     start_min = np.ceil(inst.start_s / 60.0 - EPS).astype(np.int64)
     order = np.argsort(start_min, kind="stable")
+    if include is not None:
+        order = order[np.asarray(include, dtype=bool)[order]]
+    n = int(order.size)
     last = int(horizon_min if horizon_min is not None else (start_min.max() + 1 if n else 0)) + grace_minutes
-    ph = np.zeros(n, dtype=np.int64)
-    rem = inst.work[:, 0].copy() if n else np.zeros(0)
-    end_s = np.full(n, np.nan)
+    ph = np.zeros(inst.count, dtype=np.int64)
+    rem = inst.work[:, 0].copy()
+    end_s = np.full(inst.count, np.nan)
     adhoc_arr = np.zeros(last) if adhoc is None else np.pad(adhoc, (0, max(0, last - adhoc.size)))[:last]
     served = np.zeros(last)
     rec_i: list[np.ndarray] = []
@@ -175,8 +178,9 @@ def simulate(inst: Instances, capacity: float, policy: GuaranteePolicy, *, adhoc
     rec_u: list[np.ndarray] = []
     act = np.zeros(0, dtype=np.int64)
     nxt = 0
-    for t in range(last):
-        hi = nxt + int(np.searchsorted(start_min[order[nxt:]], t, side="right"))
+    sorted_start = start_min[order]
+    for t in range(max(int(sorted_start[0]), 0) if n else 0, last):
+        hi = nxt + int(np.searchsorted(sorted_start[nxt:], t, side="right"))
         if hi > nxt:
             act = np.concatenate([act, order[nxt:hi]])
             nxt = hi
