@@ -61,3 +61,20 @@ def test_data_penalty() -> None:
     lat = np.zeros((2, 3))
     pen = with_data_penalty(lat, np.array([60.0, 0.0]), 10.0)
     assert pen[0].tolist() == [6.0, 3.0, 2.0] and pen[1].tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("online", [False, True])
+def test_plan_fast_objective_matches_prioritize(online: bool) -> None:
+    from sextant_core.corral.planner import _objective, _order
+
+    rng = np.random.default_rng(11)
+    lat = random_latency(rng, 12, 5)
+    arr = rng.uniform(0, 3000, size=12) if online else np.zeros(12)
+    for _ in range(20):
+        w = rng.integers(1, 6, size=12)
+        full = prioritize(lat, w, arr, online=online)
+        fast = _objective(lat[np.arange(12), w - 1].tolist(), _order(lat, w, arr, online).tolist(), w.tolist(),
+                          arr.tolist(), 5, online)
+        assert fast == pytest.approx(full.objective)
+    best = plan(lat, arr, online=online)
+    assert best.objective <= prioritize(lat, np.ones(12, dtype=np.int64), arr, online=online).objective

@@ -18,6 +18,7 @@ scenario (zeros for a batch). Output: a `Plan` — racks, start time T_j and pri
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,20 +73,44 @@ def prioritize(latency: np.ndarray, widths: np.ndarray, arrivals: np.ndarray | N
     return Plan(widths.copy(), starts, finishes, tuple(racks), priorities, objective)
 
 
+def _objective(lw: list[float], order: list[int], widths: list[int], arr: list[float], n_racks: int, online: bool) -> float:
+    """`prioritize`'s objective alone, on a sorted list of (free time, rack) (the same ties)."""
+    free = [(0.0, i) for i in range(n_racks)]
+    worst, total = 0.0, 0.0
+    for j in order:
+        r = widths[j]
+        t = max(free[r - 1][0], arr[j])
+        chosen = free[:r]
+        del free[:r]
+        end = t + lw[j]
+        for _, i in chosen:
+            bisect.insort(free, (end, i))
+        worst = max(worst, end)
+        total += end - arr[j]
+    return total / len(order) if online else worst
+
+
 def plan(latency: np.ndarray, arrivals: np.ndarray | None = None, *, online: bool = False) -> Plan:
     """The provisioning × prioritization heuristic (§4.3.4): the best plan of the J·(R−1) explored."""
     lat = np.asarray(latency, dtype=float)
     n_jobs, n_racks = lat.shape
+    arr = np.zeros(n_jobs) if arrivals is None else np.asarray(arrivals, dtype=float)
+    arr_l = arr.tolist()
     widths = np.ones(n_jobs, dtype=np.int64)
-    best = prioritize(lat, widths, arrivals, online=online)
     jobs = np.arange(n_jobs)
+
+    def score(w: np.ndarray) -> float:
+        order = _order(lat, w, arr, online).tolist()
+        return _objective(lat[jobs, w - 1].tolist(), order, w.tolist(), arr_l, n_racks, online)
+
+    best_w, best = widths.copy(), score(widths)
     while (widths < n_racks).any():
         current = np.where(widths < n_racks, lat[jobs, widths - 1], -np.inf)
         widths[int(np.argmax(current))] += 1
-        cand = prioritize(lat, widths, arrivals, online=online)
-        if cand.objective < best.objective:
-            best = cand
-    return best
+        obj = score(widths)
+        if obj < best:
+            best_w, best = widths.copy(), obj
+    return prioritize(lat, best_w, arrivals, online=online)
 
 
 def lp_batch_bound(latency: np.ndarray) -> float:
