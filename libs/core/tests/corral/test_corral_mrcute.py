@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from sextant_core.corral.mrcute import (
     DAY,
     HOUR,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from sextant_core.corral.mrcute import JobProfile, latency_b
 from sextant_core.corral.planner import lp_batch_bound, plan, prioritize, with_data_penalty
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from sextant_core.corral.mrcute import JobProfile, latency_a
 from sextant_core.corral.selector import (
     Candidate,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mrcute import JobProfile, latency_a, shuffle_bandwidth, _stage_terms
+from .mrcute import JobProfile, _stage_terms, latency_a, shuffle_bandwidth
 
 
 @dataclass
@@ -141,7 +141,7 @@ def place(t: Tree, n: int, b: float) -> Allocation | None:
             sl = slice(r * mpr, (r + 1) * mpr)
             take = _fill(m_cap[sl], int(rack_take[r]))
             for i in np.flatnonzero(take):
-                mach_take[r * mpr + int(i)] = int(take[i])
+                mach_take[int(r) * mpr + int(i)] = int(take[i])
     machines = np.fromiter(mach_take, dtype=np.int64)
     counts = np.fromiter(mach_take.values(), dtype=np.int64)
     racks, inv = np.unique(machines // mpr, return_inverse=True)
