@@ -26,6 +26,9 @@ Fractions: negative = reduction. The claims are the worst of `--seeds`; nothing 
 
 from __future__ import annotations
 
+import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
+
+# isort: split
 import argparse
 import heapq
 import json
@@ -36,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
 from quality import code_version, seeds_of
 
 MBIT = 1e6 / 8
