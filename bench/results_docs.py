@@ -102,6 +102,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "the planner isolated from classification; worlds `@gradedx2`, `@logisticx1`, "
         "`@thresholdx1` are the robustness variants. Written by `bench/quality.py --classifier "
         "estimates`. Metrics: docs/twin.md, \"Metrics\"."),
+    "corral": (
+        "Corral: resource selector and planner speed",
+        "Corral-I, Corral-R and Corral-T against Baseline (a designated virtual cluster per request) on "
+        "a request-level simulator (no flow-level shuffle, no outliers), and the CPU time of one "
+        "selection on 64 000 VMs and of planning 200 jobs on 50 racks. `batch` and `online` are null: "
+        "the twin's racks, network and workloads are not built yet. Written by `bench/corral.py "
+        "--quick --seeds 6-10 --json bench/results/corral.json`. Definitions: docs/corral/README.md."),
     "kwiken": (
         "Kwiken on the request simulator",
         "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "
