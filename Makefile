@@ -14,9 +14,16 @@ PACKAGES := libs/contracts libs/core libs/kit libs/sim \
 	services/admission services/profiling services/classification services/planning \
 	services/reprovisioning services/telemetry apps/cli apps/agent infra
 
-.PHONY: install demo test test-unit up down lint bench clean
+.PHONY: install browser demo test test-unit up down lint bench clean
 
-install: $(STAMP)
+install: $(STAMP) browser
+
+# the console's browser tests drive Debian's chromium (Playwright with its executable path: no
+# browser download); installed once, when the command is missing (about 1.5 min on a clean machine)
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends chromium; }
 
 $(STAMP): constraints.txt requirements-dev.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	$(PY) -m venv $(VENV)

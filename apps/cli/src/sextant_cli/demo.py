@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         platform.start_all()
         platform.wait_ready()
         console.print(f"  {len(platform.procs)} processes ready after {time.monotonic() - t0:.1f}s")
+        console.print(f"  console: {platform.url('admission')}/console/ (while the demo runs; open mode: "
+                      "sign in with an empty token)")
         views = drive(platform, submissions(args.scenario, args.seed, args.limit), args.speed, args.deadline)
         print_table(views)
         rows = compare_with_twin(views, args)

@@ -7,6 +7,8 @@
     DELETE /v1/workloads/{id}     revoke: resources freed, the agent stops it  202 Accepted
     GET    /v1/state              operators: the cluster; a tenant: its own    200
 
+The web console (`console`, `/console/`) is served by the same app with the same auth.
+
 Every error is an RFC 9457 problem document (`sextant_kit.problems`). The order of the checks:
 body size (413) and content type (415); authentication (401); the tenant a request names (403);
 the rate (429); validation (422); existence and ownership (404 — another tenant's workload is
@@ -179,7 +181,9 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
         return views.tenant_state_view(ctx.decider, who.scope)
 
     not_found_route(r)
-    return [r]
+    from . import console  # the web console on the same app (its routes are not in the OpenAPI document)
+
+    return [r, console.router(ctx)]
 
 
 def _acting_for(who: Principal, named: str | None) -> str:

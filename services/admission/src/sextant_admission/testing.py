@@ -6,6 +6,9 @@ serves (same `create_app`, same `ApiContext`) and yields an `InProcessApi` with 
 the ASGI app, the event store, the tenant registry and the decider. No Kafka is needed: the API
 writes only to PostgreSQL (the relay publishes).
 
+`served_api(url, **settings)` serves that same app over HTTP (uvicorn on 127.0.0.1, a free port) in
+a thread of its own with its own event loop, for a real browser; yields the base URL.
+
 `own_database(pg_node, prefix)` creates a database on the session's server and drops it after;
 `create_tenants(url, name={limits}, ...)` migrates it and returns each new tenant's token.
 """
@@ -13,6 +16,7 @@ writes only to PostgreSQL (the relay publishes).
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -41,6 +45,7 @@ class InProcessApi:
     registry: TenantRegistry
     decider: Decider
     clock: list[float]  # the rate limiter's clock: tests move time by hand
+    app: Any = None  # the ASGI app the client talks to
 
     async def log_size(self) -> int:
         return await self.store.last_position()
@@ -69,9 +74,49 @@ async def api_under_test(url: str, **overrides: Any) -> AsyncIterator[InProcessA
     transport = httpx.ASGITransport(app=app)
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://admission") as client:
-            yield InProcessApi(client, store, registry, decider, clock)
+            yield InProcessApi(client, store, registry, decider, clock, app)
     finally:
         await store.close()
+
+
+@contextmanager
+def served_api(url: str, *, start_timeout_s: float = 60.0, **overrides: Any) -> Iterator[str]:
+    """`api_under_test`'s app served over HTTP in a background thread; yields `http://127.0.0.1:PORT`."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server: list[uvicorn.Server] = []
+    failed: list[BaseException] = []
+
+    async def serve() -> None:
+        async with api_under_test(url, **overrides) as api:
+            server.append(uvicorn.Server(uvicorn.Config(api.app, host="127.0.0.1", port=port, log_level="warning",
+                                                        lifespan="off")))
+            await server[0].serve()
+
+    def run() -> None:
+        try:
+            asyncio.run(serve())
+        except BaseException as exc:  # reported to the caller  # pylint: disable=broad-exception-caught
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name=f"served-api-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + start_timeout_s
+    while not (server and server[0].started):
+        assert not failed and thread.is_alive(), f"the API did not start: {failed}"
+        assert time.monotonic() < deadline, f"the API did not start within {start_timeout_s:.0f} s"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server[0].should_exit = True
+        thread.join(timeout=30)
 
 
 @contextmanager

@@ -1,0 +1,41 @@
+// Live tails: a table body with data-tail="URL" receives the server-sent events of URL, newest first.
+"use strict";
+(function () {
+  function cell(tr, text, href) {
+    const td = document.createElement("td");
+    if (href) {
+      const a = document.createElement("a");
+      a.href = href;
+      a.textContent = text;
+      td.appendChild(a);
+    } else {
+      td.textContent = text;
+    }
+    tr.appendChild(td);
+  }
+  function tail(tbody) {
+    const prefix = "/console";
+    const source = new EventSource(tbody.dataset.tail);
+    source.addEventListener("logged", function (msg) {
+      const e = JSON.parse(msg.data);
+      const tr = document.createElement("tr");
+      tr.className = "fresh";
+      cell(tr, String(e.position));
+      cell(tr, e.type);
+      if (e.workload) { cell(tr, e.workload, prefix + "/workloads/" + encodeURIComponent(e.workload)); }
+      else { cell(tr, e.stream); }
+      cell(tr, e.source);
+      if (e.decision && e.workload) {
+        cell(tr, e.decision.slice(0, 12), prefix + "/workloads/" + encodeURIComponent(e.workload) +
+             "/decisions/" + encodeURIComponent(e.decision));
+      } else { cell(tr, ""); }
+      tr.firstChild.className = "num";
+      tbody.insertBefore(tr, tbody.firstChild);
+      const pos = document.querySelector("[data-testid=last-position]");
+      if (pos) { pos.textContent = String(e.position); }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("tbody[data-tail]").forEach(tail);
+  });
+})();
