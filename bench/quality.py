@@ -21,13 +21,14 @@ the reported seeds meets them; parameters were chosen on seeds 1–5 (docs/quali
 `--ladder`: the information ladder instead (`LADDER`): for paragon-ec2-2500, paragon-ec2-5000
 and quasar-ec2-200 (seeds 6–10 unless `--seeds`), the share of workloads meeting QoS of the
 `oracle` (truth), `oracle-estimates` (the oracle's planner on the estimate port: truth + the
-documented measurement noise), `sextant` on the estimate port (`sextant~est`), `sextant` on the
+documented measurement noise), `sextant-true-rows` (`sextant` fed the true classification rows:
+the planning loss against `oracle`), `sextant` on the estimate port (`sextant~est`), `sextant` on the
 classification engine at the papers' profiling density, `sextant-dense`, the best baseline (the
 highest mean of least-loaded, heterogeneity-oblivious, interference-oblivious and random, on the
 same engine and profiling plan as `sextant`), and `oracle-estimates` with the port's noise × 0.5
 and × 2, with platform noise only and with interference noise only. Each run is cached like the
 other tables. JSON: `{"ladder": {SCENARIO: {ROW: {"per_seed": {SEED: qos}, "mean", "worst"}}},
-"losses": {SCENARIO: {"planning_loss", "information_loss"}}, "per_seed": {SCENARIO: {ROW: {SEED:
+"losses": {SCENARIO: {"planning_loss", "planning_loss_true_rows", "information_loss"}}, "per_seed": {SCENARIO: {ROW: {SEED:
 {"qos", "wall_seconds", "profile"}}}}, "worst": {SCENARIO: {ROW: worst}}, "code_version",
 "twin_version", "load_avg", ...}`. `--quick` there: the first seed only. The markdown table of
 docs/quality.md is generated from this JSON by `bench/ladder_doc.py`.
@@ -248,6 +249,7 @@ LADDER_BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-obl
 LADDER: tuple[tuple[str, str, bool], ...] = (
     ("oracle", "oracle", False),
     ("oracle-estimates", "oracle-estimates", False),
+    ("sextant-true-rows", "sextant-true-rows", False),
     ("sextant-estimates", "sextant", True),
     ("sextant", "sextant", False),
     ("sextant-dense", "sextant-dense", False),
@@ -282,7 +284,9 @@ def ladder_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dic
             return table.get(row, {}).get("mean")
 
         oe, se, sx = mean("oracle-estimates"), mean("sextant-estimates"), mean("sextant")
+        orc, tr = mean("oracle"), mean("sextant-true-rows")
         losses[sc] = {"planning_loss": None if oe is None or se is None else round(oe - se, 6),
+                      "planning_loss_true_rows": None if orc is None or tr is None else round(orc - tr, 6),
                       "information_loss": None if se is None or sx is None else round(se - sx, 6),
                       "truth_to_estimates": None if mean("oracle") is None or oe is None
                       else round(mean("oracle") - oe, 6)}  # type: ignore[operator]
