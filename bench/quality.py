@@ -30,7 +30,9 @@ and × 2, with platform noise only and with interference noise only. Each run is
 other tables. JSON: `{"ladder": {SCENARIO: {ROW: {"per_seed": {SEED: qos}, "mean", "worst"}}},
 "losses": {SCENARIO: {"planning_loss", "planning_loss_true_rows", "information_loss"}}, "per_seed": {SCENARIO: {ROW: {SEED:
 {"qos", "wall_seconds", "profile"}}}}, "worst": {SCENARIO: {ROW: worst}}, "code_version",
-"twin_version", "load_avg", ...}`. `--quick` there: the first seed only. The markdown table of
+"twin_version", "load_avg", ...}`, plus each rung's metrics in the issue's shape (`scenarios`:
+{S: {ROW: {"per_seed": {SEED: {metric: value}}, "worst", "mean"}}}) and the planning ratios
+(`ratios`, `scenarios_summary`). `--quick` there: the first seed only. The markdown table of
 docs/quality.md is generated from this JSON by `bench/ladder_doc.py`.
 
 Tables: per scenario, each profile's QoS-met fraction (mean and worst over seeds), mean
@@ -294,6 +296,45 @@ def ladder_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dic
     return {"ladder": ladder, "losses": losses, "worst": worst}
 
 
+LOWER_IS_BETTER = ("overprovisioning", "alloc_vs_required", "failed", "unfinished", "wall_seconds")
+# the planning bars: (numerator row, denominator row)
+RATIOS = (("sextant-true-rows", "oracle"), ("sextant-estimates", "oracle-estimates"), ("sextant", "oracle"),
+          ("sextant", "oracle-estimates"))
+
+
+def scenarios_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dict[str, Any]:
+    """The issue's JSON shape of the runs ({scenario: {row: {seed: run}}}): `scenarios` =
+    {S: {row: {"per_seed": {seed: {metric: value}}, "worst": {...}, "mean": {...}}}} (worst = the
+    lowest seed, the highest for `LOWER_IS_BETTER` metrics), and `ratios` = {S: {"a/b":
+    {"of_worsts": worst(a) / worst(b), "worst_per_seed": min over common seeds of a / b}}} of the
+    QoS-met fraction for the `RATIOS` pairs both measured."""
+    scenarios: dict[str, dict[str, Any]] = {}
+    ratios: dict[str, dict[str, Any]] = {}
+    for sc, rows in runs.items():
+        table: dict[str, Any] = {}
+        for row, by_seed in rows.items():
+            per = {str(seed): {k: r[k] for k in KEYS if k in r and r[k] is not None and k != "wall_seconds"}
+                   for seed, r in sorted(by_seed.items())}
+            metrics = sorted({k for v in per.values() for k in v})
+            worst = {k: (max if k in LOWER_IS_BETTER else min)(v[k] for v in per.values() if k in v) for k in metrics}
+            mean = {k: round(sum(v[k] for v in per.values() if k in v) / sum(1 for v in per.values() if k in v), 6)
+                    for k in metrics}
+            table[row] = {"per_seed": per, "worst": worst, "mean": mean}
+        scenarios[sc] = table
+        q = {row: {seed: r.get("qos_met_fraction") for seed, r in by_seed.items()} for row, by_seed in rows.items()}
+        for a, b in RATIOS:
+            if a not in q or b not in q:
+                continue
+            common = [s for s in q[a] if s in q[b] and q[a][s] is not None and q[b][s]]
+            if not common:
+                continue
+            wa, wb = min(q[a][s] for s in common), min(q[b][s] for s in common)
+            ratios.setdefault(sc, {})[f"{a}/{b}"] = {
+                "of_worsts": round(wa / wb, 6) if wb else None,
+                "worst_per_seed": round(min(q[a][s] / q[b][s] for s in common), 6)}
+    return {"scenarios": scenarios, "ratios": ratios}
+
+
 def run_ladder(args: argparse.Namespace) -> int:
     from sextant_sim.groundtruth import TWIN_VERSION
 
@@ -329,7 +370,8 @@ def run_ladder(args: argparse.Namespace) -> int:
              if v["wall_seconds"] is not None]
     if args.json_path:
         Path(args.json_path).write_text(json.dumps({
-            "benchmark": "quality-ladder", **out, "per_seed": per_seed, "code_version": version,
+            "benchmark": "quality-ladder", **out, **scenarios_summary(runs), "per_seed": per_seed,
+            "code_version": version,
             "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick, "scenarios": scenarios,
             "load_avg": [round(x, 2) for x in os.getloadavg()],
             "run_wall_seconds_total": round(sum(walls), 1),
