@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from sextant_core.planning.assess import SizingParams
-from sextant_core.planning.satisfice import SatisficeParams, margin_for, satisficing_order
+from sextant_core.planning.satisfice import SatisficeParams, first_k, margin_for, satisficing_order
 from sextant_core.planning.sextant import SextantParams, SextantPlanner
 from sextant_core.profiles import policy_set
 
@@ -110,3 +110,12 @@ def test_the_planner_ranks_when_asked_and_the_versions_are_kept() -> None:
         policy_set("sextant@0.1")
     with pytest.raises(ValueError):
         SextantParams(choice="best")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_first_k_is_the_head_of_the_lexicographic_sort(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 300  # few distinct values per key: many ties, resolved by the next key, then the unique row
+    keys = (rng.integers(0, 3, n), rng.integers(0, 4, n), rng.integers(-2, 2, n), rng.permutation(n))
+    assert first_k(keys, 7).tolist() == np.lexsort(keys[::-1])[:7].tolist()
+    assert first_k(keys, n + 5).tolist() == np.lexsort(keys[::-1]).tolist()

@@ -73,32 +73,48 @@ def margin_for(params: SatisficeParams, confidence: Mapping[str, float] | None) 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    rows: IntArray  # the candidate rows in satisficing order (best first)
+    rows: IntArray  # the first `k` candidate rows in satisficing order (best first)
     sized: IntArray  # their sized cores
     ratio: FloatArray  # their predicted ratio to R at that size
     sure: bool  # the rows met R · (1 + m)
 
 
+def first_k(keys: tuple[FloatArray | IntArray, ...], k: int) -> IntArray:
+    """The positions of the `k` smallest entries in the lexicographic order of `keys` (first key
+    first; the last key must be unique) — what `np.lexsort(keys[::-1])[:k]` gives, by k rounds
+    of successive minima (a few O(n) passes each, no O(n log n) sort of every row)."""
+    n = len(keys[0])
+    alive = np.ones(n, dtype=np.bool_)
+    out: list[int] = []
+    for _ in range(min(k, n)):
+        idx = np.flatnonzero(alive)
+        for key in keys:
+            v = key[idx]
+            idx = idx[v == v.min()]
+            if len(idx) == 1:
+                break
+        out.append(int(idx[0]))
+        alive[idx[0]] = False
+    return np.array(out, dtype=np.int64)
+
+
 def satisficing_order(feasible: IntArray, *, base: FloatArray, factor: FloatArray, used: IntArray,
                       free_cores: IntArray, sized: IntArray, ratio: FloatArray, required: float,
-                      curve: FloatArray, margin: float, params: SatisficeParams) -> Choice | None:
-    """The feasible rows (indices into the columns) in satisficing order; see the module
-    docstring. None when `feasible` is empty."""
+                      curve: FloatArray, margin: float, params: SatisficeParams, k: int = 5) -> Choice | None:
+    """The first `k` feasible rows (indices into the columns) in satisficing order; see the
+    module docstring. None when `feasible` is empty."""
     if len(feasible) == 0:
         return None
     rows = feasible
     s_rows, r_rows = sized[rows], ratio[rows]
-    sure = False
+    sure = margin <= 0
     if margin > 0 and math.isfinite(required) and required > 0:
         s_m, r_m = size_rows(base[rows], required * (1.0 + margin), curve, free_cores[rows])
         ok = r_m >= 1.0
         if ok.any():
             rows, s_rows, r_rows = rows[ok], s_m[ok], r_m[ok] * (1.0 + margin)
             sure = True
-    elif margin <= 0:
-        sure = True
     quiet = np.floor(factor[rows] / params.quiet_bucket + 1e-9)
-    with np.errstate(divide="ignore"):
-        level = np.floor(np.log(np.maximum(base[rows], 1e-300)) / math.log1p(params.platform_bucket) + 1e-9)
-    order = np.lexsort((rows, -level, used[rows], -quiet))
-    return Choice(rows=rows[order], sized=s_rows[order], ratio=r_rows[order], sure=sure)
+    level = np.floor(np.log(np.maximum(base[rows], 1e-300)) / math.log1p(params.platform_bucket) + 1e-9)
+    top = first_k((-quiet, used[rows], -level, rows), k)
+    return Choice(rows=rows[top], sized=s_rows[top], ratio=r_rows[top], sure=sure)

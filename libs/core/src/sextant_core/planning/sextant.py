@@ -80,10 +80,12 @@ class _Deferral:
 
 
 def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float = 1.0, cap: float = 1.1,
-                    name: str = "sextant", spread: float = 0.0) -> Profile:
+                    name: str = "sextant", spread: float = 0.0, scored: bool = True) -> Profile:
+    """The single-node pass; `scored` False: its filters only (the satisficing choice orders the
+    feasible rows itself, `satisfice.py`)."""
     scorers: list[Any] = [("quasar-quality", quality, {"cap": cap}), ("quasar-packing", packing),
-                          ("least-added-pressure", pressure)]
-    if spread > 0:
+                          ("least-added-pressure", pressure)] if scored else []
+    if spread > 0 and scored:
         scorers.append(("least-allocated", spread, {"cores_weight": 1.0, "memory_weight": 0.0}))
     return make_profile(name, filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual", "quasar-target"],
                         scorers=scorers, scale_out=False)
@@ -142,7 +144,7 @@ class SextantPlanner:
         self.assessor = assessor if assessor is not None else Assessor(p.sizing)
         self.top_k = top_k
         self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap,
-                                       spread=p.spread_weight)
+                                       spread=p.spread_weight, scored=p.choice == "rank")
         self.closest = closest_profile()
         self.best_effort = best_effort_profile()
         self.necessary = necessary_profile(p.d1_max + 1e-9)
@@ -301,12 +303,11 @@ class SextantPlanner:
                                    used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
                                    ratio=t.extra["predicted_ratio"], required=a.required.value,
                                    curve=a.model.curve, margin=margin_for(self.params.satisfice, conf),
-                                   params=self.params.satisfice)
+                                   params=self.params.satisfice, k=self.top_k)
         if choice is None:
             return None
-        k = min(self.top_k, len(choice.rows))
         top = tuple((t.server_ids[int(r)], round(float(q) * 100, 6))
-                    for r, q in zip(choice.rows[:k], choice.ratio[:k], strict=True))
+                    for r, q in zip(choice.rows, choice.ratio, strict=True))
         return self._single(a, ev, int(choice.rows[0]), budget, [*notes, "satisficed" if choice.sure else "satisficed_thin"],
                             cores=int(choice.sized[0]), top=top)
 
