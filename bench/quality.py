@@ -32,7 +32,8 @@ other tables. JSON: `{"ladder": {SCENARIO: {ROW: {"per_seed": {SEED: qos}, "mean
 {"qos", "wall_seconds", "profile"}}}}, "worst": {SCENARIO: {ROW: worst}}, "code_version",
 "twin_version", "load_avg", ...}`, plus each rung's metrics in the issue's shape (`scenarios`:
 {S: {ROW: {"per_seed": {SEED: {metric: value}}, "worst", "mean"}}}) and the planning ratios
-(`ratios`, `scenarios_summary`). `--quick` there: the first seed only. The markdown table of
+(`ratios`, `scenarios_summary`). `--quick` there: the first seed only; `--cached-only`: only the runs
+already cached for this code version (the others listed under `missing`). The markdown table of
 docs/quality.md is generated from this JSON by `bench/ladder_doc.py`.
 
 Tables: per scenario, each profile's QoS-met fraction (mean and worst over seeds), mean
@@ -345,11 +346,16 @@ def run_ladder(args: argparse.Namespace) -> int:
     runs: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
     per_seed: dict[str, dict[str, dict[str, Any]]] = {}
     rows = [r for r in LADDER if not args.profiles or r[0] in args.profiles.split(",")]
+    missing: list[dict[str, Any]] = []  # `--cached-only`: the runs left out
     started = time.perf_counter()
     for sc in scenarios:
         for seed in seeds:
             for row, profile, est in rows:
                 cached = cache_path(sc, None, None, profile, seed, version, est).exists()
+                if args.cached_only and not cached:
+                    missing.append({"scenario": sc, "seed": seed, "row": row})
+                    print(f"ladder {sc:<18} seed {seed:<3} {row:<30} not cached: left out", flush=True)
+                    continue
                 r = run_one(sc, None, None, profile, seed, version, setups, est)
                 runs.setdefault(sc, {}).setdefault(row, {})[seed] = r
                 per_seed.setdefault(sc, {}).setdefault(row, {})[str(seed)] = {
@@ -372,7 +378,8 @@ def run_ladder(args: argparse.Namespace) -> int:
         Path(args.json_path).write_text(json.dumps({
             "benchmark": "quality-ladder", **out, **scenarios_summary(runs), "per_seed": per_seed,
             "code_version": version,
-            "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick, "scenarios": scenarios,
+            "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick, "scenarios_run": scenarios,
+            "missing": missing,
             "load_avg": [round(x, 2) for x in os.getloadavg()],
             "run_wall_seconds_total": round(sum(walls), 1),
             "elapsed_seconds": round(time.perf_counter() - started, 1),
@@ -392,6 +399,8 @@ def main() -> int:
     ap.add_argument("--classifier", choices=("profile", "estimates"), default="profile",
                     help="estimates: the issue-5 profiles classify with the twin's estimate port")
     ap.add_argument("--ladder", action="store_true", help="the information ladder (see above)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="--ladder: assemble the cached runs of this code version only (listed under `missing`)")
     args = ap.parse_args()
     args.scenarios_given = any(a == "--scenarios" or a.startswith("--scenarios=") for a in sys.argv[1:])
     if args.ladder:
