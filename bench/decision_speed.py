@@ -118,8 +118,11 @@ def cell(n: int, seed: int) -> tuple[ClusterState, list[str], dict[str, int]]:
 
 
 def policy(name: str) -> PolicySet:
-    factory = sextant_policy_set if name == "sextant" else paragon_policy_set
-    return factory(classifier=ObservedOnlyClassifier())
+    """`sextant` (or `sextant@VERSION`, an earlier planner version kept for replay) or `paragon`."""
+    base, _, version = name.partition("@")
+    if base == "sextant":
+        return sextant_policy_set(classifier=ObservedOnlyClassifier(), **({"version": version} if version else {}))
+    return paragon_policy_set(classifier=ObservedOnlyClassifier())
 
 
 def _stats(times: list[float]) -> dict[str, float]:
@@ -135,6 +138,7 @@ def run(state: ClusterState, residents: list[str], caps: dict[str, int], profile
     rng = np.random.default_rng(seed + 1)
     params = policy(profile)
     place_t: list[float] = []
+    place_cpu: list[float] = []  # the placement's CPU time (thread time: the load of other processes left out)
     admit_t: list[float] = []
     both_t: list[float] = []
     cold = 0.0
@@ -155,13 +159,16 @@ def run(state: ClusterState, residents: list[str], caps: dict[str, int], profile
             counts["queued"] += 1
             continue
         c = cmd.PlaceWorkload(workload_id=wid)
+        c0 = time.thread_time_ns()
         t0 = time.perf_counter_ns()
         d = decide(state, c, params=params, seed=seed_for(c, state), at=at)
         dt = (time.perf_counter_ns() - t0) / 1e6
+        dc = (time.thread_time_ns() - c0) / 1e6
         if k == 0:
             cold += dt
         else:
             place_t.append(dt)
+            place_cpu.append(dc)
             admit_t.append(dt_admit)
             both_t.append(dt_admit + dt)
         e = d.events[0]
@@ -182,7 +189,7 @@ def run(state: ClusterState, residents: list[str], caps: dict[str, int], profile
             if state.workloads[gone].phase == "running":
                 state = fold([ev.WorkloadCompleted(at=at, workload_id=gone)], state)
     decided = max(1, counts["placed"] + counts["deferred"])
-    return {"place": _stats(place_t), "admit": _stats(admit_t), "admit_place": _stats(both_t), "cold_ms": cold,
+    return {"place": _stats(place_t), "place_cpu": _stats(place_cpu), "admit": _stats(admit_t), "admit_place": _stats(both_t), "cold_ms": cold,
             **counts,
             "backtracking_rate": counts["backtracked"] / decided, "exhausted_rate": counts["exhausted"] / decided}
 
@@ -199,7 +206,7 @@ def main() -> int:
                                "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                                            "cpus": os.cpu_count(), "processor": platform.processor()},
                                "decisions": args.decisions, "seed": args.seed, "sizes": {}}
-    print(f"{'servers':>8} {'profile':<9} {'place med':>9} {'place p99':>9} {'admit med':>9} {'admit p99':>9} "
+    print(f"{'servers':>8} {'profile':<12} {'place med':>9} {'place p99':>9} {'cpu med':>8} {'admit med':>9} {'admit p99':>9} "
           f"{'a+p med':>8} {'a+p p99':>8} {'cold ms':>8} {'placed':>6} {'scale-out':>9} {'queued':>6} "
           f"{'backtrack':>9} {'exhausted':>9}")
     for n in (int(x) for x in args.sizes.split(",")):
@@ -210,7 +217,8 @@ def main() -> int:
         for profile in args.profiles.split(","):
             r = run(state, residents, caps, profile, args.decisions, args.seed)
             per["profiles"][profile] = r
-            print(f"{n:>8} {profile:<9} {r['place']['median_ms']:>9.3f} {r['place']['p99_ms']:>9.3f} "
+            print(f"{n:>8} {profile:<12} {r['place']['median_ms']:>9.3f} {r['place']['p99_ms']:>9.3f} "
+                  f"{r['place_cpu']['median_ms']:>8.3f} "
                   f"{r['admit']['median_ms']:>9.3f} {r['admit']['p99_ms']:>9.3f} "
                   f"{r['admit_place']['median_ms']:>8.3f} {r['admit_place']['p99_ms']:>8.3f} {r['cold_ms']:>8.1f} "
                   f"{r['placed']:>6} {r['scale_out']:>9} {r['queued']:>6} {r['backtracking_rate']:>9.3f} "

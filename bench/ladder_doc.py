@@ -31,6 +31,7 @@ BEGIN, END = "<!-- ladder:begin -->", "<!-- ladder:end -->"
 ROWS: tuple[tuple[str, str], ...] = (
     ("oracle", "`oracle` (truth)"),
     ("oracle-estimates", "`oracle-estimates` (oracle on the estimate port)"),
+    ("sextant-true-rows", "`sextant-true-rows` (`sextant` fed the true rows)"),
     ("sextant-estimates", "`sextant` on the estimate port"),
     ("sextant", "`sextant` on the classification engine (papers' density)"),
     ("sextant-dense", "`sextant-dense` (engine, every entry profiled)"),

@@ -21,15 +21,19 @@ the reported seeds meets them; parameters were chosen on seeds 1–5 (docs/quali
 `--ladder`: the information ladder instead (`LADDER`): for paragon-ec2-2500, paragon-ec2-5000
 and quasar-ec2-200 (seeds 6–10 unless `--seeds`), the share of workloads meeting QoS of the
 `oracle` (truth), `oracle-estimates` (the oracle's planner on the estimate port: truth + the
-documented measurement noise), `sextant` on the estimate port (`sextant~est`), `sextant` on the
+documented measurement noise), `sextant-true-rows` (`sextant` fed the true classification rows:
+the planning loss against `oracle`), `sextant` on the estimate port (`sextant~est`), `sextant` on the
 classification engine at the papers' profiling density, `sextant-dense`, the best baseline (the
 highest mean of least-loaded, heterogeneity-oblivious, interference-oblivious and random, on the
 same engine and profiling plan as `sextant`), and `oracle-estimates` with the port's noise × 0.5
 and × 2, with platform noise only and with interference noise only. Each run is cached like the
 other tables. JSON: `{"ladder": {SCENARIO: {ROW: {"per_seed": {SEED: qos}, "mean", "worst"}}},
-"losses": {SCENARIO: {"planning_loss", "information_loss"}}, "per_seed": {SCENARIO: {ROW: {SEED:
+"losses": {SCENARIO: {"planning_loss", "planning_loss_true_rows", "information_loss"}}, "per_seed": {SCENARIO: {ROW: {SEED:
 {"qos", "wall_seconds", "profile"}}}}, "worst": {SCENARIO: {ROW: worst}}, "code_version",
-"twin_version", "load_avg", ...}`. `--quick` there: the first seed only. The markdown table of
+"twin_version", "load_avg", ...}`, plus each rung's metrics in the issue's shape (`scenarios`:
+{S: {ROW: {"per_seed": {SEED: {metric: value}}, "worst", "mean"}}}) and the planning ratios
+(`ratios`, `scenarios_summary`). `--quick` there: the first seed only; `--cached-only`: only the runs
+already cached for this code version (the others listed under `missing`). The markdown table of
 docs/quality.md is generated from this JSON by `bench/ladder_doc.py`.
 `--ladder --merge A.json B.json --json OUT` combines ladders made with disjoint rows (`--profiles`),
 each row keeping the code version it ran at (`code_versions`): rows whose code changed on purpose
@@ -251,6 +255,7 @@ LADDER_BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-obl
 LADDER: tuple[tuple[str, str, bool], ...] = (
     ("oracle", "oracle", False),
     ("oracle-estimates", "oracle-estimates", False),
+    ("sextant-true-rows", "sextant-true-rows", False),
     ("sextant-estimates", "sextant", True),
     ("sextant", "sextant", False),
     ("sextant-dense", "sextant-dense", False),
@@ -285,12 +290,53 @@ def ladder_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dic
             return table.get(row, {}).get("mean")
 
         oe, se, sx = mean("oracle-estimates"), mean("sextant-estimates"), mean("sextant")
+        orc, tr = mean("oracle"), mean("sextant-true-rows")
         losses[sc] = {"planning_loss": None if oe is None or se is None else round(oe - se, 6),
+                      "planning_loss_true_rows": None if orc is None or tr is None else round(orc - tr, 6),
                       "information_loss": None if se is None or sx is None else round(se - sx, 6),
                       "truth_to_estimates": None if mean("oracle") is None or oe is None
                       else round(mean("oracle") - oe, 6)}  # type: ignore[operator]
     worst = {sc: {row: v["worst"] for row, v in t.items()} for sc, t in ladder.items()}
     return {"ladder": ladder, "losses": losses, "worst": worst}
+
+
+LOWER_IS_BETTER = ("overprovisioning", "alloc_vs_required", "failed", "unfinished", "wall_seconds")
+# the planning bars: (numerator row, denominator row)
+RATIOS = (("sextant-true-rows", "oracle"), ("sextant-estimates", "oracle-estimates"), ("sextant", "oracle"),
+          ("sextant", "oracle-estimates"))
+
+
+def scenarios_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dict[str, Any]:
+    """The issue's JSON shape of the runs ({scenario: {row: {seed: run}}}): `scenarios` =
+    {S: {row: {"per_seed": {seed: {metric: value}}, "worst": {...}, "mean": {...}}}} (worst = the
+    lowest seed, the highest for `LOWER_IS_BETTER` metrics), and `ratios` = {S: {"a/b":
+    {"of_worsts": worst(a) / worst(b), "worst_per_seed": min over common seeds of a / b}}} of the
+    QoS-met fraction for the `RATIOS` pairs both measured."""
+    scenarios: dict[str, dict[str, Any]] = {}
+    ratios: dict[str, dict[str, Any]] = {}
+    for sc, rows in runs.items():
+        table: dict[str, Any] = {}
+        for row, by_seed in rows.items():
+            per = {str(seed): {k: r[k] for k in KEYS if k in r and r[k] is not None and k != "wall_seconds"}
+                   for seed, r in sorted(by_seed.items())}
+            metrics = sorted({k for v in per.values() for k in v})
+            worst = {k: (max if k in LOWER_IS_BETTER else min)(v[k] for v in per.values() if k in v) for k in metrics}
+            mean = {k: round(sum(v[k] for v in per.values() if k in v) / sum(1 for v in per.values() if k in v), 6)
+                    for k in metrics}
+            table[row] = {"per_seed": per, "worst": worst, "mean": mean}
+        scenarios[sc] = table
+        q = {row: {seed: r.get("qos_met_fraction") for seed, r in by_seed.items()} for row, by_seed in rows.items()}
+        for a, b in RATIOS:
+            if a not in q or b not in q:
+                continue
+            common = [s for s in q[a] if s in q[b] and q[a][s] is not None and q[b][s]]
+            if not common:
+                continue
+            wa, wb = min(q[a][s] for s in common), min(q[b][s] for s in common)
+            ratios.setdefault(sc, {})[f"{a}/{b}"] = {
+                "of_worsts": round(wa / wb, 6) if wb else None,
+                "worst_per_seed": round(min(q[a][s] / q[b][s] for s in common), 6)}
+    return {"scenarios": scenarios, "ratios": ratios}
 
 
 def run_ladder(args: argparse.Namespace) -> int:
@@ -303,11 +349,16 @@ def run_ladder(args: argparse.Namespace) -> int:
     runs: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
     per_seed: dict[str, dict[str, dict[str, Any]]] = {}
     rows = [r for r in LADDER if not args.profiles or r[0] in args.profiles.split(",")]
+    missing: list[dict[str, Any]] = []  # `--cached-only`: the runs left out
     started = time.perf_counter()
     for sc in scenarios:
         for seed in seeds:
             for row, profile, est in rows:
                 cached = cache_path(sc, None, None, profile, seed, version, est).exists()
+                if args.cached_only and not cached:
+                    missing.append({"scenario": sc, "seed": seed, "row": row})
+                    print(f"ladder {sc:<18} seed {seed:<3} {row:<30} not cached: left out", flush=True)
+                    continue
                 r = run_one(sc, None, None, profile, seed, version, setups, est)
                 runs.setdefault(sc, {}).setdefault(row, {})[seed] = r
                 per_seed.setdefault(sc, {}).setdefault(row, {})[str(seed)] = {
@@ -328,8 +379,10 @@ def run_ladder(args: argparse.Namespace) -> int:
              if v["wall_seconds"] is not None]
     if args.json_path:
         Path(args.json_path).write_text(json.dumps({
-            "benchmark": "quality-ladder", **out, "per_seed": per_seed, "code_version": version,
-            "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick, "scenarios": scenarios,
+            "benchmark": "quality-ladder", **out, **scenarios_summary(runs), "per_seed": per_seed,
+            "code_version": version,
+            "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick, "scenarios_run": scenarios,
+            "missing": missing,
             "load_avg": [round(x, 2) for x in os.getloadavg()],
             "run_wall_seconds_total": round(sum(walls), 1),
             "elapsed_seconds": round(time.perf_counter() - started, 1),
@@ -395,6 +448,8 @@ def main() -> int:
     ap.add_argument("--ladder", action="store_true", help="the information ladder (see above)")
     ap.add_argument("--merge", nargs="+", metavar="LADDER_JSON",
                     help="with --ladder: combine ladder JSONs made with disjoint rows (see merge_ladders)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="--ladder: assemble the cached runs of this code version only (listed under `missing`)")
     args = ap.parse_args()
     if args.ladder and args.merge:
         return merge_ladders(args.merge, args.json_path)

@@ -109,6 +109,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "selection on 64 000 VMs and of planning 200 jobs on 50 racks. `batch` and `online` are null: "
         "the twin's racks, network and workloads are not built yet. Written by `bench/corral.py "
         "--quick --seeds 6-10 --json bench/results/corral.json`. Definitions: docs/corral/README.md."),
+    "quality-planning": (
+        "Decision quality: the planning loss",
+        "`sextant-true-rows` (`sextant` fed the true classification rows), `sextant` on the estimate "
+        "port (`sextant-estimates`) and on the engine, beside `oracle` and `oracle-estimates`, same "
+        "arrivals; `ratios` are the planning bars (QoS met, worst seed and worst per-seed ratio). "
+        "Written by `bench/quality.py --ladder --scenarios paragon-ec2-2500 --profiles "
+        "oracle,oracle-estimates,sextant-true-rows,sextant-estimates,sextant --seeds 6-10 --json "
+        "bench/results/quality-planning.json`. Metrics: docs/twin.md, \"Metrics\"."),
     "kwiken": (
         "Kwiken on the request simulator",
         "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "

@@ -66,7 +66,26 @@ def test_it_replays_identically_with_cold_policy_caches(log: list[Envelope], war
 
     report = replay(log, cold)
     assert report.ok, report.differences[:5]
-    assert report.decisions == warm.decisions and len(built) == report.blocks > 1
+    # the log was recorded under an earlier version of the profile: each block asks for the current
+    # one, then for the version it recorded (`NAME@VERSION`)
+    assert report.decisions == warm.decisions and len(built) == 2 * report.blocks > 2
+    assert {b for b in built if "@" in b} == {"sextant-adaptive@5.1+8.2"}
+
+
+def test_the_recorded_policy_version_is_the_one_replayed(log: list[Envelope]) -> None:
+    """The fixture's decisions name `sextant-adaptive` 5.1+8.2, an earlier planner than the
+    current profile's: replay re-derives them with that version; a replayer that keeps only the
+    current version reports every decision block as a version difference."""
+    assert policy_set("sextant-adaptive").version != "5.1+8.2"
+
+    def current_only(name: str):  # type: ignore[no-untyped-def]
+        if "@" in name:
+            raise KeyError(name)
+        return policy_set(name)
+
+    report = replay(log, current_only)
+    assert not report.ok
+    assert {d.what for d in report.differences} >= {f"policy version 5.1+8.2 != {policy_set('sextant-adaptive').version}"}
 
 
 def test_a_decider_restarted_at_any_block_rederives_the_same(log: list[Envelope]) -> None:

@@ -27,7 +27,8 @@ def doc() -> ModuleType:
     return _load("ladder_doc")
 
 
-QOS = {"oracle": (0.9, 0.92), "oracle-estimates": (0.75, 0.71), "sextant-estimates": (0.6, 0.5),
+QOS = {"oracle": (0.9, 0.92), "oracle-estimates": (0.75, 0.71), "sextant-true-rows": (0.8, 0.9),
+       "sextant-estimates": (0.6, 0.5),
        "sextant": (0.4, 0.44), "sextant-dense": (0.55, 0.5), "least-loaded": (0.2, 0.3),
        "heterogeneity-oblivious": (0.31, 0.33), "interference-oblivious": (0.3, 0.2), "random": (0.1, 0.1)}
 
@@ -46,14 +47,35 @@ def test_summary_means_worsts_best_baseline_and_named_losses(quality: ModuleType
     assert losses["planning_loss"] == pytest.approx(0.73 - 0.55)
     assert losses["information_loss"] == pytest.approx(0.55 - 0.42)
     assert losses["truth_to_estimates"] == pytest.approx(0.91 - 0.73)
+    assert losses["planning_loss_true_rows"] == pytest.approx(0.91 - 0.85)
     assert out["worst"]["paragon-ec2-2500"]["sextant"] == 0.4
+
+
+def test_the_scenarios_section_has_the_issues_shape_and_the_planning_ratios(quality: ModuleType) -> None:
+    runs = {"paragon-ec2-2500": {row: {6: {"qos_met_fraction": a, "overprovisioning": 0.1},
+                                       7: {"qos_met_fraction": b, "overprovisioning": 0.3}}
+                                 for row, (a, b) in QOS.items()}}
+    out = quality.scenarios_summary(runs)
+    tr = out["scenarios"]["paragon-ec2-2500"]["sextant-true-rows"]
+    assert tr["per_seed"] == {"6": {"qos_met_fraction": 0.8, "overprovisioning": 0.1},
+                              "7": {"qos_met_fraction": 0.9, "overprovisioning": 0.3}}
+    # QoS: worst = the lowest seed; over-provisioning: worst = the highest
+    assert tr["worst"] == {"qos_met_fraction": 0.8, "overprovisioning": 0.3}
+    assert tr["mean"]["qos_met_fraction"] == pytest.approx(0.85)
+    r = out["ratios"]["paragon-ec2-2500"]
+    # worst of sextant-true-rows / worst of oracle: 0.8 / 0.9; per seed: min(0.8/0.9, 0.9/0.92)
+    assert r["sextant-true-rows/oracle"]["of_worsts"] == pytest.approx(0.8 / 0.9)
+    assert r["sextant-true-rows/oracle"]["worst_per_seed"] == pytest.approx(0.8 / 0.9)
+    # sextant on the estimate port / oracle-estimates: 0.5 / 0.71 (worsts); per seed min(0.6/0.75, 0.5/0.71)
+    assert r["sextant-estimates/oracle-estimates"]["of_worsts"] == pytest.approx(0.5 / 0.71)
+    assert r["sextant-estimates/oracle-estimates"]["worst_per_seed"] == pytest.approx(0.5 / 0.71)
 
 
 def test_every_ladder_rung_is_a_known_profile(quality: ModuleType) -> None:
     from sextant_sim import baselines
 
     rows = {row for row, _, _ in quality.LADDER}
-    assert {"oracle", "oracle-estimates", "sextant-estimates", "sextant", "sextant-dense",
+    assert {"oracle", "oracle-estimates", "sextant-true-rows", "sextant-estimates", "sextant", "sextant-dense",
             "oracle-estimates-x0.5", "oracle-estimates-x2", "oracle-estimates-platform",
             "oracle-estimates-interference", *quality.LADDER_BASELINES} == rows
     assert all(p in baselines.names() for _, p, _ in quality.LADDER)

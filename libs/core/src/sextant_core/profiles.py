@@ -1,4 +1,10 @@
-"""Named policy sets. Later issues register richer ones (`sextant`, `paragon`, baselines)."""
+"""Named policy sets. Later issues register richer ones (`sextant`, `paragon`, baselines).
+
+Earlier versions: a decision records its profile and policy version, and a log outlives the code,
+so `policy_set("NAME@VERSION")` builds profile NAME as it was at VERSION where the profile keeps
+it (`register_past`); replay asks for it when the current version differs from the recorded one
+(`sextant_core.replay`). `names()` lists the current profiles only.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,13 @@ from .policies import AdmitAll, ObservedOnlyClassifier, PolicySet
 from .profiling.plan import DefaultProfilingPlan
 
 _FACTORIES: dict[str, Callable[[], PolicySet]] = {}
+_PAST: dict[str, Callable[[str], PolicySet]] = {}  # name -> factory(version), KeyError if not kept
+AT = "@"
+
+
+def at_version(name: str, version: str) -> str:
+    """The profile name that denotes `name` at policy version `version`."""
+    return f"{name}{AT}{version}"
 
 
 def register(name: str) -> Callable[[Callable[[], PolicySet]], Callable[[], PolicySet]]:
@@ -20,7 +33,26 @@ def register(name: str) -> Callable[[Callable[[], PolicySet]], Callable[[], Poli
     return deco
 
 
+def register_past(name: str) -> Callable[[Callable[[str], PolicySet]], Callable[[str], PolicySet]]:
+    """Register the builder of `name` at an earlier version (it raises KeyError for a version it
+    does not keep)."""
+    def deco(fn: Callable[[str], PolicySet]) -> Callable[[str], PolicySet]:
+        if name in _PAST:
+            raise ValueError(f"past versions of {name!r} registered twice")
+        _PAST[name] = fn
+        return fn
+
+    return deco
+
+
 def policy_set(name: str) -> PolicySet:
+    """The policy set `name` (current version), or `NAME@VERSION` (an earlier version kept)."""
+    base, at, version = name.partition(AT)
+    if at:
+        try:
+            return _PAST[base](version)
+        except KeyError:
+            raise KeyError(f"policy profile {base!r} has no version {version!r} kept") from None
     try:
         return _FACTORIES[name]()
     except KeyError:
@@ -49,6 +81,30 @@ def _sextant() -> PolicySet:
     from .planning.policysets import sextant_policy_set
 
     return sextant_policy_set()
+
+
+def _sextant_at(name: str, version: str, **kw: object) -> PolicySet:
+    """A `sextant`-based profile at an earlier planner version (`policysets.PLANNER_VERSIONS`)."""
+    from .planning.policysets import sextant_policy_set
+
+    return sextant_policy_set(name=name, version=version, **kw)  # type: ignore[arg-type]
+
+
+@register_past("sextant")
+def _sextant_past(version: str) -> PolicySet:
+    return _sextant_at("sextant", version)
+
+
+@register_past("sextant-dense")
+def _sextant_dense_past(version: str) -> PolicySet:
+    from .planning.policysets import DENSE_PROFILING
+
+    return _sextant_at("sextant-dense", version, profiling=DENSE_PROFILING)
+
+
+@register_past("no-adaptation")
+def _no_adaptation_past(version: str) -> PolicySet:
+    return _sextant_at("no-adaptation", version)
 
 
 @register("sextant-dense")
@@ -87,6 +143,21 @@ def _sextant_adaptive() -> PolicySet:
 
     base = sextant_policy_set(name="sextant-adaptive")
     return replace(base, version=f"{base.version}+{VERSION}", reprovisioner=Adaptive(planner=base.planner))
+
+
+@register_past("sextant-adaptive")
+def _sextant_adaptive_past(version: str) -> PolicySet:
+    """`sextant-adaptive` at `PLANNER+LADDER`: an earlier planner version with the current ladder
+    (an earlier ladder is not kept)."""
+    from dataclasses import replace
+
+    from .reprovisioning.adaptive import VERSION, Adaptive
+
+    planner, plus, ladder = version.partition("+")
+    if not plus or ladder != VERSION:
+        raise KeyError(version)
+    base = _sextant_at("sextant-adaptive", planner)
+    return replace(base, version=version, reprovisioner=Adaptive(planner=base.planner))
 
 
 @register("no-adaptation")

@@ -13,6 +13,10 @@ state a decision saw is the fold of the log up to what it recorded — or, for a
 recorded several decision events (one `ProbeRequested` per slow task of a job), the position
 before the first of them in the block.
 
+A decision recorded under an earlier policy version than the profile's current one is re-derived
+with the profile at that version, `policies("NAME@VERSION")` (`profiles.policy_set`), when the
+profile keeps it; otherwise the version mismatch is a difference.
+
 Reactors (the agent, the telemetry edge, the API) are never re-run: their events are facts and
 are only folded. A re-derivation that cannot rebuild a classification model the log recorded
 (`ModelMismatch`: a changed sample, changed numerics) is reported as a difference of that
@@ -30,6 +34,7 @@ from sextant_contracts.envelope import Envelope
 
 from .classification.engine import ModelMismatch
 from .policies import PolicySet
+from .profiles import at_version
 from .state.evolve import evolve
 from .state.model import ClusterState
 from .workflow import SERVICES, step
@@ -139,9 +144,16 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.DecisionEvent, by_id: d
     except KeyError:
         report.differences.append(Difference(env.position, rec.decision_id, f"unknown profile {rec.profile}"))
         return []
-    if params.version != rec.policy_version:
-        report.differences.append(Difference(env.position, rec.decision_id,
-                                             f"policy version {rec.policy_version} != {params.version}"))
+    if params.version != rec.policy_version:  # the profile at the version the log recorded, if it is kept
+        try:
+            past = policies(at_version(rec.profile, rec.policy_version))
+        except KeyError:
+            past = params
+        if past.version == rec.policy_version:
+            params = past
+        else:
+            report.differences.append(Difference(env.position, rec.decision_id,
+                                                 f"policy version {rec.policy_version} != {params.version}"))
     report.blocks += 1
     try:
         result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))

@@ -18,6 +18,12 @@ could run, so its classifier (which it never reads) is always the cheap estimate
 (`ORACLE_ESTIMATES`) scale the port's noise (× 0.5, × 2) or keep only the platform-speed or only
 the interference noise. Their view is built by `oracle.oracle_view` (the runner binds it to the world).
 
+`sextant-true-rows` is `sextant` fed the *true* classification rows: the estimate port with its
+noise at 0 (`EstimateSource.variant(0.0)`: the true per-platform speeds, scale-up and scale-out
+shapes, and the interference scores the microbenchmark ramp reads on the reference platform) —
+the planning side alone, against `oracle` (the same information, placed by the truth's planner).
+Its classifier is fixed: `classifier=` does not apply to it.
+
 `reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
 of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
 for analytics, peak provisioning by an autoscaler for services) instead of the requirement;
@@ -59,10 +65,23 @@ def framework_planner(profile: str) -> tuple[Planner, str]:
 
 
 def names() -> list[str]:
-    return sorted(set(BASELINES) | set(ORACLE_ESTIMATES) | set(core_profiles.names()))
+    return sorted(set(BASELINES) | set(ORACLE_ESTIMATES) | set(TRUE_ROWS) | set(core_profiles.names()))
 
 
 CLASSIFIERS = ("cf", "estimates")
+# profile -> (planning profile it runs, noise factor of the estimate port it is fed)
+TRUE_ROWS: dict[str, tuple[str, float]] = {"sextant-true-rows": ("sextant", 0.0)}
+
+
+def _planning_set(profile: str, classifier: Classifier, name: str | None = None) -> PolicySet:
+    """The core's planning profile `profile` (`sextant`, `sextant-dense`, `paragon`) with the
+    twin's `classifier`, named `name` (default: `profile`)."""
+    from sextant_core.planning import policysets
+
+    if profile == "paragon":
+        return policysets.paragon_policy_set(classifier=classifier, name=name or profile)
+    dense = {"profiling": policysets.DENSE_PROFILING} if profile == "sextant-dense" else {}
+    return policysets.sextant_policy_set(classifier=classifier, name=name or profile, **dense)  # type: ignore[arg-type]
 
 
 def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
@@ -76,17 +95,15 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
         raise ValueError(f"unknown classifier {classifier!r}; known: {', '.join(CLASSIFIERS)}")
     chosen: Classifier | None = (EstimateClassifier(estimates) if classifier == "estimates"
                                  else None if classifier == "cf" else classifier)  # type: ignore[assignment]
+    if profile in TRUE_ROWS:  # a planning profile fed the port without noise: the true rows
+        base, factor = TRUE_ROWS[profile]
+        return _planning_set(base, EstimateClassifier(estimates.variant(factor)), name=profile)
     if profile == "reservation-paragon":  # a planning profile, with the twin's reservation sizer
         from sextant_core.planning.policysets import reservation_paragon_policy_set
 
         return reservation_paragon_policy_set(classifier=chosen, sizer=reservation_size)
     if profile in ("sextant", "sextant-dense", "paragon") and chosen is not None:
-        from sextant_core.planning import policysets
-
-        if profile == "paragon":
-            return policysets.paragon_policy_set(classifier=chosen)
-        dense = {"profiling": policysets.DENSE_PROFILING, "name": profile} if profile == "sextant-dense" else {}
-        return policysets.sextant_policy_set(classifier=chosen, **dense)  # type: ignore[arg-type]
+        return _planning_set(profile, chosen)
     is_oracle = profile == "oracle" or profile in ORACLE_ESTIMATES
     if profile not in BASELINES and not is_oracle:
         return core_profiles.policy_set(profile)

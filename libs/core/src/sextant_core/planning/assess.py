@@ -7,7 +7,8 @@ For workload w at time `at` (all arithmetic in `placement/plugins/quasar_sizing.
 
 1. the candidate table of the state (w's own allocation taken out when it is re-placed);
 2. its performance model (`model.py`) and requirement R (`targets.py`, margin applied);
-3. per server: interference factor f(s) (from the residents' pressure, `ResidualIndex.pressure`), base(s) = H(platform) · f(s), the sized cores and the
+3. per server: interference factor f(s) (from the residents' pressure, `ResidualIndex.pressure`;
+   column `interference_factor`), base(s) = H(platform) · f(s), the sized cores and the
    predicted ratio for one node (`size_rows`), the residual tolerance for the exact D1 check;
 4. the table with these extra columns, ready for the Sextant profile's filters and scores.
 
@@ -32,6 +33,7 @@ from .residual import ResidualIndex
 from .targets import Requirement, requirement
 
 PRESSURE = "pressure"  # (n, S): what the residents put on a newcomer (`ResidualIndex.pressure`)
+FACTOR = "interference_factor"  # (n,): the newcomer's predicted interference factor f(s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,7 @@ class Assessor:
         base = model.factors(table.platforms)[table.platform_code] * factor
         sized, ratio = size_rows(base, req.value, model.curve, table.free_cores)
         residual = self.residuals.residual(state, table, exclude=exclude)
-        cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio, PRESSURE: pressure}
+        cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio, PRESSURE: pressure, FACTOR: factor}
         per_core = mem / max(w.requested_cores or 1, 1)
         return Assessment(table=table.with_extra(cols), request=request, model=model, required=req,
                           base=base, memory_per_core=per_core)

@@ -2,7 +2,7 @@
 
 | profile | admission | planner (size → placement) |
 |---|---|---|
-| `sextant` | ARQ on the Sextant assessment | Quasar joint sizing to the target on Paragon's filters (`SextantPlanner`) |
+| `sextant` | ARQ on the Sextant assessment | Quasar joint sizing to the target on Paragon's filters, the single node chosen by satisficing (`SextantPlanner`) |
 | `paragon` | ARQ on Paragon's availability | the workload's *request* placed by Paragon's greedy selector (`ParagonPlanner`) |
 | `reservation-paragon` | admit all | a *reservation* placed by Paragon's greedy selector |
 
@@ -15,6 +15,11 @@ is the size placed, the reservation, which the caller supplies as a `Sizer` (def
 workload's request, i.e. the user's own reservation — as for the placement framework's
 `reservation-least-loaded`); and, as in Quasar's evaluation, it has no ARQ: a reservation that
 does not fit waits as a deferred placement.
+
+Versions: `sextant` is at `VERSION`; `PLANNER_VERSIONS` keeps the planner parameters of every
+earlier version whose decisions differ (5.1: the ranked single-node choice), so a log recorded
+under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`).
+`paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
 `paragon_policy_set(classifier=...)` and `reservation_paragon_policy_set(classifier=..., sizer=...)`
@@ -34,7 +39,10 @@ from .greedy import GreedyParams
 from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
 
-VERSION = "5.1"
+VERSION = "6"  # 6: the satisficing single-node choice (`satisfice.py`)
+PARAGON_VERSION = "5.1"
+# sextant planner version -> its parameters (the current one and every earlier one still replayed)
+PLANNER_VERSIONS: dict[str, SextantParams] = {VERSION: SextantParams(), "5.1": SextantParams(choice="rank")}
 
 
 def _classifier(classifier: Classifier | None) -> Classifier:
@@ -57,10 +65,12 @@ DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
                        arq: ArqParams | None = None, name: str = "sextant",
-                       profiling: DefaultProfilingPlan | None = None) -> PolicySet:
-    p = params or SextantParams()
+                       profiling: DefaultProfilingPlan | None = None, version: str = VERSION) -> PolicySet:
+    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params`
+    overrides that version's planner parameters."""
+    p = params or PLANNER_VERSIONS[version]
     assessor = Assessor(p.sizing)  # shared by admission and planning: one incremental index
-    return PolicySet(profile=name, version=VERSION, profiling=profiling or DefaultProfilingPlan(),
+    return PolicySet(profile=name, version=version, profiling=profiling or DefaultProfilingPlan(),
                      classifier=_classifier(classifier),
                      admission=ArqAdmission(TargetAvailability(assessor), arq),
                      planner=SextantPlanner(p, assessor=assessor), reprovisioner=NoAdaptation())
@@ -69,7 +79,7 @@ def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantP
 def paragon_policy_set(*, classifier: Classifier | None = None, params: GreedyParams | None = None,
                        arq: ArqParams | None = None, name: str = "paragon") -> PolicySet:
     index = TableIndex()
-    return PolicySet(profile=name, version=VERSION, profiling=DefaultProfilingPlan(),
+    return PolicySet(profile=name, version=PARAGON_VERSION, profiling=DefaultProfilingPlan(),
                      classifier=_classifier(classifier),
                      admission=ArqAdmission(ParagonAvailability(requested_size, index), arq),
                      planner=ParagonPlanner(params=params, index=index), reprovisioner=NoAdaptation())
@@ -78,6 +88,6 @@ def paragon_policy_set(*, classifier: Classifier | None = None, params: GreedyPa
 def reservation_paragon_policy_set(*, classifier: Classifier | None = None, sizer: Sizer = requested_size,
                                    params: GreedyParams | None = None,
                                    name: str = "reservation-paragon") -> PolicySet:
-    return PolicySet(profile=name, version=VERSION, profiling=DefaultProfilingPlan(),
+    return PolicySet(profile=name, version=PARAGON_VERSION, profiling=DefaultProfilingPlan(),
                      classifier=_classifier(classifier), admission=AdmitAll(),
                      planner=ParagonPlanner(sizer=sizer, params=params), reprovisioner=NoAdaptation())

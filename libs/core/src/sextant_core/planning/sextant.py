@@ -3,11 +3,17 @@ filters (Paragon §3.2) — the `Planner` of the `sextant` profile.
 
 For a workload w (one `Assessment`, `assess.py`):
 
-1. **Single node, least resources** — the profile `sextant` (filters `schedulable`, `quasar-fit`,
+1. **Single node** — the profile `sextant` (filters `schedulable`, `quasar-fit`,
    `paragon-d1-residual` (strict), `quasar-target` (predicted ratio ≥ 1); scorers
-   `quasar-quality`, `quasar-packing`, `least-added-pressure`) over the sized table. Among the
-   feasible rows only those sized to the fewest cores stay ("the least amount of resources"), and
-   the best total score wins (ties: server id).
+   `quasar-quality`, `quasar-packing`, `least-added-pressure`) over the sized table. Which
+   feasible row wins is `SextantParams.choice`:
+   - `satisfice` (the default): among the rows predicted to meet the target with a margin (wider
+     for a less confident classification), the quietest, then the emptiest, then the best
+     platform × interference, then the server id (`satisfice.py`), each sized to the fewest cores
+     that meet the target with that margin;
+   - `rank` (policy version 5.1, kept to replay logs recorded under it): only the rows sized to
+     the fewest cores stay ("the least amount of resources"), and the best total score wins
+     (ties: server id).
 2. **Scale out** (kinds `analytics` and `service` only: single-node jobs cannot spread, Quasar
    Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
 3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
@@ -52,7 +58,8 @@ from ..placement.retry import rows_pass
 from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
-from .assess import Assessment, Assessor, SizingParams, node_memory
+from .assess import FACTOR, Assessment, Assessor, SizingParams, node_memory
+from .satisfice import SatisficeParams, margin_for, satisficing_order
 from .scaleout import spread
 
 if TYPE_CHECKING:
@@ -73,10 +80,12 @@ class _Deferral:
 
 
 def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float = 1.0, cap: float = 1.1,
-                    name: str = "sextant", spread: float = 0.0) -> Profile:
+                    name: str = "sextant", spread: float = 0.0, scored: bool = True) -> Profile:
+    """The single-node pass; `scored` False: its filters only (the satisficing choice orders the
+    feasible rows itself, `satisfice.py`)."""
     scorers: list[Any] = [("quasar-quality", quality, {"cap": cap}), ("quasar-packing", packing),
-                          ("least-added-pressure", pressure)]
-    if spread > 0:
+                          ("least-added-pressure", pressure)] if scored else []
+    if spread > 0 and scored:
         scorers.append(("least-allocated", spread, {"cores_weight": 1.0, "memory_weight": 0.0}))
     return make_profile(name, filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual", "quasar-target"],
                         scorers=scorers, scale_out=False)
@@ -114,6 +123,15 @@ class SextantParams:
     max_servers: int = 64
     budget: int = DEFAULT_BUDGET
     spread_weight: float = 0.0  # `least-allocated` on cores: prefer emptier servers
+    choice: str = "satisfice"  # the single-node choice: "satisfice" (`satisfice.py`) or "rank"
+    satisfice: SatisficeParams = field(default_factory=SatisficeParams)
+
+    def __post_init__(self) -> None:
+        if self.choice not in CHOICES:
+            raise ValueError(f"choice must be one of {CHOICES}, not {self.choice!r}")
+
+
+CHOICES = ("satisfice", "rank")
 
 
 class SextantPlanner:
@@ -126,7 +144,7 @@ class SextantPlanner:
         self.assessor = assessor if assessor is not None else Assessor(p.sizing)
         self.top_k = top_k
         self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap,
-                                       spread=p.spread_weight)
+                                       spread=p.spread_weight, scored=p.choice == "rank")
         self.closest = closest_profile()
         self.best_effort = best_effort_profile()
         self.necessary = necessary_profile(p.d1_max + 1e-9)
@@ -168,9 +186,14 @@ class SextantPlanner:
         if w.best_effort:
             return self._leftovers(a, w, budget, notes)
         ev = evaluate(self.profile, a.table, a.request, budget, scores_if_feasible=True)
-        row = self._pick(a, ev, least_cores=True)
-        if row is not None:
-            return self._single(a, ev, row, budget, notes)
+        if self.params.choice == "satisfice":
+            chosen = self._satisfice(a, w, ev, budget, notes)
+            if chosen is not None:
+                return chosen
+        else:
+            row = self._pick(a, ev, least_cores=True)
+            if row is not None:
+                return self._single(a, ev, row, budget, notes)
         spread_out = self._spread(a, ev, budget) if w.kind.value in MULTI_NODE else None
         if spread_out is not None and spread_out.met:
             return self._spread_outcome(a, ev, spread_out, budget, [*notes, "scale_out"])
@@ -271,14 +294,31 @@ class SextantPlanner:
         keys = (feasible, -ev.total[feasible], sized[feasible]) if least_cores else (feasible, -ev.total[feasible])
         return int(feasible[np.lexsort(keys)][0])
 
+    def _satisfice(self, a: Assessment, w: WorkloadState, ev: Evaluation, budget: Budget,
+                   notes: list[str]) -> PlacementOutcome | None:
+        """The satisficing single-node choice (`satisfice.py`) among the feasible rows of `ev`."""
+        t = a.table
+        conf = w.classification.confidence if w.classification is not None else None
+        choice = satisficing_order(np.flatnonzero(ev.feasible), base=a.base, factor=t.extra[FACTOR],
+                                   used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
+                                   ratio=t.extra["predicted_ratio"], required=a.required.value,
+                                   curve=a.model.curve, margin=margin_for(self.params.satisfice, conf),
+                                   params=self.params.satisfice, k=self.top_k)
+        if choice is None:
+            return None
+        top = tuple((t.server_ids[int(r)], round(float(q) * 100, 6))
+                    for r, q in zip(choice.rows, choice.ratio, strict=True))
+        return self._single(a, ev, int(choice.rows[0]), budget, [*notes, "satisficed" if choice.sure else "satisficed_thin"],
+                            cores=int(choice.sized[0]), top=top)
+
     def _single(self, a: Assessment, ev: Evaluation, row: int, budget: Budget, notes: list[str], *,
-                backtracks: int = 0) -> PlacementOutcome:
-        sized = a.table.extra[SIZED]
-        cores = int(sized[row])
+                backtracks: int = 0, cores: int | None = None,
+                top: tuple[tuple[str, float], ...] | None = None) -> PlacementOutcome:
+        cores = int(a.table.extra[SIZED][row]) if cores is None else cores
         perf = float(a.model.up(cores) * a.base[row])
         alloc = Allocation(assignments=(Assignment(server_id=a.table.server_ids[row], cores=cores,
                                                    memory_gb=a.request.memory_gb),))
-        trace = self._trace(ev, budget, notes, backtracks)
+        trace = self._trace(ev, budget, notes, backtracks, top=top)
         detail = {**summary(ev), "mode": "single", "chosen": [a.table.server_ids[row]], "cores": [cores],
                   "required": a.required.value, "predicted": perf}
         return PlacementOutcome(allocation=alloc, predicted_performance=round(perf, 6), trace=trace, detail=detail)
