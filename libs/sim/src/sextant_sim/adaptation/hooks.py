@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sextant_contracts import commands as cmd
@@ -109,14 +109,13 @@ class AdaptationHooks:
         for n in a.nodes:
             self._joined.setdefault((wid, n.server), now)
 
-    def observed(self, a: Active, now: float) -> None:
-        if self.host.setup.scenario.telemetry.task_attempts:
-            self._observed_tasks(a, now)
-            return
+    def _window(self, a: Active, now: float) -> tuple[Any, ...] | None:
+        """What both task views read for one observation of a running analytics job (None: nothing
+        to observe); advances the job's last-observed time."""
         t = a.truth
         an = t.analytics
         if an is None or a.paused or a.progress >= an.bulk:
-            return
+            return None
         world = self.host.world
         e = self.host
         last = self._last.get(a.wid, a.started_at)
@@ -127,6 +126,16 @@ class AdaptationHooks:
         sp = t.phases[a.phase].speed if t.phases else 1.0
         slots = sum(min(n.cores, t.threads) for n in a.nodes)
         share = an.bulk / max(slots, 1)
+        return t, an, world, e, last, rng, sd, eff, sp, share
+
+    def observed(self, a: Active, now: float) -> None:
+        if self.host.setup.scenario.telemetry.task_attempts:
+            self._observed_tasks(a, now)
+            return
+        w = self._window(a, now)
+        if w is None:
+            return
+        t, an, world, e, last, rng, sd, eff, sp, share = w
         servers: list[str] = []
         rates: list[float] = []
         progress: list[float] = []
@@ -150,20 +159,10 @@ class AdaptationHooks:
 
     def _observed_tasks(self, a: Active, now: float) -> None:
         """`TaskAttemptsObserved`: the per-task TaskTracker view (module docstring)."""
-        t = a.truth
-        an = t.analytics
-        if an is None or a.paused or a.progress >= an.bulk:
+        w = self._window(a, now)
+        if w is None:
             return
-        world = self.host.world
-        e = self.host
-        last = self._last.get(a.wid, a.started_at)
-        self._last[a.wid] = now
-        rng = rng_for(e.setup.seed, a.wid, "tasks", round(now, 6))
-        sd = e.setup.gt.noise.telemetry_sd * e.setup.scenario.noise_scale
-        eff = an.efficiency(len(a.nodes))
-        sp = t.phases[a.phase].speed if t.phases else 1.0
-        slots = sum(min(n.cores, t.threads) for n in a.nodes)
-        share = an.bulk / max(slots, 1)
+        t, an, world, e, last, rng, sd, eff, sp, share = w
         sizes = an.task_work / float(np.mean(an.task_work))
         mine = [s for (w, s) in self._task if w == a.wid]
         gone = [s for s in mine if all(n.server != s for n in a.nodes)]
