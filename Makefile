@@ -7,8 +7,10 @@ STAMP := $(VENV)/.installed
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
-# the same floats on every CPU: numpy's AVX-512 kernels off (libs/kit/src/sextant_kit/simd.py)
+# the same floats on every CPU: numpy's AVX-512 kernels off (libs/contracts/src/sextant_contracts/simd.py)
 export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
+# and one OpenBLAS kernel on every x86-64 CPU (libs/contracts/src/sextant_contracts/simd.py)
+export OPENBLAS_CORETYPE ?= $(if $(filter x86_64 amd64,$(shell uname -m)),Haswell,)
 
 PACKAGES := libs/contracts libs/core libs/kit libs/sim \
 	services/admission services/profiling services/classification services/planning \

@@ -54,6 +54,9 @@ def warm(log: list[Envelope]) -> ReplayReport:
 def test_it_replays_with_0_differences_with_warm_policy_caches(warm: ReplayReport) -> None:
     assert warm.ok, warm.differences[:5]
     assert warm.decisions >= 100
+    # recorded before OpenBLAS's kernel was pinned, by another one: its model hashes and last
+    # float bits are forgiven (`replay._same`), nothing else
+    assert warm.legacy_numerics > 0
 
 
 def test_it_replays_identically_with_cold_policy_caches(log: list[Envelope], warm: ReplayReport) -> None:

@@ -13,7 +13,7 @@ Decision events (the `DecisionEvent` subclasses: `WorkloadAdmitted`, `WorkloadQu
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -180,12 +180,23 @@ class ProfilingCompleted(WorkloadEvent):
 
 # --- classification --------------------------------------------------------------------------
 
+# How a classification model's `content_hash` is computed (`FactorModel.content_hash`):
+# `grid-1e-9` (current) hashes every parameter rounded to 1e-9 in the engine's normalised units, so
+# the same log gives the same hash on any CPU and BLAS kernel; `f8-bytes` (events written before,
+# set by their upcasters) hashed the raw float64 bytes, which differ in the last bits between BLAS
+# kernels (e.g. AVX-512 and AVX2 machines): such a hash is checked only where it can be reproduced.
+Fingerprint = Literal["grid-1e-9", "f8-bytes"]
+MODEL_FINGERPRINT: Fingerprint = "grid-1e-9"
+LEGACY_FINGERPRINT: Fingerprint = "f8-bytes"
+
+
 
 class WorkloadClassified(DecisionEvent):
     """The four reconstructed rows (Quasar §3.2). Keys are column ids; `confidence` in 0..1 per
     classification; `model_versions` the matrix versions used."""
 
     TYPE: ClassVar[str] = "WorkloadClassified"
+    SCHEMA_VERSION: ClassVar[int] = 2
     # the rows of `sextant_core.policies.Classified` (what a classifier returns), on purpose: a
     # shared base would reorder this event's JSON fields (and so every stored log)
     # pylint: disable=duplicate-code
@@ -198,12 +209,14 @@ class WorkloadClassified(DecisionEvent):
     model_versions: dict[str, str] = Field(default_factory=dict)
     # pylint: enable=duplicate-code
     reclassification: bool = False  # True when the workload was already running
+    fingerprint: Fingerprint = MODEL_FINGERPRINT  # the writer's model-hash scheme (see above)
 
 
 class ModelRetrained(Event):
     """A full retrain of one classification matrix, triggered by an event count (DESIGN §5)."""
 
     TYPE: ClassVar[str] = "ModelRetrained"
+    SCHEMA_VERSION: ClassVar[int] = 2
     classification: Classification
     group: str = "all"  # matrices kept per workload type where the knobs differ
     model_version: str
@@ -212,6 +225,7 @@ class ModelRetrained(Event):
     columns: int = Field(ge=0)
     rank: int = Field(ge=0)
     trigger_position: int = Field(ge=0)
+    fingerprint: Fingerprint = MODEL_FINGERPRINT  # how `content_hash` was computed (see above)
 
     @property
     def stream(self) -> str:

@@ -80,3 +80,17 @@ def _assess_tasks_v1(payload: Payload) -> Payload:
     payload.setdefault("elapsed", [])
     payload.setdefault("attempts", [])
     return payload
+
+
+@upcaster("ModelRetrained", from_version=1)
+def _model_retrained_v1(payload: Payload) -> Payload:
+    """v1 → v2: v1 hashed the model's raw float64 bytes (`events.LEGACY_FINGERPRINT`)."""
+    payload["fingerprint"] = "f8-bytes"
+    return payload
+
+
+@upcaster("WorkloadClassified", from_version=1)
+def _workload_classified_v1(payload: Payload) -> Payload:
+    """v1 → v2: written by code whose model hashes were raw float64 bytes."""
+    payload["fingerprint"] = "f8-bytes"
+    return payload

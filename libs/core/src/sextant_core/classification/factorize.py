@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from sextant_contracts.events import LEGACY_FINGERPRINT, MODEL_FINGERPRINT, Fingerprint
 
 from .normalise import FloatArray
 from .params import FitParams
@@ -81,17 +82,28 @@ class FactorModel:
     joint_mean: FloatArray | None = None  # (k + 1,) mean of [b_u, q_u] over well-determined rows
     joint_cov: FloatArray | None = None  # (k + 1, k + 1)
 
-    def content_hash(self) -> str:
-        """sha256 over every parameter's bytes (little-endian float64): the `ModelRetrained` hash."""
+    def content_hash(self, fingerprint: Fingerprint = MODEL_FINGERPRINT) -> str:
+        """sha256 over every parameter (little-endian float64): the `ModelRetrained` hash.
+
+        `grid-1e-9` (the current scheme) rounds each parameter to 1e-9 in the normalised units
+        first: BLAS kernels differ in the last bits (measured between OpenBLAS's Haswell and
+        Prescott kernels on `smoke`'s models: at most 3.3e-16 absolute, parameters up to ~21), and
+        the raw bytes made the hash, and so every log holding it, depend on the CPU that trained
+        the model. A parameter within such a difference of a rounding boundary still flips the
+        hash (about 1e-6 per parameter). `f8-bytes` hashes the raw bytes (logs written before).
+        """
         h = hashlib.sha256()
         h.update(f"{self.n_columns}:{self.rank}:{self.rows}:{self.epochs}".encode())
-        for a in (np.array([self.mu, self.bias_mean, self.noise_var, self.train_rmse]),
-                  self.col_bias, self.col_factors, self.prior_mean, self.prior_cov):
+        arrays = [np.array([self.mu, self.bias_mean, self.noise_var, self.train_rmse]),
+                  self.col_bias, self.col_factors, self.prior_mean, self.prior_cov]
+        joint = self.bias_prior and self.joint_mean is not None and self.joint_cov is not None
+        for i, a in enumerate([*arrays, *((self.joint_mean, self.joint_cov) if joint else ())]):
+            if joint and i == len(arrays):
+                h.update(b"bias-prior")
+            a = np.asarray(a, dtype=np.float64)
+            if fingerprint != LEGACY_FINGERPRINT:
+                a = np.round(a, 9) + 0.0  # + 0.0: -0.0 and 0.0 hash alike
             h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
-        if self.bias_prior and self.joint_mean is not None and self.joint_cov is not None:
-            h.update(b"bias-prior")
-            for a in (self.joint_mean, self.joint_cov):
-                h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
         return h.hexdigest()
 
 

@@ -66,6 +66,7 @@ class ModelFact:
     content_hash: str
     version: str
     position: int  # trigger position (the state the retraining decision saw)
+    fingerprint: ev.Fingerprint = ev.MODEL_FINGERPRINT  # how `content_hash` was computed
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +259,7 @@ def _(event: ev.ModelRetrained, kb: KnowledgeBase) -> KnowledgeBase:
         return kb  # a model of rows this log does not have: nothing to attach it to
     fact = ModelFact(rows=event.rows, rank=event.rank, width=event.columns,
                      content_hash=event.content_hash, version=event.model_version,
-                     position=event.trigger_position)
+                     position=event.trigger_position, fingerprint=event.fingerprint)
     return replace(kb, matrices=kb.matrices.set(m.key, replace(m, model=fact)))
 
 
