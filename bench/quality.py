@@ -393,17 +393,18 @@ def run_ladder(args: argparse.Namespace) -> int:
 
 def merge_ladders(paths: list[str], json_path: str | None) -> int:
     """One ladder JSON from several made with disjoint rows (`--profiles`), e.g. rows whose code
-    changed on purpose re-run at a newer commit while the others keep their cached runs. Each row
-    keeps the code version it ran at (`code_versions`; `code_version` joins the distinct ones);
-    the twin version must be the same in every part, and a (scenario, row, seed) in two parts is
-    an error."""
+    changed on purpose re-run at a newer commit while the others keep their cached runs. Each run
+    keeps the code version it ran at (`per_seed`); a row may have run at different versions in
+    different scenarios (`code_versions[row]` joins them; `code_version` joins every distinct
+    one), not within one scenario; the twin version must be the same in every part, and a
+    (scenario, row, seed) in two parts is an error."""
     parts = [json.loads(Path(p).read_text()) for p in paths]
     twins = {p["twin_version"] for p in parts}
     if len(twins) != 1:
         raise SystemExit(f"parts ran on different twins: {sorted(twins)}")
     runs: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
     per_seed: dict[str, dict[str, dict[str, Any]]] = {}
-    versions: dict[str, str] = {}
+    versions: dict[tuple[str, str], str] = {}
     for part in parts:
         for sc, rows in part["per_seed"].items():
             for row, seeds in rows.items():
@@ -412,13 +413,15 @@ def merge_ladders(paths: list[str], json_path: str | None) -> int:
                         raise SystemExit(f"{sc} {row} seed {seed} is in two parts")
                     per_seed.setdefault(sc, {}).setdefault(row, {})[seed] = {**v, "code_version": part["code_version"]}
                     runs.setdefault(sc, {}).setdefault(row, {})[int(seed)] = {"qos_met_fraction": v["qos"]}
-                if versions.setdefault(row, part["code_version"]) != part["code_version"]:
-                    raise SystemExit(f"row {row} ran at two code versions")
+                if versions.setdefault((sc, row), part["code_version"]) != part["code_version"]:
+                    raise SystemExit(f"{sc} {row} ran at two code versions")
     out = ladder_summary(runs)
     walls = [float(v["wall_seconds"]) for rs in per_seed.values() for r in rs.values() for v in r.values()
              if v.get("wall_seconds") is not None]
     doc = {"benchmark": "quality-ladder", **out, "per_seed": per_seed,
-           "code_version": "+".join(sorted(set(versions.values()))), "code_versions": versions,
+           "code_version": "+".join(sorted(set(versions.values()))),
+           "code_versions": {row: "+".join(sorted({v for (_, r), v in versions.items() if r == row}))
+                             for row in sorted({r for _, r in versions})},
            "twin_version": twins.pop(), "seeds": sorted({int(s) for p in parts for s in p["seeds"]}),
            "quick": any(p["quick"] for p in parts), "scenarios": sorted(runs),
            "load_avg": max((p["load_avg"] for p in parts), key=lambda la: la[0]),

@@ -125,11 +125,24 @@ def test_merged_parts_give_the_whole_ladder_with_each_rows_code_version(quality:
     assert merged["per_seed"]["paragon-ec2-2500"]["oracle"]["6"]["code_version"] == "new"
 
 
+def test_a_row_may_run_at_different_versions_in_different_scenarios(quality: ModuleType, tmp_path: Path) -> None:
+    a = json.loads(Path(_part(quality, {"oracle"}, "v1", tmp_path)).read_text())
+    b = dict(a, code_version="v2", per_seed={"quasar-ec2-200": a["per_seed"]["paragon-ec2-2500"]})
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert quality.merge_ladders([str(tmp_path / "v1.json"), str(tmp_path / "b.json")], str(tmp_path / "m.json")) == 0
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert merged["code_versions"]["oracle"] == "v1+v2"
+    assert merged["per_seed"]["quasar-ec2-200"]["oracle"]["6"]["code_version"] == "v2"
+
+
 def test_merge_refuses_overlapping_rows_and_different_twins(quality: ModuleType, tmp_path: Path) -> None:
     a = _part(quality, {"oracle", "sextant"}, "a", tmp_path)
     b = _part(quality, {"sextant"}, "b", tmp_path)
     with pytest.raises(SystemExit, match="in two parts"):
         quality.merge_ladders([a, b], None)
+    d = _part(quality, {"sextant"}, "d", tmp_path)  # sextant's seeds 6–7 again, at another version
+    with pytest.raises(SystemExit, match="in two parts"):
+        quality.merge_ladders([b, d], None)
     c = _part(quality, {"random"}, "c", tmp_path, twin="4-other")
     with pytest.raises(SystemExit, match="different twins"):
         quality.merge_ladders([a, c], None)
