@@ -100,17 +100,35 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
         def ready() -> bool:
             return readyz(api, timeout=5) == 200
 
+        def moment() -> str:
+            """What the platform looked like when a wait ran out: /readyz, the processes, the states."""
+            try:
+                body = httpx.get(f"{api}/readyz", timeout=5).text
+            except httpx.HTTPError as exc:
+                body = repr(exc)
+            try:
+                procs = json.dumps(ps())
+            except Exception as exc:  # noqa: BLE001 - an account, not a check
+                procs = repr(exc)
+            counts = collections.Counter(states_now().values())
+            return f"readyz: {body}\nps: {procs}\nstates: {dict(counts)}\nload: {os.getloadavg()}"
+
         up = sextant("up", env=env)
         assert up.returncode == 0, up.stdout + up.stderr
-        submitter = Submitter(api, [b for _, b in submissions("smoke", 1, 0)], every_s=0.5)
+        bodies = [b for _, b in submissions("smoke", 1, 0)]
+        submitter = Submitter(api, bodies[1:], every_s=1.0)
         recovery: dict[str, dict[str, float]] = {}
         try:
-            submitter.start()
             # the chaos starts on a warm platform: the flagship's first classification trains the
             # models of the seeded matrices (with rank selection), minutes on a loaded machine, and
-            # its consumer commits nothing meanwhile (/readyz: not consuming)
+            # its consumer commits nothing meanwhile (/readyz: not consuming). One workload warms it
+            # before the submitter starts, so no backlog piles up behind that first classification
+            # (seen at load 12: 280 workloads waiting, none classified after 240 s).
+            first = until("the first workload accepted", lambda: _submit(api, bodies[0]), 60, explain=moment)
+            submitter.accepted.append(first)
             until("a first workload classified, the API ready", lambda: ready() and any(
-                s not in ("submitted", "profiling", "profiled") for s in states_now().values()), 240)
+                s not in ("submitted", "profiling", "profiled") for s in states_now().values()), 240, explain=moment)
+            submitter.start()
             for victim in VICTIMS:
                 before = ps()[victim]
                 assert before["alive"], (victim, before)
@@ -119,7 +137,7 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
                 back = until(f"{victim} restarted", lambda v=victim, b=before: (
                     lambda p: p if p.get("alive") and p["pid"] != b["pid"] else None)(ps().get(v, {})), 90, 0.25)
                 running_s = time.monotonic() - t0
-                until(f"the API ready after killing {victim}", ready, 120, 0.25)
+                until(f"the API ready after killing {victim}", ready, 120, 0.25, explain=moment)
                 recovery[victim] = {"running_s": round(running_s, 2), "ready_s": round(time.monotonic() - t0, 2)}
                 assert back["restarts"] > before["restarts"], (victim, before, back)
             submitter.halt.set()
@@ -135,7 +153,7 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
                 s = states()
                 return accepted <= set(s) and all(s[w] in TERMINAL for w in accepted)
 
-            until("every accepted workload terminal", all_terminal, 150, 0.25)
+            until("every accepted workload terminal", all_terminal, 150, 0.25, explain=moment)
         finally:
             submitter.halt.set()
             down = sextant("down", env=env)
@@ -157,6 +175,15 @@ def test_every_process_killed_once_while_submitting(pg_node: Any, stack_env: dic
                   "recovery": recovery}
         print("\nrecovery after kill -9 (s):", json.dumps(recovery))
         write_results(report)
+
+
+def _submit(api: str, body: dict[str, Any]) -> str | None:
+    """POST one workload; its id on 202, None while the API cannot take it."""
+    try:
+        r = httpx.post(f"{api}/v1/workloads", json=body, timeout=10)
+    except httpx.HTTPError:
+        return None
+    return str(r.json()["id"]) if r.status_code == 202 else None
 
 
 def _commit() -> str:

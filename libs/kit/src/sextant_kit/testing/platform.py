@@ -41,14 +41,17 @@ def sextant(*args: str, env: Mapping[str, str] | None = None,
                           timeout=timeout, env={**os.environ, **(env or {})}, check=False)
 
 
-def until(what: str, check: Callable[[], T], timeout_s: float = 120.0, every_s: float = 0.5) -> T:
-    """The first truthy value of `check()`, polled every `every_s`; AssertionError after `timeout_s`."""
+def until(what: str, check: Callable[[], T], timeout_s: float = 120.0, every_s: float = 0.5,
+          explain: Callable[[], str] | None = None) -> T:
+    """The first truthy value of `check()`, polled every `every_s`; AssertionError after `timeout_s`
+    (with `explain()`'s account of the moment appended, when given)."""
     deadline = time.monotonic() + timeout_s
     while True:
         value = check()
         if value:
             return value
-        assert time.monotonic() < deadline, f"{what}: not within {timeout_s:.0f} s"
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout_s:.0f} s" + (f"\n{explain()}" if explain else ""))
         time.sleep(every_s)
 
 
