@@ -1,6 +1,7 @@
 """`make docs-screens`: a PNG of each console page in docs/console/, taken with the console tests'
 browser harness (`sextant_admission.console_testing`: the recorded platform log, tenants alpha and
-beta, 200 workloads of tenant `bulk`; headless Debian chromium), signed in as the operator.
+beta, 200 workloads of tenant `bulk`; headless Debian chromium), signed in as the operator. The
+past-position screen is at the recorded log's busiest position (most cores in use).
 
     .venv/bin/python bench/console_screens.py [--out docs/console]
 
@@ -29,6 +30,19 @@ def shrink(png: bytes) -> bytes:
     return out.getvalue()
 
 
+def busiest(log: list[object]) -> int:
+    """The log position where the most cores are in use (the past-position screen shows its heat map)."""
+    from sextant_core.state.evolve import fold
+
+    best, at, state = -1, 1, None
+    for env in log:
+        state = fold([env], state) if state is not None else fold([env])
+        used = sum(s.used_cores for s in state.sorted_servers())
+        if used > best:
+            best, at = used, state.position
+    return at
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "docs" / "console"))
@@ -46,7 +60,7 @@ def main() -> int:
             shots = {"overview": "/console/", "workloads": "/console/workloads",
                      "workload": f"/console/workloads/{world.placed_wid}",
                      "decision": f"/console/workloads/{world.placed_wid}/decisions/{world.decision_id}",
-                     "log": "/console/log", "log-as-of": f"/console/log?at={world.placed_position}",
+                     "log": "/console/log", "log-as-of": f"/console/log?at={busiest(world.log)}",
                      "servers": "/console/servers", "tenants": "/console/tenants", "tenant": "/console/tenants/bulk"}
             session = Signed(browser, world, "ops", viewport=VIEWPORT)
             for name, path in shots.items():

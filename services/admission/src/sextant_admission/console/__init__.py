@@ -38,8 +38,8 @@ from sextant_kit.tenancy import TenancyError
 from ..auth import Principal, Unauthenticated
 from ..handlers import Conflict, NotFound, live_workload, revoke, update_target
 from . import read
-from .targets import parse_target, target_inputs
 from .sessions import COOKIE, Session, Sessions
+from .targets import parse_target, target_inputs
 
 if TYPE_CHECKING:
     from ..api import ApiContext

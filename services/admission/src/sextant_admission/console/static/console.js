@@ -40,7 +40,8 @@
   function chart(el) {
     const spec = JSON.parse(el.dataset.chart);
     const series = [{ label: spec.xlabel }];
-    const data = [spec.x];
+    const x0 = spec.x.length ? spec.x[0] : 0;  // cluster time is epoch seconds: from the first point
+    const data = [spec.x.map(function (v) { return v - x0; })];
     spec.series.forEach(function (s) {
       series.push({ label: s.label, stroke: s.stroke, width: 2, dash: s.dash ? [6, 4] : undefined,
                     points: { show: spec.x.length < 40 } });
