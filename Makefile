@@ -16,7 +16,7 @@ PACKAGES := libs/contracts libs/core libs/kit libs/sim \
 	services/admission services/profiling services/classification services/planning \
 	services/reprovisioning services/telemetry apps/cli apps/agent infra
 
-.PHONY: install browser demo test test-unit up down lint bench clean
+.PHONY: install browser demo test test-unit up down lint bench clean docs-screens
 
 install: $(STAMP) browser
 
@@ -65,6 +65,10 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/run_all.py
+
+# a PNG of each web console page into docs/console/ (the console tests' browser harness)
+docs-screens: install
+	$(BIN)/python bench/console_screens.py
 
 clean:
 	rm -rf $(VENV) .run

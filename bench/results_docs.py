@@ -165,6 +165,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "services, relay, twin agent as separate processes); a workload's latency ends at its first "
         "placement decision; platform CPU per workload from `/proc`; replay speed over an in-process "
         "log. Written by `bench/e2e.py --json bench/results/e2e.json`. Design: docs/platform.md."),
+    "console": (
+        "Web console render times",
+        "Each console page with 10 000 workloads (the console tests' world), signed in as the "
+        "operator: *server* = an HTTP request until its body is read (the page rendered by the API), "
+        "*browser* = headless Chromium's load of the page (scripts and charts included); p50 / p95 "
+        "per page, `worst` over the seeds (which change nothing here: one repetition each). Written "
+        "by `bench/console.py --json bench/results/console.json`. Pages: docs/console/README.md."),
 }
 
 BASELINES_INTRO = (

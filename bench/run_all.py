@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("eventstore", "placement", "decision_speed", "classification", "sim", "e2e", "quality", "adaptation")
+ORDER = ("eventstore", "placement", "decision_speed", "classification", "sim", "e2e", "quality", "adaptation", "console")
 
 
 def main() -> int:

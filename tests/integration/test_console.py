@@ -9,20 +9,15 @@ and `beta`, and 10 000 workloads of tenant `bulk`. The browser is missing: the t
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sextant_admission.testing import create_tenants, own_database, served_api
+from sextant_admission.console_testing import Signed as Session
+from sextant_admission.console_testing import World, chromium_path, console_world
 from sextant_cli.demo import read_recorded
-from sextant_contracts.envelope import Envelope
-from sextant_kit.eventstore.postgres import PostgresEventStore
 from sextant_kit.testing.platform import sextant
 
 pytestmark = pytest.mark.integration
@@ -30,64 +25,12 @@ pytestmark = pytest.mark.integration
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 AXE = FIXTURES / "vendor" / "axe.min.js"  # axe-core 4.14.1 (MPL-2.0), npm axe-core@4.14.1 axe.min.js
 BULK = 10_000
-SEED = "console-test-seed"
-
-
-def chromium_path() -> str:
-    path = os.environ.get("SEXTANT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path:
-        pytest.fail("no chromium: `make install` installs Debian's chromium package (browser tests never skip)",
-                    pytrace=False)
-    return path
-
-
-def _submitted(template: Envelope, wid: str, tenant: str) -> Envelope:
-    return template.model_copy(update={
-        "id": f"seed-{wid}", "stream": f"workload-{wid}", "stream_version": 1, "position": None,
-        "payload": {**template.payload, "workload_id": wid, "tenant": tenant, "name": wid}})
-
-
-async def _append(url: str, envelopes: list[Envelope], input_id: str) -> None:
-    store = PostgresEventStore.from_url(url)
-    try:
-        await store.append_and_track(SEED, input_id, None, envelopes)
-    finally:
-        await store.close()
-
-
-def _run(coro: Any) -> Any:
-    """`asyncio.run` in a thread of its own: Playwright's sync API keeps a loop running in this one."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-class World:
-    def __init__(self, url: str, base: str, tokens: dict[str, str], log: list[Envelope]) -> None:
-        self.url, self.base, self.tokens, self.log = url, base, tokens, log
-        self.template = next(e for e in log if e.type == "WorkloadSubmitted")
-        placed = next(e for e in log if e.type == "PlacementDecided")
-        self.placed_wid = placed.payload["workload_id"]
-        self.decision_id = placed.payload["decision"]["decision_id"]
-
-    def submit(self, wid: str, tenant: str) -> None:
-        """A new workload appended straight to the store (as another process would)."""
-        _run(_append(self.url, [_submitted(self.template, wid, tenant)], f"seed-{wid}"))
 
 
 @pytest.fixture(scope="module")
 def world(pg_node: Any) -> Iterator[World]:
-    with own_database(pg_node, "console") as url:
-        tokens = create_tenants(url, alpha={}, beta={}, ops={"operator": True})
-        log = read_recorded(FIXTURES / "platform-log.jsonl.gz")
-        # positions 1..N as recorded (the decisions' state positions point into them)
-        _run(_append(url, [e.model_copy(update={"position": None}) for e in log], "seed-fixture"))
-        w = World(url, "", tokens, log)
-        _run(_append(url, [_submitted(w.template, "wl-alpha-1", "alpha"),
-                                  _submitted(w.template, "wl-beta-1", "beta")]
-                            + [_submitted(w.template, f"wl-bulk-{i:05d}", "bulk") for i in range(BULK)], "seed-bulk"))
-        with served_api(url, api_auth="tokens") as base:
-            w.base = base
-            yield w
+    with console_world(pg_node, read_recorded(FIXTURES / "platform-log.jsonl.gz"), bulk=BULK) as w:
+        yield w
 
 
 @pytest.fixture(scope="module")
@@ -95,35 +38,15 @@ def browser(world: World) -> Iterator[Any]:  # the world first: its set-up runs 
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
+    if not path:
+        pytest.fail("no chromium: `make install` installs Debian's chromium package (browser tests never skip)",
+                    pytrace=False)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-dev-shm-usage"])
         try:
             yield b
         finally:
             b.close()
-
-
-class Session:
-    """A browser context signed in with one tenant's token; console errors (a CSP refusal, a
-    script error) are collected."""
-
-    def __init__(self, browser: Any, world: World, who: str, **options: Any) -> None:
-        self.world = world
-        self.context = browser.new_context(base_url=world.base, **options)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto("/console/login")
-        self.page.get_by_label("API token").fill(world.tokens[who])
-        self.page.get_by_role("button", name="Sign in").click()
-        self.page.wait_for_url("**/console/")
-
-    def goto(self, path: str) -> Any:
-        return self.page.goto(path)
-
-    def close(self) -> None:
-        self.context.close()
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +179,9 @@ def test_no_serious_accessibility_violations(browser: Any, world: World) -> None
     script = AXE.read_text()
     ops = Session(browser, world, "ops", bypass_csp=True)  # axe is injected inline: the policy would refuse it
     for path in ("/console/", "/console/workloads", f"/console/workloads/{world.placed_wid}",
-                 f"/console/workloads/{world.placed_wid}/decisions/{world.decision_id}", "/console/log"):
+                 f"/console/workloads/{world.placed_wid}/decisions/{world.decision_id}", "/console/log",
+                 "/console/servers", f"/console/log?at={world.placed_position}", "/console/tenants",
+                 "/console/tenants/alpha", "/console/workloads/wl-alpha-1"):
         ops.goto(path)
         ops.page.add_script_tag(content=script)
         found = ops.page.evaluate("async () => (await axe.run(document)).violations"
@@ -264,3 +189,133 @@ def test_no_serious_accessibility_violations(browser: Any, world: World) -> None
         serious = [v for v in found if v["impact"] in ("serious", "critical")]
         assert serious == [], (path, serious)
     ops.close()
+
+
+def test_the_new_pages_render_with_their_charts(ops: Session, world: World) -> None:
+    pages = {"/console/servers": "Servers", "/console/tenants": "Tenants", "/console/tenants/bulk": "Tenant bulk",
+             f"/console/log?at={world.placed_position}": "Event log"}
+    for path, title in pages.items():
+        assert ops.goto(path).status == 200, path
+        assert ops.page.get_by_role("heading", level=1).inner_text() == title
+    ops.goto("/console/servers")
+    heat = ops.page.get_by_test_id("heat-map")
+    assert heat.locator("tbody tr").count() >= 2 and heat.locator("thead th").count() == 4 + 10  # 10 sources
+    assert heat.locator("td.heat0, td.heat1, td.heat2, td.heat3, td.heat4").count() >= 11
+    ops.goto("/console/tenants/bulk")
+    assert ops.page.get_by_test_id("tenant-workloads").inner_text() == str(BULK)
+    for path, chart in (("/console/", "qos-chart"), (f"/console/workloads/{world.placed_wid}", "measured-chart")):
+        ops.goto(path)  # uPlot draws into the element: a canvas and the legend's series
+        ops.page.locator(f"[data-testid={chart}][data-drawn=true] canvas").wait_for(timeout=10_000)
+        assert ops.page.locator(f"[data-testid={chart}] .u-legend .u-series").count() >= 2
+    assert ops.errors == []  # no script error, nothing refused by the content security policy
+
+
+def test_the_log_page_shows_the_cluster_as_of_a_past_position(ops: Session, world: World) -> None:
+    at = world.placed_position
+    submitted = {e.payload["workload_id"] for e in world.log if e.type == "WorkloadSubmitted" and e.position <= at}
+    ops.goto("/console/log")
+    ops.page.get_by_label("Show the cluster as of log position").fill(str(at))
+    ops.page.get_by_role("button", name="Show").click()
+    ops.page.wait_for_load_state()
+    assert ops.page.get_by_test_id("as-of").inner_text() == str(at)
+    assert int(ops.page.get_by_test_id("as-of-total").inner_text()) == len(submitted)
+    assert world.placed_wid in ops.page.get_by_test_id("heat-map").inner_text()  # placed at this position
+    ops.goto(f"/console/log?at={at - 1}")
+    assert world.placed_wid not in ops.page.get_by_test_id("heat-map").inner_text()  # not yet
+    assert ops.page.locator("tbody[data-tail]").count() == 0  # read-only: no live tail on a past state
+    assert ops.page.locator("table.events tbody tr td.num").first.inner_text() == str(at - 1)
+
+
+def test_a_tenant_changes_a_target_through_the_api_path_and_needs_csrf(alpha: Session, world: World) -> None:
+    import httpx
+
+    world.submit("wl-alpha-target", "alpha")
+    api = f"{world.base}/v1/workloads/wl-alpha-target"
+    bearer = {"Authorization": f"Bearer {world.tokens['alpha']}"}
+    alpha.goto("/console/workloads/wl-alpha-target")
+    alpha.page.get_by_label("Target type").select_option("completion_time")
+    alpha.page.get_by_label("Completion time (s)").fill("1234")
+    alpha.page.get_by_role("button", name="Change target").click()
+    alpha.page.wait_for_load_state()
+    assert httpx.get(api, headers=bearer).json()["target"] == {"type": "completion_time", "seconds": 1234.0}
+    assert "TargetUpdated" in alpha.page.locator("table.events").inner_text()
+    alpha.page.get_by_label("Target type").select_option("instruction_rate")
+    alpha.page.get_by_label("Instruction rate (instructions/s)").fill("-5")  # the contract's bound: > 0
+    alpha.page.get_by_role("button", name="Change target").click()
+    alpha.page.wait_for_load_state()
+    assert "greater than 0" in alpha.page.get_by_test_id("target-error").inner_text()
+    form = {"type": "instruction_rate", "instruction_rate.ips": "5"}
+    url = f"{world.base}/console/workloads/wl-alpha-target/target"
+    assert alpha.context.request.post(url, form=form, max_redirects=0).status == 403  # no CSRF token
+    assert alpha.context.request.post(url, form={**form, "csrf": "forged"}, max_redirects=0).status == 403
+    assert alpha.context.request.post(f"{world.base}/console/workloads/wl-beta-1/target",
+                                      form={**form, "csrf": alpha.csrf()}, max_redirects=0).status == 404
+    assert httpx.get(api, headers=bearer).json()["target"]["seconds"] == 1234.0  # nothing changed
+
+
+def test_new_pages_keep_tenants_apart_and_tenant_management_is_an_operators(
+        alpha: Session, ops: Session, browser: Any, world: World) -> None:
+    base = world.base
+    for path in ("/console/servers", "/console/tenants/beta", "/console/tenants/bulk"):
+        assert alpha.goto(path).status == 404, path
+    for path in ("/console/tenants", "/console/tenants/alpha", f"/console/log?at={world.placed_position}",
+                 "/console/log?at=" + str(len(world.log) + 5)):
+        assert alpha.goto(path).status == 200, path
+        text = alpha.page.content()
+        assert "wl-beta-1" not in text and "wl-bulk-" not in text and world.placed_wid not in text, path
+        assert "beta" not in alpha.page.locator("main").inner_text(), path
+    assert "Create tenant" not in alpha.page.content()
+    csrf = alpha.csrf()
+    assert alpha.context.request.post(f"{base}/console/tenants", form={"csrf": csrf, "name": "mallory"},
+                                      max_redirects=0).status == 403
+    assert alpha.context.request.post(f"{base}/console/tenants/beta/revoke", form={"csrf": csrf},
+                                      max_redirects=0).status == 403
+    assert ops.context.request.post(f"{base}/console/tenants", form={"name": "mallory"},
+                                    max_redirects=0).status == 403  # an operator's form without its CSRF token
+    ops.goto("/console/tenants")
+    ops.page.get_by_label("Name").fill("gamma")
+    ops.page.get_by_role("button", name="Create tenant").click()
+    token = ops.page.get_by_test_id("new-token").inner_text()
+    assert token.startswith("sxt_")
+    world.tokens["gamma"] = token
+    gamma = Session(browser, world, "gamma")
+    try:
+        assert gamma.page.get_by_test_id("who").inner_text() == "gamma"
+        ops.goto("/console/tenants/gamma")
+        ops.page.get_by_role("button", name="Revoke tenant gamma").click()
+        ops.page.wait_for_load_state()
+        assert ops.page.get_by_test_id("tenant-status").inner_text() == "revoked"
+        gamma.goto("/console/")
+        assert gamma.page.url.endswith("/console/login")  # its token is revoked: its session ended
+    finally:
+        gamma.close()
+
+
+def _tab_order(page: Any, presses: int) -> list[tuple[str, bool]]:
+    """What each Tab press focuses (its accessible text) and whether its focus is visible (an outline)."""
+    out = []
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        out.append(tuple(page.evaluate("""() => {
+            const el = document.activeElement, s = getComputedStyle(el);
+            const label = el.labels && el.labels.length ? el.labels[0].innerText : (el.innerText || el.value);
+            return [label.trim(), s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0];
+        }""")))
+    return out
+
+
+def test_keyboard_navigation_reaches_the_form_links_and_actions_in_order(alpha: Session, ops: Session,
+                                                                          world: World) -> None:
+    ops.goto("/console/workloads")
+    first_rows = [a.inner_text() for a in ops.page.locator("#rows tbody tr td:first-child a").all()[:2]]
+    order = _tab_order(ops.page, 16)
+    assert [name for name, _ in order[:15]] == [
+        "Skip to content", "Overview", "Workloads", "Servers", "Event log", "Tenants", "Sign out",
+        "Tenant", "Kind", "State", "QoS", "Per page", "Filter", *first_rows]  # then the listing's links
+    assert all(visible for _, visible in order), order
+    alpha.goto("/console/workloads/wl-alpha-1")
+    names = [name for name, _ in _tab_order(alpha.page, 14)]
+    actions = ["Revoke this workload", "Target type", "Change target"]
+    assert all(a in names for a in actions), names
+    assert [names.index(a) for a in actions] == sorted(names.index(a) for a in actions)
+    assert names.index("Sign out") < names.index("Revoke this workload")

@@ -9,7 +9,9 @@
    workloads (`baseline.py`), write an HTML report with plots (`<out>/report.html`);
 5. run `sextant replay` over the PostgreSQL log — its last line reads
    `replay: N decisions re-derived, 0 differences`;
-6. stop everything (also on Ctrl-C or failure).
+6. stop everything (also on Ctrl-C or failure). With `--keep` the platform stays up after the
+   report (the console's URL printed again) until Ctrl-C or SIGTERM; then the replay runs and
+   everything stops.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--deadline", type=float, default=600.0, help="wall seconds to wait for the workloads")
     p.add_argument("--record", metavar="FILE.jsonl.gz",
                    help="also write the platform's event log there (gzipped JSON lines of envelopes)")
+    p.add_argument("--keep", action="store_true",
+                   help="leave the platform up after the run (the console stays open) until Ctrl-C")
     p.add_argument("--profile", default=DEFAULT_PROFILE,
                    help=f"policy profile of the services (default: {DEFAULT_PROFILE}, the flagship)")
     p.set_defaults(func=run)
@@ -99,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
 
         report = write_report(views, out, comparison=(args.profile, rows))
         console.print(f"  report: {report}")
+        if args.keep:
+            keep_up(platform)
         platform.stop()
         platform = None
         from .replay import read_log, replay_database
@@ -114,6 +120,25 @@ def run(args: argparse.Namespace) -> int:
         if platform is not None:
             platform.stop()
         stack.stop()
+
+
+def keep_up(platform: Platform) -> None:
+    """Block with the platform up until Ctrl-C or SIGTERM (`--keep`), saying how to stop it."""
+    import os
+    import signal
+
+    console.print(f"  [bold]the platform stays up[/]: console {platform.url('admission')}/console/, "
+                  f"API {platform.url('admission')}/v1/")
+    console.print(f"  stop it with Ctrl-C (or `kill {os.getpid()}`); the replay then runs and everything stops")
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while all(p.popen.poll() is None for p in platform.procs.values()):
+            time.sleep(1.0)
+        console.print("[yellow]a process of the platform exited; stopping[/]")
+    except KeyboardInterrupt:
+        console.print("  stopping the platform")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def drive(platform: Platform, subs: list[tuple[float, dict[str, Any]]], speed: float,

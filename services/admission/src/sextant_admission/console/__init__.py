@@ -7,9 +7,12 @@ cookie (`sessions`); actions need the session's CSRF token; a tenant sees its ow
 on every page and stream a workload of another tenant is a 404, like a missing one (`read`); an
 operator sees everything. No console route is in the OpenAPI document (`include_in_schema=False`).
 
-Pages: overview, workloads (filtered and paged on the server), a workload (timeline, target vs
-measured, classification rows with confidence, its decisions), a decision (the lines of
-`sextant explain`, from `sextant_core.explain`), the event log with a live tail.
+Pages: overview (with QoS met over time), workloads (filtered and paged on the server), a workload
+(timeline, target vs measured, classification rows with confidence, its decisions, a target change),
+a decision (the lines of `sextant explain`, from `sextant_core.explain`), the event log with a live
+tail and the cluster as of a past log position (the log folded by `sextant_core.state.evolve.fold`,
+the projection every service uses), servers (an operator's heat map of load and interference
+pressure per source, who runs where), tenants and their usage (an operator manages them).
 """
 
 from __future__ import annotations
@@ -28,11 +31,15 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import WorkloadKind
 from sextant_core.domain.lifecycle import WorkloadPhase
 from sextant_core.explain import explain_decision
+from sextant_core.state.evolve import fold
+from sextant_core.state.model import ClusterState
+from sextant_kit.tenancy import TenancyError
 
 from ..auth import Principal, Unauthenticated
-from ..handlers import Conflict, NotFound, live_workload, revoke
+from ..handlers import Conflict, NotFound, live_workload, revoke, update_target
 from . import read
 from .sessions import COOKIE, Session, Sessions
+from .targets import parse_target, target_inputs
 
 if TYPE_CHECKING:
     from ..api import ApiContext
@@ -40,7 +47,9 @@ if TYPE_CHECKING:
 PREFIX = "/console"
 PAGE_SIZES = (50, 100, 500)
 LOG_PAGE = 100
-STATIC = {"htmx.min.js": "text/javascript", "console.js": "text/javascript", "console.css": "text/css"}
+STATIC = {"htmx.min.js": "text/javascript", "console.js": "text/javascript", "console.css": "text/css",
+          "uPlot.iife.min.js": "text/javascript", "uPlot.min.css": "text/css"}
+AS_OF_CACHE = 4  # states rebuilt at past positions kept (the log page's "as of" view)
 HEADERS = {  # no inline script or style anywhere: the policy forbids them
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                                "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -140,7 +149,8 @@ def router(ctx: ApiContext, sessions: Sessions | None = None) -> APIRouter:  # n
         await ctx.catch_up()
         state = ctx.decider.state
         recent = await _recent(ctx, who.scope, LOG_PAGE, decisions_only=True, limit=20)
-        return _render("overview.html", who, o=read.overview(state, who.scope), recent=recent)
+        return _render("overview.html", who, o=read.overview(state, who.scope), recent=recent,
+                       qos_chart=read.qos_over_time(state, who.scope))
 
     @r.get("/workloads")
     async def workloads(request: Request) -> Response:
@@ -177,7 +187,8 @@ def router(ctx: ApiContext, sessions: Sessions | None = None) -> APIRouter:  # n
 
         return _render("workload.html", who, w=views.view(state, w), qos=read.qos_of(w),
                        classification=read.classification_rows(w), measured=read.measured(w), timeline=timeline,
-                       last=max((e["position"] or 0 for e in timeline), default=0))
+                       last=max((e["position"] or 0 for e in timeline), default=0),
+                       target_inputs=target_inputs(w.kind, w.target), error=request.query_params.get("error"))
 
     @r.get("/workloads/{workload_id}/decisions/{decision_id}")
     async def decision(request: Request, workload_id: str, decision_id: str) -> Response:
@@ -212,14 +223,128 @@ def router(ctx: ApiContext, sessions: Sessions | None = None) -> APIRouter:  # n
             return _render("not_found.html", who, 409, what=str(exc))
         return RedirectResponse(f"{PREFIX}/workloads/{workload_id}", status_code=303, headers=HEADERS)
 
+    @r.post("/workloads/{workload_id}/target")
+    async def target_action(request: Request, workload_id: str) -> Response:
+        """The API's `PATCH /v1/workloads/{id}` from a form: same checks, same `update_target`."""
+        if (who := await who_of(request)) is None:
+            return to_login()
+        form = await form_of(request)
+        if not Sessions.csrf_ok(who.session, form.get("csrf")):
+            return _csrf_refused(who)
+        await ctx.catch_up()
+        try:
+            live_workload(ctx.decider.state, workload_id, who.scope)
+            target = parse_target(form, ctx.decider.state.workloads[workload_id].kind)
+            await update_target(ctx.store, ctx.decider.state, workload_id, target)
+        except NotFound:
+            return _not_found(who, f"workload {workload_id}")
+        except Conflict as exc:
+            return _render("not_found.html", who, 409, what=str(exc))
+        except ValueError as exc:
+            return RedirectResponse(f"{PREFIX}/workloads/{workload_id}?" + urlencode({"error": str(exc)[:300]}),
+                                    status_code=303, headers=HEADERS)
+        return RedirectResponse(f"{PREFIX}/workloads/{workload_id}", status_code=303, headers=HEADERS)
+
+    @r.get("/servers")
+    async def servers_page(request: Request) -> Response:
+        if (who := await who_of(request)) is None:
+            return to_login()
+        if who.scope is not None:  # load, pressure and residents are every tenant's: an operator's only
+            return _not_found(who, "page /console/servers")
+        await ctx.catch_up()
+        return _render("servers.html", who, s=read.servers(ctx.decider.state))
+
+    @r.get("/tenants")
+    async def tenants_page(request: Request) -> Response:
+        if (who := await who_of(request)) is None:
+            return to_login()
+        await ctx.catch_up()
+        usage = read.tenants_usage(ctx.decider.state, who.scope)
+        if who.scope is None:
+            registered = {t.name: t for t in await ctx.gate.registry.list()}
+        else:
+            registered = {t.name: t for t in [await ctx.gate.registry.get(who.scope)] if t is not None}
+            usage.setdefault(who.scope, {})
+        names = sorted(set(usage) | set(registered))
+        return _render("tenants.html", who, names=names, usage=usage, registered=registered,
+                       manage=who.principal.sees_all, made=None)
+
+    @r.get("/tenants/{name}")
+    async def tenant_page(request: Request, name: str) -> Response:
+        if (who := await who_of(request)) is None:
+            return to_login()
+        if who.scope is not None and name != who.scope:
+            return _not_found(who, f"tenant {name}")
+        await ctx.catch_up()
+        registered = await ctx.gate.registry.get(name)
+        usage = read.tenants_usage(ctx.decider.state, name).get(name)
+        if registered is None and usage is None:
+            return _not_found(who, f"tenant {name}")
+        return _render("tenant.html", who, tenant=name, t=registered, u=usage, manage=who.principal.sees_all)
+
+    @r.post("/tenants")
+    async def tenant_create(request: Request) -> Response:
+        """`sextant tenants create NAME [--operator]`: an operator's (or open mode's) only; the
+        new token is shown once, on the answer to this POST."""
+        if (who := await who_of(request)) is None:
+            return to_login()
+        form = await form_of(request)
+        if not Sessions.csrf_ok(who.session, form.get("csrf")):
+            return _csrf_refused(who)
+        if not who.principal.sees_all:
+            return _render("not_found.html", who, 403, what="tenant management (an operator's)")
+        try:
+            limits = {k: _positive(form.get(k)) for k in ("max_active_workloads", "max_cores")}
+            made, token = await ctx.gate.registry.create(form.get("name", "").strip(), operator=form.get("operator") == "on",
+                                                         **limits)
+        except (TenancyError, ValueError) as exc:
+            return _render("not_found.html", who, 422, what=f"such tenant: {exc}")
+        return _render("tenant_made.html", who, t=made, token=token)
+
+    @r.post("/tenants/{name}/revoke")
+    async def tenant_revoke(request: Request, name: str) -> Response:
+        """`sextant tenants revoke NAME`: the tenant and every token it has (its workloads stay)."""
+        if (who := await who_of(request)) is None:
+            return to_login()
+        if not Sessions.csrf_ok(who.session, (await form_of(request)).get("csrf")):
+            return _csrf_refused(who)
+        if not who.principal.sees_all:
+            return _render("not_found.html", who, 403, what="tenant management (an operator's)")
+        try:
+            await ctx.gate.registry.revoke(name)
+        except TenancyError:
+            return _not_found(who, f"tenant {name}")
+        if (await who_of(request)) is None:  # revoked its own operator tenant: signed out
+            return to_login()
+        return RedirectResponse(f"{PREFIX}/tenants/{name}", status_code=303, headers=HEADERS)
+
+    as_of: dict[int, ClusterState] = {}
+
+    async def state_at(position: int) -> ClusterState:
+        """The state the log folds to at `position` (`fold`, the services' own projection), a few kept."""
+        if position not in as_of:
+            log = await _log_upto(ctx, position)
+            as_of[position] = await asyncio.to_thread(fold, log)
+            while len(as_of) > AS_OF_CACHE:
+                del as_of[next(iter(as_of))]
+        return as_of[position]
+
     @r.get("/log")
     async def log_page(request: Request) -> Response:
         if (who := await who_of(request)) is None:
             return to_login()
         await ctx.catch_up()
-        rows = await _recent(ctx, who.scope, LOG_PAGE * 10, limit=LOG_PAGE)
         last = await ctx.store.last_position()
-        return _render("log.html", who, rows=rows, last=last)
+        raw = request.query_params.get("at", "")
+        if raw.isdigit() and 0 < int(raw) <= last:
+            at = int(raw)
+            past = await state_at(at)
+            rows = await _recent(ctx, who.scope, LOG_PAGE * 10, limit=LOG_PAGE, upto=at)
+            return _render("log.html", who, rows=rows, last=last, at=at, o=read.overview(past, who.scope),
+                           s=read.servers(past) if who.scope is None else None)
+        rows = await _recent(ctx, who.scope, LOG_PAGE * 10, limit=LOG_PAGE)
+        return _render("log.html", who, rows=rows, last=last, at=None,
+                       error=f"no log position {raw}" if raw else None)
 
     @r.get("/log/stream")
     async def log_stream(request: Request) -> Response:
@@ -244,6 +369,19 @@ def router(ctx: ApiContext, sessions: Sessions | None = None) -> APIRouter:  # n
     return r
 
 
+def _csrf_refused(who: _Who) -> HTMLResponse:
+    return _render("not_found.html", who, 403, what="this form (its CSRF token is missing or stale)")
+
+
+def _positive(raw: str | None) -> int | None:
+    """An optional limit of the tenant form: empty is none, else a positive integer."""
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"a limit must be a positive integer, not {raw!r}")
+    return int(raw)
+
+
 def _one_of(value: str | None, allowed: list[str]) -> str | None:
     return value if value in allowed else None
 
@@ -254,10 +392,11 @@ def _after(request: Request) -> int:
 
 
 async def _recent(ctx: ApiContext, scope: str | None, window: int, *, limit: int,
-                  decisions_only: bool = False) -> list[dict[str, Any]]:
-    """The newest `limit` events of the last `window` positions that `scope` may see, newest first."""
-    last = await ctx.store.last_position()
-    rows = await ctx.store.read_all(max(0, last - window), window)
+                  decisions_only: bool = False, upto: int | None = None) -> list[dict[str, Any]]:
+    """The newest `limit` events of the last `window` positions (up to `upto`, default the log's
+    end) that `scope` may see, newest first."""
+    last = await ctx.store.last_position() if upto is None else upto
+    rows = [e for e in await ctx.store.read_all(max(0, last - window), window) if (e.position or 0) <= last]
     state = ctx.decider.state
     out = [read.event_row(e) for e in rows if read.stream_visible(state, scope, e.stream)
            and (not decisions_only or "decision" in e.payload)]

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sextant_contracts.envelope import Envelope
+from sextant_contracts.model import INTERFERENCE_SOURCES
 from sextant_core.admission.queues import class_queues
+from sextant_core.domain.lifecycle import HOLDING, TERMINAL
 from sextant_core.state.model import ClusterState, WorkloadState
 
 from .. import views
@@ -124,3 +126,66 @@ def event_row(env: Envelope) -> dict[str, Any]:
     return {"position": env.position, "type": env.type, "stream": env.stream, "source": env.source,
             "time": env.time, "decision": decision.get("decision_id", ""),
             "workload": env.stream[len(WORKLOAD_STREAM):] if env.stream.startswith(WORKLOAD_STREAM) else ""}
+
+
+HEAT_STEPS = 5  # colour buckets of the heat map (`heat0` .. `heat4` in console.css)
+
+
+def heat(value: float) -> int:
+    """The heat map bucket of a share in [0, 1] (values outside are clamped)."""
+    return min(HEAT_STEPS - 1, max(0, int(value * HEAT_STEPS)))
+
+
+def servers(state: ClusterState) -> dict[str, Any]:
+    """Every server (an operator's view): load (cores used / cores), the interference pressure its
+    residents cause per source (`ServerState.caused_sum`, 0..100 per resident: a share of 100 for
+    the heat map's colour, the number as is), and who runs there (workload, tenant)."""
+    rows = []
+    for s in state.sorted_servers():
+        load = s.used_cores / s.capacity.cores if s.capacity.cores else 0.0
+        residents = [(wid, w.tenant if (w := state.workloads.get(wid)) is not None else "") for wid in s.residents]
+        rows.append({"id": s.server_id, "platform": s.platform, "up": s.up, "drained": s.drained,
+                     "cores": s.capacity.cores, "used": s.used_cores, "load": load, "load_heat": heat(load),
+                     "pressure": [(p, heat(p / 100.0)) for p in s.caused_sum], "residents": residents})
+    return {"sources": [src.value for src in INTERFERENCE_SOURCES], "rows": rows, "position": state.position}
+
+
+def tenants_usage(state: ClusterState, scope: str | None) -> dict[str, dict[str, Any]]:
+    """Per tenant in scope (every tenant that has a workload, for an operator): its workloads, the
+    live ones, the cores its placed and running workloads hold, and the QoS of its latest verdicts."""
+    out: dict[str, dict[str, Any]] = {}
+    for _, w in sorted(state.workloads.items()):
+        if scope is not None and w.tenant != scope:
+            continue
+        u = out.setdefault(w.tenant, {"workloads": 0, "live": 0, "cores": 0, "met": 0, "missed": 0,
+                                      "unmeasured": 0, "phases": Counter()})
+        u["workloads"] += 1
+        u["phases"][w.phase.value] += 1
+        if w.phase not in TERMINAL:
+            u["live"] += 1
+        if w.phase in HOLDING and w.allocation is not None:
+            u["cores"] += w.allocation.total_cores
+        u[qos_of(w)] += 1
+    for u in out.values():
+        u["phases"] = dict(sorted(u["phases"].items()))
+    return dict(sorted(out.items()))
+
+
+def qos_over_time(state: ClusterState, scope: str | None, bins: int = 60) -> dict[str, list[float]]:
+    """QoS met over time for the overview's chart: the observations of the workloads in scope
+    (`WorkloadState.observed`), in `bins` equal spans of time, each with the share of its
+    observations at or above the target (ratio ≥ 1). Spans without an observation are left out."""
+    points = [(at, ratio) for _, w in sorted(state.workloads.items()) if scope is None or w.tenant == scope
+              for at, ratio, _ in w.observed]
+    if not points:
+        return {"t": [], "met": []}
+    lo, hi = min(p[0] for p in points), max(p[0] for p in points)
+    width = (hi - lo) / bins or 1.0
+    met, seen = [0] * bins, [0] * bins
+    for at, ratio in points:
+        k = min(bins - 1, int((at - lo) / width))
+        seen[k] += 1
+        met[k] += ratio >= 1.0
+    keep = [k for k in range(bins) if seen[k]]
+    return {"t": [round(lo + (k + 0.5) * width, 3) for k in keep],
+            "met": [round(met[k] / seen[k], 4) for k in keep]}
