@@ -160,6 +160,8 @@ class Agent:
         phase = a.phase if a is not None else 0
         prof = self.e.setup.profiler
         self._profiles[wid] = [(r, prof.measure(wid, truth, r, phase)) for r in c.runs]
+        self.e.counters.profile_runs += len(c.runs)
+        self.e.counters.profile_core_seconds += sum(r.cores * r.nodes * r.duration_s for r in c.runs)
         seq = self._profile_seq.get(wid, 0) + 1
         self._profile_seq[wid] = seq
         self.e.schedule(now + max(r.duration_s for r in c.runs), "profiled", wid, seq)
