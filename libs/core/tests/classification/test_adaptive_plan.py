@@ -74,6 +74,15 @@ def test_floors_are_taken_even_without_gain_or_budget() -> None:
     assert greedy(pri, budget=0, min_gain=0.5, floors={ITF: 2}) == [(ITF, "a"), (ITF, "b")]
 
 
+def test_a_matrix_scale_trades_platforms_for_sources() -> None:
+    # HET: one platform of var 1 (U0 = 1, gain 1.0); ITF: two sources of var 3 and 1 (U0 = 4):
+    # gains 0.75 and 0.25. Scale 1: p, a, b; scale 0.5 on HET: a (0.75) before p (0.5).
+    het = (np.array([[1.0]]), np.ones(1), [Candidate(HET, "p", (0,))])
+    pri = {HET: het, ITF: _prior([[3, 0], [0, 1]], "ab")}
+    assert greedy(pri, budget=3, min_gain=0.0, floors={}) == [(HET, "p"), (ITF, "a"), (ITF, "b")]
+    assert greedy(pri, budget=3, min_gain=0.0, floors={}, scale={HET: 0.5}) == [(ITF, "a"), (HET, "p"), (ITF, "b")]
+
+
 def test_weighted_variance_is_the_schur_complement() -> None:
     cov = np.array([[4.0, 2.0], [2.0, 2.0]])
     # Var(y | x measured exactly) = 2 − 2²/4 = 1; x's own variance drops to 0
@@ -125,6 +134,10 @@ def test_the_plan_is_deterministic() -> None:
     assert plan.plan(st, w, _ctx(4)) == plan.plan(st, w, _ctx(4))
     st2, w2 = _state(seeded=seeded)  # the same log folded again
     assert plan.plan(st2, w2, _ctx(4)) == plan.plan(st, w, _ctx(4))
+    assert AdaptiveProfilingPlan().plan(st, w, _ctx(4)) == plan.plan(st, w, _ctx(4))  # a fresh memo: the same plan
+    other = _seeds("batch", {"S": 0.01, "M": 0.6, "T": 0.01}, {"core": 20.0, "tlb": 20.0})
+    st3, w3 = _state(seeded=other)  # other seed rows (another digest): another choice, not a remembered one
+    assert [r.column for r in plan.plan(st3, w3, _ctx(4))][2:] == ["M", "core", "tlb"]
 
 
 def test_the_registered_profile_uses_the_adaptive_plan() -> None:
@@ -133,3 +146,21 @@ def test_the_registered_profile_uses_the_adaptive_plan() -> None:
 
     assert policy_set("sextant-adaptive-profiling").profiling is ADAPTIVE_PROFILING
     assert ADAPTIVE_PROFILING.max_runs == 10
+
+
+def test_the_remembered_prefix_is_a_fresh_scan() -> None:
+    from sextant_core.profiling.adaptive import dense_prefix
+
+    st, _ = _state(seeded=_seeds("batch", {"S": 0.3}, {}, rows=9))
+    kb, plan, cols = st.knowledge, AdaptiveProfilingPlan(), ["H", "M", "S", "T"]
+    m = kb.matrix(HET, "batch")
+    assert m is not None and plan.dense(m, cols) is not None and len(plan.dense(m, cols)[0]) == 9  # type: ignore[index]
+    # a dense row appended after the seeds lengthens the prefix; a sparse one then stops it
+    for row_id, values in (("x", {"H": 1.0, "M": 2.0, "S": 3.0, "T": 4.0}), ("y", {"H": 1.0}),
+                           ("z", {"H": 1.0, "M": 2.0, "S": 3.0, "T": 4.0})):
+        kb = kb.append(HET, "batch", row_id, values.items())
+        m = kb.matrix(HET, "batch")
+        assert m is not None
+        got, fresh = plan.dense(m, cols), dense_prefix(m, cols)
+        assert got is not None and got[1] == fresh[1] and np.array_equal(got[0], fresh[0])
+        assert len(got[0]) == 10  # 9 seeds + x; y stops the scan, z comes after it

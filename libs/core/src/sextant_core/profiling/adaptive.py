@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from ..context import DecisionContext
 
 HET, ITF = Classification.HETEROGENEITY, Classification.INTERFERENCE
-SCAN_ROWS = 512  # the dense prior rows are read among the first rows of a matrix (the seed rows)
+SCAN_ROWS = 512  # at most this many leading dense rows (the seed rows) make a prior
+MEMO_SIZE = 4096  # choices remembered per plan, keyed by the priors' content
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +59,27 @@ class Candidate:
 Prior = tuple[np.ndarray, np.ndarray, list[Candidate]]  # covariance, weights per column, candidates
 
 
-def dense_prior(m: Matrix, columns: Sequence[str], min_rows: int) -> np.ndarray | None:
-    """The rows (n, len(columns)) among the first `SCAN_ROWS` of `m` that measured every one of
-    `columns` (normalised values), or None if fewer than `min_rows`."""
+def dense_prefix(m: Matrix, columns: Sequence[str]) -> tuple[np.ndarray, str]:
+    """The leading rows of `m` (at most `SCAN_ROWS`) that measured every one of `columns` — the
+    offline seed rows come first — as (values (n, len(columns)) normalised, digest of those n
+    rows). The scan stops at the first row that lacks a column; n = 0 if a column is unknown."""
     idx = [m.index.get(c) for c in columns]
-    if any(i is None for i in idx):
-        return None
-    rows = []
-    for row in m.rows.head(min(len(m.rows), SCAN_ROWS)):
-        pos = dict(zip(row.cols, row.values, strict=True))
-        if all(i in pos for i in idx):
+    rows: list[list[float]] = []
+    if all(i is not None for i in idx):
+        for row in m.rows.head(min(len(m.rows), SCAN_ROWS)):
+            pos = dict(zip(row.cols, row.values, strict=True))
+            if not all(i in pos for i in idx):
+                break
             rows.append([pos[i] for i in idx])  # type: ignore[index]
-    return np.asarray(rows) if len(rows) >= min_rows else None
+    return np.asarray(rows, dtype=float).reshape(len(rows), len(columns)), m.rows.digest_at(len(rows))
+
+
+def _stops_at(m: Matrix, columns: Sequence[str], n: int) -> bool:
+    """Whether `dense_prefix` of `m` stops after its first `n` rows, given those are unchanged."""
+    if n >= min(len(m.rows), SCAN_ROWS):
+        return True
+    idx = [m.index.get(c) for c in columns]
+    return any(i is None or i not in m.rows[n].cols for i in idx)
 
 
 def weighted_variance(cov: np.ndarray, weights: np.ndarray, measured: Sequence[int], nugget: float) -> float:
@@ -89,7 +99,8 @@ class AdaptiveProfilingPlan:
     by prior uncertainty (module docstring). `max_runs` bounds the whole plan."""
 
     def __init__(self, max_runs: int = 10, min_gain: float = 0.05, *, floor_platforms: int = 1,
-                 floor_sources: int = 2, min_rows: int = 8, duration_s: float = 30.0) -> None:
+                 floor_sources: int = 2, min_rows: int = 8, platform_weight: float = 1.0,
+                 duration_s: float = 30.0) -> None:
         if max_runs < 1 or not 0.0 <= min_gain < 1.0:
             raise ValueError("max_runs must be >= 1 and 0 <= min_gain < 1")
         self.max_runs = max_runs
@@ -97,8 +108,15 @@ class AdaptiveProfilingPlan:
         self.floor_platforms = floor_platforms
         self.floor_sources = floor_sources
         self.min_rows = min_rows
+        self.platform_weight = platform_weight
         self.duration_s = duration_s
         self.base = DefaultProfilingPlan(duration_s=duration_s)
+        # (kind, high, platforms, cores, budget, prior digests) -> choice: a pure function of the
+        # key (the digests pin the prior rows), so remembering it never changes a plan
+        self._memo: dict[tuple[object, ...], list[tuple[Classification, str]]] = {}
+        # (matrix key, columns) -> (n, digest, rows) of its last `dense_prefix`, revalidated by the
+        # digest of the n rows and the row after them (`_stops_at`): the same rows as a fresh scan
+        self._prefix: dict[tuple[str, tuple[str, ...]], tuple[int, str, np.ndarray]] = {}
 
     def plan(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ProfileRun, ...]:
         base = self.base.plan(state, w, ctx)
@@ -114,11 +132,18 @@ class AdaptiveProfilingPlan:
             cores[s.platform] = cores.get(s.platform, 0) + s.capacity.cores
         width = {s.platform: s.capacity.cores for s in servers}
         others = sorted(p for p in first if p != ref.platform and width[p] >= ref.cores)
-        priors = self.priors(state, w.kind.value, ref.platform, others, cores)
+        priors, digests = self.priors(state, w.kind.value, ref.platform, others, cores)
         # a matrix without a prior keeps the default plan's random runs (inside the budget)
         fallback = [r for r in base if r.classification in (HET, ITF) and r.classification not in priors]
-        chosen = greedy(priors, self.max_runs - len(kept) - len(fallback), self.min_gain,
-                        {HET: self.floor_platforms, ITF: self.floor_sources})
+        budget = self.max_runs - len(kept) - len(fallback)
+        key = (w.kind.value, ref.platform, tuple(others), tuple(cores[p] for p in others), budget, digests)
+        chosen = self._memo.get(key)
+        if chosen is None:
+            chosen = greedy(priors, budget, self.min_gain, {HET: self.floor_platforms, ITF: self.floor_sources},
+                            {HET: self.platform_weight})
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = chosen
         extra: list[ProfileRun] = []
         for cls, column in chosen:
             platform = column if cls is HET else ref.platform
@@ -129,15 +154,18 @@ class AdaptiveProfilingPlan:
                      for i, r in enumerate(runs))
 
     def priors(self, state: ClusterState, kind: str, high: str, platforms: list[str],
-               cores: dict[str, int]) -> dict[Classification, Prior]:
+               cores: dict[str, int]) -> tuple[dict[Classification, Prior], tuple[str, ...]]:
         """The (covariance, weights, candidates) prior of each matrix of `kind` that has one:
         heterogeneity over `platforms` (relative to `high`; `cores` their schedulable cores),
-        interference over every source."""
+        interference over every source; and the digests of the rows they come from."""
         priors: dict[Classification, Prior] = {}
+        digests: list[str] = []
         het = state.knowledge.matrix(HET, group_of(HET, kind))
         if het is not None and platforms:
-            y = dense_prior(het, [high, *platforms], self.min_rows)
-            if y is not None:
+            got = self.dense(het, [high, *platforms])
+            if got is not None:
+                y, digest = got
+                digests.append(f"het:{digest}")
                 d = y[:, 1:] - y[:, :1]  # ln(perf_p / perf_high)
                 wts = np.array([cores[p] for p in platforms], dtype=float)
                 priors[HET] = (np.atleast_2d(np.cov(d, rowvar=False)), wts / wts.sum(),
@@ -145,18 +173,35 @@ class AdaptiveProfilingPlan:
         itf = state.knowledge.matrix(ITF, group_of(ITF, kind))
         sources = [s.value for s in INTERFERENCE_SOURCES]
         if itf is not None:
-            y = dense_prior(itf, [TOLERATED_PREFIX + s for s in sources] + [CAUSED_PREFIX + s for s in sources],
-                            self.min_rows)
-            if y is not None:
+            got = self.dense(itf, [TOLERATED_PREFIX + s for s in sources] + [CAUSED_PREFIX + s for s in sources])
+            if got is not None:
+                y, digest = got
+                digests.append(f"itf:{digest}")
                 n = len(sources)
                 priors[ITF] = (np.cov(y, rowvar=False), np.ones(2 * n),
                                [Candidate(ITF, s, (i, n + i)) for i, s in enumerate(sources)])
-        return priors
+        return priors, tuple(digests)
+
+    def dense(self, m: Matrix, columns: list[str]) -> tuple[np.ndarray, str] | None:
+        """`dense_prefix(m, columns)` (remembered), or None with fewer than `min_rows` rows."""
+        key = (m.key, tuple(columns))
+        hit = self._prefix.get(key)
+        if hit is not None and hit[0] <= len(m.rows) and m.rows.digest_at(hit[0]) == hit[1] \
+                and _stops_at(m, columns, hit[0]):
+            y, digest = hit[2], hit[1]
+        else:
+            y, digest = dense_prefix(m, columns)
+            if len(self._prefix) >= MEMO_SIZE:
+                self._prefix.clear()
+            self._prefix[key] = (len(y), digest, y)
+        return (y, digest) if len(y) >= self.min_rows else None
 
 
-def greedy(priors: dict[Classification, Prior], budget: int,
-           min_gain: float, floors: dict[Classification, int]) -> list[tuple[Classification, str]]:
-    """Greedy variance reduction over the candidates of every prior (module docstring)."""
+def greedy(priors: dict[Classification, Prior], budget: int, min_gain: float, floors: dict[Classification, int],
+           scale: dict[Classification, float] | None = None) -> list[tuple[Classification, str]]:
+    """Greedy variance reduction over the candidates of every prior (module docstring); a run's
+    gain is multiplied by its matrix's `scale` (default 1)."""
+    scale = scale or {}
     measured: dict[Classification, list[int]] = {c: [] for c in priors}
     left: dict[Classification, list[Candidate]] = {c: list(p[2]) for c, p in priors.items()}
     prior_u: dict[Classification, float] = {}
@@ -172,7 +217,7 @@ def greedy(priors: dict[Classification, Prior], budget: int,
             now = weighted_variance(cov, wts, measured[c], nugget[c])
             for cand in left[c]:
                 after = weighted_variance(cov, wts, measured[c] + list(cand.block), nugget[c])
-                gain = (now - after) / prior_u[c] if prior_u[c] > 0 else 0.0
+                gain = scale.get(c, 1.0) * (now - after) / prior_u[c] if prior_u[c] > 0 else 0.0
                 if taken[c] < floors.get(c, 0):
                     gain += 1.0  # a floor run first
                 key = (-gain, c.value, cand.column, cand)
