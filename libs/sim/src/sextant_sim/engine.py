@@ -47,8 +47,6 @@ class Counters:
     events: int = 0
     decisions: int = 0
     happenings: int = 0
-    profile_runs: int = 0  # profiling runs executed (every plan, every round)
-    profile_core_seconds: float = 0.0  # Σ cores × nodes × duration of those runs (sandbox server time)
 
 
 class Engine(AgentHost):

@@ -90,8 +90,8 @@ def summary_of(engine: Engine, wall: float) -> dict[str, Any]:
         "events_per_second": round(engine.counters.events / wall, 1) if wall > 0 else 0.0,
         "policy_version": engine.params.version,
         # profiling is accounted, not charged: its runs occupy sandbox servers (profiler.py)
-        "profiling_runs_per_workload": round(engine.counters.profile_runs / len(st.subs), 4) if st.subs else 0.0,
-        "profiling_server_share": round(engine.counters.profile_core_seconds / (st.cat.cores * engine.now), 6)
+        "profiling_runs_per_workload": round(engine.agent.profile_runs / len(st.subs), 4) if st.subs else 0.0,
+        "profiling_server_share": round(engine.agent.profile_core_seconds / (st.cat.cores * engine.now), 6)
         if st.cat.cores and engine.now > 0 else 0.0,
     })
     return out
