@@ -145,7 +145,7 @@ def test_the_registered_profile_uses_the_adaptive_plan() -> None:
     from sextant_core.profiles import policy_set
 
     assert policy_set("sextant-adaptive-profiling").profiling is ADAPTIVE_PROFILING
-    assert ADAPTIVE_PROFILING.max_runs == 10
+    assert ADAPTIVE_PROFILING.max_runs == 10 and ADAPTIVE_PROFILING.platform_weight == 20.0
 
 
 def test_the_remembered_prefix_is_a_fresh_scan() -> None:

@@ -63,8 +63,10 @@ def _classifier(classifier: Classifier | None) -> Classifier:
 # charges their time, not the servers they occupy; docs/quality.md reports it).
 DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
 # `sextant-adaptive-profiling`: the platforms and interference sources whose prior uncertainty
-# weighs most, within 10 runs a workload (docs/quality/profiling.md).
-ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10)
+# weighs most, within 10 runs a workload (docs/quality/profiling.md). platform_weight chosen on
+# paragon-ec2-2500 seeds 1–2 (QoS met): 1 → 0.288 / 0.270 (2 platforms + 6 sources), 4 → 0.338 /
+# 0.418, 20 → 0.385 / 0.448 (6 platforms + the 2 sources of the floor; a floor of 1 source: 0.376).
+ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
 
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
