@@ -5,8 +5,8 @@ papers, docs/quality/profiling.md). Pure: the same workload, seed and state give
 scale-out runs, and replaces its *random* heterogeneity platforms and interference sources by a
 greedy, variance-reducing choice of up to `max_runs` runs in total:
 
-* **prior** — the dense rows of the workload's kind's matrices (the offline seed rows, Paragon
-  §2.2), read as a Gaussian prior for a new row: heterogeneity as ``ln(perf_p) − ln(perf_high)``
+* **prior** — the leading dense rows of the workload's kind's matrices (the offline seed rows,
+  Paragon §2.2), read as a Gaussian prior for a new row: heterogeneity as ``ln(perf_p) − ln(perf_high)``
   (the high-end entry comes from the reference run, so the platform *ratio* is what is unknown),
   interference as the 20 normalised scores ``t:<source>``, ``c:<source>`` (a ramp of one source
   measures both);
@@ -14,13 +14,15 @@ greedy, variance-reducing choice of up to `max_runs` runs in total:
   a platform weighs its share of the cluster's schedulable cores (where the workload can go),
   every interference column weighs 1;
 * **greedy choice** — add the run (a platform or a source) that removes the largest *fraction* of
-  its matrix's prior `U`, ties broken by (classification, column); stop at `max_runs` runs or when
-  the best run removes less than `min_gain` of its matrix's prior `U`. At least the papers'
-  `floor_platforms` platform and `floor_sources` sources are always taken (by the same order).
+  its matrix's prior `U` (a platform's fraction times `platform_weight`), ties broken by
+  (classification, column); stop at `max_runs` runs or when the best run removes less than
+  `min_gain` of its matrix's prior `U`. At least the papers' `floor_platforms` platform and
+  `floor_sources` sources are always taken (by the same order).
 
 Without enough dense rows (`min_rows`) for a matrix the plan falls back to the default plan's
-random choice for that matrix. Each run lasts `duration_s`; the budget bound is
-``len(plan) <= max(max_runs, scale-up + scale-out runs + floors)``.
+random choice for that matrix. Each run lasts `duration_s`. Budget: ``len(plan) <= max_runs``
+whenever the kept runs, the fallback runs and the floors fit in it (2–3 + 0–3 + 3 ≤ 10 with the
+defaults). The choice is remembered per plan object, keyed by the digests of the prior rows.
 """
 
 from __future__ import annotations
