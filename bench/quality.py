@@ -95,7 +95,8 @@ TARGETS: tuple[tuple[str, str, float, str], ...] = (
     ("quasar-ec2-200", "overprovisioning", 0.10, "<="),
 )
 KEYS = ("qos_met_fraction", "mean_normalized_performance", "mean_performance_vs_target", "cpu_utilization",
-        "overprovisioning", "alloc_vs_required", "failed", "unfinished", "workloads", "wall_seconds")
+        "overprovisioning", "alloc_vs_required", "failed", "unfinished", "workloads", "wall_seconds",
+        "profiling_runs_per_workload", "profiling_server_share")
 
 
 def code_version() -> str:
@@ -259,6 +260,7 @@ LADDER: tuple[tuple[str, str, bool], ...] = (
     ("sextant-estimates", "sextant", True),
     ("sextant", "sextant", False),
     ("sextant-dense", "sextant-dense", False),
+    ("sextant-adaptive-profiling", "sextant-adaptive-profiling", False),
     *((b, b, False) for b in LADDER_BASELINES),
     ("oracle-estimates-x0.5", "oracle-estimates-x0.5", False),
     ("oracle-estimates-x2", "oracle-estimates-x2", False),
@@ -363,8 +365,12 @@ def run_ladder(args: argparse.Namespace) -> int:
                 runs.setdefault(sc, {}).setdefault(row, {})[seed] = r
                 per_seed.setdefault(sc, {}).setdefault(row, {})[str(seed)] = {
                     "qos": r["qos_met_fraction"], "wall_seconds": r["wall_seconds"], "profile": profile,
-                    "estimate_port": est, "cached": cached}
+                    "estimate_port": est, "cached": cached,
+                    "profiling_runs_per_workload": r.get("profiling_runs_per_workload"),
+                    "profiling_server_share": r.get("profiling_server_share")}
                 print(f"ladder {sc:<18} seed {seed:<3} {row:<30} QoS {_fmt(r['qos_met_fraction'])}  "
+                      f"runs/w {_fmt(r.get('profiling_runs_per_workload'))} "
+                      f"prof-share {_fmt(r.get('profiling_server_share'))}  "
                       f"({r['wall_seconds']} s{', cached' if cached else ''})", flush=True)
     out = ladder_summary(runs)
     for sc, table in out["ladder"].items():

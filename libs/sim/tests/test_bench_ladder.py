@@ -76,6 +76,7 @@ def test_every_ladder_rung_is_a_known_profile(quality: ModuleType) -> None:
 
     rows = {row for row, _, _ in quality.LADDER}
     assert {"oracle", "oracle-estimates", "sextant-true-rows", "sextant-estimates", "sextant", "sextant-dense",
+            "sextant-adaptive-profiling",
             "oracle-estimates-x0.5", "oracle-estimates-x2", "oracle-estimates-platform",
             "oracle-estimates-interference", *quality.LADDER_BASELINES} == rows
     assert all(p in baselines.names() for _, p, _ in quality.LADDER)

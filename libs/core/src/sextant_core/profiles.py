@@ -115,6 +115,15 @@ def _sextant_dense() -> PolicySet:
     return sextant_policy_set(name="sextant-dense", profiling=DENSE_PROFILING)
 
 
+@register("sextant-adaptive-profiling")
+def _sextant_adaptive_profiling() -> PolicySet:
+    """`sextant` profiling by prior uncertainty within 10 runs a workload
+    (`policysets.ADAPTIVE_PROFILING`, `profiling.adaptive`)."""
+    from .planning.policysets import ADAPTIVE_PROFILING, sextant_policy_set
+
+    return sextant_policy_set(name="sextant-adaptive-profiling", profiling=ADAPTIVE_PROFILING)
+
+
 @register("paragon")
 def _paragon() -> PolicySet:
     from .planning.policysets import paragon_policy_set

@@ -59,6 +59,8 @@ class Agent:
         self.world = host.world
         self._profiles: dict[str, list[tuple[ev.ProfileRun, Measurement]]] = {}
         self._profile_seq: dict[str, int] = {}
+        self.profile_runs = 0  # profiling runs executed (every plan, every round)
+        self.profile_core_seconds = 0.0  # Σ cores × nodes × duration of those runs (sandbox server time)
         self._observing: set[str] = set()
         self._telemetry: dict[str, np.random.Generator] = {}
         self.adaptation = AdaptationHooks(host)  # probes, task view, phase truth
@@ -160,6 +162,8 @@ class Agent:
         phase = a.phase if a is not None else 0
         prof = self.e.setup.profiler
         self._profiles[wid] = [(r, prof.measure(wid, truth, r, phase)) for r in c.runs]
+        self.profile_runs += len(c.runs)
+        self.profile_core_seconds += sum(r.cores * r.nodes * r.duration_s for r in c.runs)
         seq = self._profile_seq.get(wid, 0) + 1
         self._profile_seq[wid] = seq
         self.e.schedule(now + max(r.duration_s for r in c.runs), "profiled", wid, seq)

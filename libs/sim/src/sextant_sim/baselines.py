@@ -80,7 +80,8 @@ def _planning_set(profile: str, classifier: Classifier, name: str | None = None)
 
     if profile == "paragon":
         return policysets.paragon_policy_set(classifier=classifier, name=name or profile)
-    dense = {"profiling": policysets.DENSE_PROFILING} if profile == "sextant-dense" else {}
+    plans = {"sextant-dense": policysets.DENSE_PROFILING, "sextant-adaptive-profiling": policysets.ADAPTIVE_PROFILING}
+    dense = {"profiling": plans[profile]} if profile in plans else {}
     return policysets.sextant_policy_set(classifier=classifier, name=name or profile, **dense)  # type: ignore[arg-type]
 
 
@@ -102,7 +103,7 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
         from sextant_core.planning.policysets import reservation_paragon_policy_set
 
         return reservation_paragon_policy_set(classifier=chosen, sizer=reservation_size)
-    if profile in ("sextant", "sextant-dense", "paragon") and chosen is not None:
+    if profile in ("sextant", "sextant-dense", "sextant-adaptive-profiling", "paragon") and chosen is not None:
         return _planning_set(profile, chosen)
     is_oracle = profile == "oracle" or profile in ORACLE_ESTIMATES
     if profile not in BASELINES and not is_oracle:

@@ -89,6 +89,10 @@ def summary_of(engine: Engine, wall: float) -> dict[str, Any]:
         "simulated_seconds": round(engine.now, 3),
         "events_per_second": round(engine.counters.events / wall, 1) if wall > 0 else 0.0,
         "policy_version": engine.params.version,
+        # profiling is accounted, not charged: its runs occupy sandbox servers (profiler.py)
+        "profiling_runs_per_workload": round(engine.agent.profile_runs / len(st.subs), 4) if st.subs else 0.0,
+        "profiling_server_share": round(engine.agent.profile_core_seconds / (st.cat.cores * engine.now), 6)
+        if st.cat.cores and engine.now > 0 else 0.0,
     })
     return out
 

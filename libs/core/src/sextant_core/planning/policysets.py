@@ -32,7 +32,8 @@ from ..admission.arq import ArqAdmission, ArqParams
 from ..admission.availability import ParagonAvailability, TargetAvailability
 from ..placement.request import Sizer, requested_size
 from ..placement.table import TableIndex
-from ..policies import AdmitAll, Classifier, NoAdaptation, PolicySet
+from ..policies import AdmitAll, Classifier, NoAdaptation, PolicySet, ProfilingPolicy
+from ..profiling.adaptive import AdaptiveProfilingPlan
 from ..profiling.plan import DefaultProfilingPlan
 from .assess import Assessor
 from .greedy import GreedyParams
@@ -61,11 +62,16 @@ def _classifier(classifier: Classifier | None) -> Classifier:
 # 5 % QoS margin. The price is profiling: 25 runs a workload instead of 5, in parallel (the twin
 # charges their time, not the servers they occupy; docs/quality.md reports it).
 DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
+# `sextant-adaptive-profiling`: the platforms and interference sources whose prior uncertainty
+# weighs most, within 10 runs a workload (docs/quality/profiling.md). platform_weight chosen on
+# paragon-ec2-2500 seeds 1–2 (QoS met): 1 → 0.288 / 0.270 (2 platforms + 6 sources), 4 → 0.338 /
+# 0.418, 20 → 0.385 / 0.448 (6 platforms + the 2 sources of the floor; a floor of 1 source: 0.376).
+ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
 
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
                        arq: ArqParams | None = None, name: str = "sextant",
-                       profiling: DefaultProfilingPlan | None = None, version: str = VERSION) -> PolicySet:
+                       profiling: ProfilingPolicy | None = None, version: str = VERSION) -> PolicySet:
     """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params`
     overrides that version's planner parameters."""
     p = params or PLANNER_VERSIONS[version]
