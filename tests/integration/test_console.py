@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from sextant_admission.console_testing import Signed as Session
-from sextant_admission.console_testing import World, chromium_path, console_world
+from sextant_admission.console_testing import World, chromium, chromium_path, console_world
 from sextant_cli.demo import read_recorded
 from sextant_kit.testing.platform import sextant
 
@@ -35,18 +35,11 @@ def world(pg_node: Any) -> Iterator[World]:
 
 @pytest.fixture(scope="module")
 def browser(world: World) -> Iterator[Any]:  # the world first: its set-up runs no loop of Playwright's
-    from playwright.sync_api import sync_playwright
-
-    path = chromium_path()
-    if not path:
+    if not chromium_path():
         pytest.fail("no chromium: `make install` installs Debian's chromium package (browser tests never skip)",
                     pytrace=False)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 @pytest.fixture(scope="module")
