@@ -77,3 +77,21 @@ def test_plan_fast_objective_matches_prioritize(online: bool) -> None:
         assert fast == pytest.approx(full.objective)
     best = plan(lat, arr, online=online)
     assert best.objective <= prioritize(lat, np.ones(12, dtype=np.int64), arr, online=online).objective
+
+
+@pytest.mark.parametrize("online", [False, True])
+def test_fast_objective_with_tied_free_times(online: bool) -> None:
+    """Whole-number latencies make many racks free at the same instant: the multiset of free times
+    must merge and split those groups exactly as the rack-by-rack simulation does."""
+    from sextant_core.corral.planner import _objective, _order
+
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        n_jobs, n_racks = int(rng.integers(2, 15)), int(rng.integers(1, 8))
+        lat = rng.integers(1, 4, size=(n_jobs, n_racks)).astype(float)
+        arr = rng.integers(0, 4, size=n_jobs).astype(float) if online else np.zeros(n_jobs)
+        w = rng.integers(1, n_racks + 1, size=n_jobs)
+        full = prioritize(lat, w, arr, online=online)
+        fast = _objective(lat[np.arange(n_jobs), w - 1].tolist(), _order(lat, w, arr, online).tolist(),
+                          w.tolist(), arr.tolist(), n_racks, online)
+        assert fast == pytest.approx(full.objective, rel=1e-12)

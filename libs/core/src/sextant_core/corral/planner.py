@@ -74,17 +74,32 @@ def prioritize(latency: np.ndarray, widths: np.ndarray, arrivals: np.ndarray | N
 
 
 def _objective(lw: list[float], order: list[int], widths: list[int], arr: list[float], n_racks: int, online: bool) -> float:
-    """`prioritize`'s objective alone, on a sorted list of (free time, rack) (the same ties)."""
-    free = [(0.0, i) for i in range(n_racks)]
+    """`prioritize`'s objective alone. The objective depends only on the racks' free *times* (which
+    rack of equal time a job takes changes nothing), so the racks are kept as a sorted multiset:
+    parallel lists of distinct free times and how many racks free at each. A job takes the r
+    earliest, starts at the r-th's time (or its arrival) and returns r racks at its end: O(groups)
+    per job instead of O(r · R)."""
+    times, counts = [0.0], [n_racks]
     worst, total = 0.0, 0.0
     for j in order:
         r = widths[j]
-        t = max(free[r - 1][0], arr[j])
-        chosen = free[:r]
-        del free[:r]
+        need, k = r, 0
+        while counts[k] < need:
+            need -= counts[k]
+            k += 1
+        t = max(times[k], arr[j])
+        if counts[k] == need:
+            del times[:k + 1], counts[:k + 1]
+        else:
+            counts[k] -= need
+            del times[:k], counts[:k]
         end = t + lw[j]
-        for _, i in chosen:
-            bisect.insort(free, (end, i))
+        i = bisect.bisect_left(times, end)
+        if i < len(times) and times[i] == end:
+            counts[i] += r
+        else:
+            times.insert(i, end)
+            counts.insert(i, r)
         worst = max(worst, end)
         total += end - arr[j]
     return total / len(order) if online else worst
