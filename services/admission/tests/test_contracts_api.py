@@ -6,7 +6,6 @@ the field, and the log is unchanged."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
