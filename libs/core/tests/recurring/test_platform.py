@@ -7,6 +7,7 @@ from __future__ import annotations
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
 from sextant_contracts.envelope import Envelope
+from sextant_core.explain import explain_decision
 from sextant_core.profiles import policy_set
 from sextant_core.recurring.decisions import check_signoff, template_id
 from sextant_core.replay import replay
@@ -104,3 +105,12 @@ def test_an_infeasible_override_is_refused_naming_its_field_and_planning_agrees(
     p.submit([big])  # recorded anyway (not through the API): planning refuses it the same way
     ev_ = p.log[-1].event()
     assert isinstance(ev_, rc.ReservationRefused) and ev_.field == "skyline"
+
+
+def test_explain_re_derives_a_recurring_decision() -> None:
+    log = recorded().log
+    planned = next(e for e in log if e.type == "ReservationPlanned")
+    lines = explain_decision(log, planned.payload["decision"]["decision_id"])
+    assert lines[0].startswith(f"ReservationPlanned for template {TID}")
+    assert any(line.startswith("  template: tenant acme, 6 runs, contract v1, sign-off accept v1") for line in lines)
+    assert "  re-derived: identical" in lines
