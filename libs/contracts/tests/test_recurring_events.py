@@ -81,3 +81,17 @@ def test_template_commands_name_no_workload() -> None:
     with pytest.raises(ValidationError):
         rc.PlanReservation(template_id="t1", workload_id="w1")
     assert {rc.PlanReservation.HANDLER, rc.ExtendReservation.HANDLER} == {"planning", "reprovisioning"}
+
+
+@pytest.mark.parametrize("bad", [
+    {"skyline": (1.0, -2.0)},
+    {"start_s": 0.5},  # before its submission
+    {"end_s": 1.5},  # before its start
+    {"name": ""},
+], ids=["negative-skyline", "start-before-submit", "end-before-start", "no-name"])
+def test_a_malformed_run_is_refused(bad: dict[str, Any]) -> None:
+    base: dict[str, Any] = {"at": 10.0, "template_id": "t1", "tenant": "acme", "name": "etl-3", "instance": "i3",
+                            "submit_s": 1.0, "start_s": 2.0, "end_s": 10.0}
+    rc.RecurringRunObserved.model_validate(base)
+    with pytest.raises(ValidationError):
+        rc.RecurringRunObserved.model_validate({**base, **bad})

@@ -25,9 +25,9 @@ empty and `decide` routes them on `template_id`.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .commands import Command
 from .events import Event
@@ -35,6 +35,7 @@ from .model import DecisionRecord, Frozen
 
 MAX_STEPS = 1440  # a skyline is at most one day of one-minute steps
 _ID = Field(min_length=1, max_length=128)
+Containers = Annotated[int, Field(ge=0)]  # whole containers at one step
 
 
 class TemplateEvent(Event):
@@ -72,9 +73,15 @@ class RecurringRunObserved(TemplateEvent):
     input_available_s: float | None = Field(default=None, ge=0)
     first_read_s: float | None = Field(default=None, ge=0)
     reader_period_s: float | None = Field(default=None, gt=0)
-    skyline: tuple[float, ...] = Field(default=(), max_length=MAX_STEPS)
+    skyline: tuple[Annotated[float, Field(ge=0)], ...] = Field(default=(), max_length=MAX_STEPS)
     container_cores: float = Field(default=1.0, gt=0, le=1024)
     container_memory_gb: float = Field(default=8.0, gt=0, le=4096)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RecurringRunObserved:
+        if not self.submit_s <= self.start_s <= self.end_s:
+            raise ValueError("a run needs submit_s <= start_s <= end_s")
+        return self
 
 
 class RecurringInstanceObserved(TemplateEvent):
@@ -103,7 +110,7 @@ class ContractSignedOff(TemplateEvent):
     earliest_start_s: float | None = None
     deadline_s: float | None = None
     period_s: float | None = Field(default=None, gt=0)
-    skyline: tuple[int, ...] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
+    skyline: tuple[Containers, ...] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
 
 
 # --- decisions ---------------------------------------------------------------------------------
@@ -139,7 +146,7 @@ class ContractInferred(TemplateDecision):
     instances: int = Field(ge=0)
     read_cv: float = Field(ge=0)
     slack_ratio: float
-    skyline: tuple[int, ...] = Field(min_length=1, max_length=MAX_STEPS)
+    skyline: tuple[Containers, ...] = Field(min_length=1, max_length=MAX_STEPS)
     skyline_peak: int = Field(ge=0)
     skyline_area: int = Field(ge=0)
     step_s: int = Field(default=60, gt=0)
@@ -155,11 +162,11 @@ class PlannedReservation(Frozen):
     earliest: int = Field(ge=0)
     deadline: int = Field(ge=1)
     period: int | None = Field(default=None, gt=0)
-    skyline: tuple[int, ...] = Field(min_length=1, max_length=MAX_STEPS)
+    skyline: tuple[Containers, ...] = Field(min_length=1, max_length=MAX_STEPS)
     cores: float = Field(gt=0)
     memory_gb: float = Field(gt=0)
     offset: int = Field(ge=0)
-    containers: tuple[int, ...] = Field(max_length=MAX_STEPS)
+    containers: tuple[Containers, ...] = Field(max_length=MAX_STEPS)
     periodic: bool
 
 

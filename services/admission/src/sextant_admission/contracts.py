@@ -99,7 +99,19 @@ def status_of(t: TemplateState) -> str:
     return {"accept": "accepted", "override": "overridden", "reject": "rejected"}[t.signoff.verdict]
 
 
-def contract_view(state: ClusterState, t: TemplateState) -> ContractView:
+def submissions(state: ClusterState) -> dict[str, list[str]]:
+    """Workload ids per recurring template their names belong to (one pass over the workloads)."""
+    known = state.recurring.templates
+    out: dict[str, list[str]] = {}
+    if not known:
+        return out
+    for wid, w in sorted(state.workloads.items()):
+        if w.name and (tid := template_id(w.tenant, w.name)) in known:
+            out.setdefault(tid, []).append(wid)
+    return out
+
+
+def contract_view(state: ClusterState, t: TemplateState, subs: list[str] | None = None) -> ContractView:
     def dump(m: BaseModel | None, *drop: str) -> dict[str, Any] | None:
         return None if m is None else m.model_dump(mode="json", exclude={"decision", "template_id", "at", *drop})
 
@@ -108,8 +120,8 @@ def contract_view(state: ClusterState, t: TemplateState) -> ContractView:
         x = terms_of(t.contract, t.signoff)
         terms = {"version": x.version, "period_s": x.period_s, "earliest_start_s": x.earliest_start_s,
                  "deadline_s": x.deadline_s, "skyline": list(x.skyline), "overridden": sorted(x.overridden)}
-    subs = [wid for wid, w in sorted(state.workloads.items())
-            if w.tenant == t.tenant and w.name and template_id(w.tenant, w.name) == t.template_id]
+    if subs is None:
+        subs = submissions(state).get(t.template_id, [])
     return ContractView(template_id=t.template_id, tenant=t.tenant, name=t.name, status=status_of(t), runs=len(t.runs),
                         detection=dump(t.detected, "tenant"), contract=dump(t.contract, "tenant"),
                         signoff=dump(t.signoff, "tenant"), terms=terms,
@@ -176,7 +188,8 @@ def router(ctx: Any, caller: Any, clock: Any) -> APIRouter:
                       limit: Annotated[int, Query(ge=1, le=1000)] = 200) -> ContractPage:
         await ctx.catch_up()
         state = ctx.decider.state
-        items = [contract_view(state, t) for _, t in sorted(state.recurring.templates.items())
+        subs = submissions(state)
+        items = [contract_view(state, t, subs.get(tid, [])) for tid, t in sorted(state.recurring.templates.items())
                  if (who.scope is None or t.tenant == who.scope) and (status is None or status_of(t) == status)]
         return ContractPage(items=items[:limit])
 
