@@ -211,3 +211,14 @@ async def test_a_recurring_submission_is_recognised_from_its_template(seed: list
         assert (await a.client.post("/v1/workloads", headers=as_("globex"), json=body)).json()["template_id"] is None
         shown = (await a.client.get(f"/v1/contracts/{ACME}", headers=as_("acme"))).json()
         assert shown["submissions"] == [r.json()["id"]]
+
+
+def test_the_console_shows_a_template_s_events_to_its_tenant_only(seed: list[Envelope]) -> None:
+    from sextant_admission.console.read import stream_visible
+    from sextant_core.state import fold
+
+    state = fold(seed)
+    stream = f"template-{ACME}"
+    assert stream_visible(state, "acme", stream) and stream_visible(state, None, stream)
+    assert not stream_visible(state, "globex", stream)
+    assert not stream_visible(state, "acme", "template-unknown")
