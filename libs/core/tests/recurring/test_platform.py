@@ -114,3 +114,16 @@ def test_explain_re_derives_a_recurring_decision() -> None:
     assert lines[0].startswith(f"ReservationPlanned for template {TID}")
     assert any(line.startswith("  template: tenant acme, 6 runs, contract v1, sign-off accept v1") for line in lines)
     assert "  re-derived: identical" in lines
+
+
+def test_a_decider_restarted_from_a_snapshot_replays_the_same() -> None:
+    import pickle
+
+    log = recorded().log
+    cut = next(i for i, e in enumerate(log) if e.type == "ContractSignedOff")  # reservations come after
+    snapshot = pickle.loads(pickle.dumps(fold(log[:cut]), protocol=5))
+    assert snapshot == fold(log[:cut]) and snapshot.recurring.get(TID).contract is not None
+    by_id = {e.id: e.event() for e in log[:cut]}
+    report = replay(log[cut:], policy_set, state=snapshot, lookup=by_id.get)
+    assert report.ok, report.differences[:3]
+    assert report.decisions == 6 and report.state == fold(log)  # 8 in all, 2 before the sign-off
