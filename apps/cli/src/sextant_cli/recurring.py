@@ -1,4 +1,5 @@
-"""`sextant recurring analyse TRACE`: recurring jobs of a job trace (docs/recurring.md).
+"""`sextant recurring analyse TRACE`: recurring jobs of a job trace (docs/recurring.md). The
+platform's contract verbs (`contracts`, `show`, `accept`, `override`, `reject`) are `contracts.py`'s.
 
     sextant recurring analyse jobs.csv.gz [--train-days 21] [--json PATH] [--top 15] [--quiet]
 
@@ -32,6 +33,8 @@ from typing import Any
 
 import numpy as np
 from sextant_core.recurring.analysis import AnalysisParams, JobTable, TraceAnalysis, analyse
+
+from . import contracts
 
 HEADER = ("job_id", "submit_s", "schedule_s", "end_s", "end_event", "user", "sched_class", "lname")
 DAY_S = 86400.0
@@ -138,6 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a = verbs.add_parser("analyse", help="detect templates and periods; predict the last days from the first",
                          description=__doc__.split("\n\n")[0] if __doc__ else None)
     _add_arguments(a)
+    contracts.add_verbs(verbs)
 
 
 def run(args: argparse.Namespace) -> int:

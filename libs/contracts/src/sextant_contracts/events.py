@@ -9,6 +9,7 @@ Decision events (the `DecisionEvent` subclasses: `WorkloadAdmitted`, `WorkloadQu
 `PlacementDecided`, `PlacementDeferred`, `AllocationAdjusted`, `MigrationDecided`,
 `ReclassificationRequested`, `ProbeRequested`, `WorkloadClassified`, `ProfilingPlanned`) carry a
 `DecisionRecord` so `sextant replay` can re-derive them; the fold counts each one per workload.
+Recurring templates have their own events and decisions (`recurring.py`, `decision_of`).
 """
 
 from __future__ import annotations
@@ -429,6 +430,15 @@ class ServerFailed(ServerEvent):
 
 class ServerRecovered(ServerEvent):
     TYPE: ClassVar[str] = "ServerRecovered"
+
+
+def decision_of(event: Event) -> DecisionRecord | None:
+    """The `DecisionRecord` of a decision event — a workload's (`DecisionEvent`) or a recurring
+    template's (`recurring.TemplateDecision`) — else None."""
+    if not event.DECISION:
+        return None
+    rec = getattr(event, "decision", None)
+    return rec if isinstance(rec, DecisionRecord) else None
 
 
 def event_class(type_name: str) -> type[Event]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import recurring as rc
 from sextant_contracts.ids import seed_from
 from sextant_contracts.model import DecisionTrace
 
@@ -31,6 +32,7 @@ from .policies import (
     RetryHint,
     TaskAssessor,
 )
+from .recurring import decisions as recurring
 from .state.evolve import evolve
 from .state.model import ClusterState, WorkloadState
 
@@ -49,7 +51,11 @@ class Decision:
 
 
 def seed_for(command: cmd.Command, state: ClusterState) -> int:
-    """The seed of a decision: from the workload id and how many decisions it has had."""
+    """The seed of a decision: from the workload (or recurring template) id and how many decisions
+    it has had."""
+    if isinstance(command, rc.TemplateCommand):
+        t = state.recurring.templates.get(command.template_id)
+        return seed_from(command.template_id, command.TYPE, 0 if t is None else t.decisions)
     w = state.workloads.get(command.workload_id)
     return seed_from(command.workload_id, command.TYPE, 0 if w is None else w.decisions)
 
@@ -57,6 +63,8 @@ def seed_for(command: cmd.Command, state: ClusterState) -> int:
 def decide(state: ClusterState, command: cmd.Command, *, params: PolicySet, seed: int, at: float,
            causation: tuple[str, ...] = ()) -> Decision:
     """Decide `command` against `state` under the policies of `params`. Pure and deterministic."""
+    if isinstance(command, rc.TemplateCommand):
+        return _decide_template(state, command, params=params, seed=seed, at=at, causation=causation)
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise NotADecision(f"{command.TYPE} is not decided by the core")
@@ -184,6 +192,26 @@ def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     return Decision(events=tuple(events))
 
 
+def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: PolicySet, seed: int, at: float,
+                     causation: tuple[str, ...]) -> Decision:
+    """A recurring template's decision (`recurring.decisions`): inference, planning or DRA."""
+    t = state.recurring.templates.get(c.template_id)
+    if t is None:
+        return Decision(events=(), detail={"skipped": "unknown template"})
+    ctx = DecisionContext(at=at, seed=seed, state_position=state.position, causation=causation,
+                          profile=params.profile, policy_version=params.version)
+    events: Sequence[ev.Event]
+    if isinstance(c, rc.InferContract):
+        events = recurring.infer(state, t, c.trigger, ctx)
+    elif isinstance(c, rc.PlanReservation):
+        events = recurring.plan_reservation(state, t, c.reason, ctx)
+    elif isinstance(c, rc.ExtendReservation):
+        events = recurring.extend(state, t, c.instance, c.step, c.used, c.pending, ctx)
+    else:
+        raise NotADecision(f"{c.TYPE} is not decided by the core")
+    return Decision(events=tuple(events))
+
+
 _HANDLERS = {
     cmd.PlanProfiling: _plan_profiling,
     cmd.ClassifyWorkload: _classify,
@@ -195,4 +223,4 @@ _HANDLERS = {
     cmd.AssessTasks: _assess,
 }
 
-DECIDED_COMMANDS = frozenset(_HANDLERS)
+DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation}

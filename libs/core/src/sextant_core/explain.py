@@ -12,6 +12,7 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     """Find the decision, fold the log up to the position it recorded, re-run the same command with
     full verdicts switched on; returns the lines `sextant explain` prints."""
     from sextant_contracts import events as ev
+    from sextant_contracts import recurring as rc
 
     from .decide import decide, seed_for
     from .policies import ExplainablePlanner
@@ -24,19 +25,26 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     if found is None:
         return [f"no decision {decision_id} in the log"]
     event = found.event()
-    assert isinstance(event, ev.DecisionEvent)
-    rec = event.decision
+    rec = ev.decision_of(event)
+    assert rec is not None
+    subject = _subject(event)
     state = fold([e for e in log if e.position <= rec.state_position])
     cause = next((e for e in log if e.id in rec.causation), None)
     params = policy_set(rec.profile)
     if isinstance(params.planner, ExplainablePlanner):  # every plugin's verdict on every server
         params = replace(params, planner=params.planner.explaining())
-    out = [f"{event.TYPE} for workload {event.workload_id} at position {found.position}",
+    noun = "template" if isinstance(event, rc.TemplateEvent) else "workload"
+    out = [f"{event.TYPE} for {noun} {subject} at position {found.position}",
            f"  decided on the state at position {rec.state_position}, profile {rec.profile} "
            f"v{rec.policy_version}, model {rec.model_version or '-'}, seed {rec.seed}"]
     if cause is not None:
         out.append(f"  caused by {cause.type} (position {cause.position}, source {cause.source})")
-    w = state.workloads.get(event.workload_id)
+    w = state.workloads.get(subject) if isinstance(event, ev.DecisionEvent) else None
+    t = state.recurring.templates.get(subject) if isinstance(event, rc.TemplateEvent) else None
+    if t is not None:
+        out.append(f"  template: tenant {t.tenant}, {len(t.runs)} runs, contract "
+                   f"{'v' + str(t.contract.version) if t.contract else '-'}, sign-off "
+                   f"{t.signoff.verdict + ' v' + str(t.signoff.version) if t.signoff else '-'} before the decision")
     if w is not None:
         out.append(f"  workload: {w.kind.value}, phase {w.phase.value} before the decision, "
                    f"requested {w.requested_cores} cores / {w.requested_memory_gb} GiB")
@@ -46,7 +54,7 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     rerun = None
     if cause is not None:
         for c in react(state, cause.event()):
-            if getattr(c, "workload_id", None) == event.workload_id and found.source == c.HANDLER:
+            if _subject(c) == subject and found.source == c.HANDLER:
                 rerun = decide(state, c, params=params, seed=seed_for(c, state), at=cause.event().at,
                                causation=rec.causation)
                 break
@@ -66,6 +74,11 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
         out.append("  allocation: " + ", ".join(f"{a.server_id}×{a.cores}c/{a.memory_gb:g}G"
                                                 for a in event.allocation.assignments))
     return out
+
+
+def _subject(x: Any) -> str:
+    """The workload or recurring template an event or command is about."""
+    return str(getattr(x, "template_id", None) or getattr(x, "workload_id", ""))
 
 
 def _same_outcome(a: Any, b: Any) -> bool:

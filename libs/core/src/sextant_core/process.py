@@ -14,6 +14,7 @@ from functools import singledispatch
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import recurring as rc
 
 from .admission.queues import class_queues, heads
 from .domain.lifecycle import TERMINAL, WorkloadPhase
@@ -155,7 +156,7 @@ def _(event: ev.Tick, state: ClusterState) -> Commands:
     # missed (e.g. a decider restarted between the trigger and its reaction)
     admit = tuple(cmd.AdmitWorkload(workload_id=w) for w in heads(state)) if state.queued else ()
     return admit + tuple(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred) + \
-        _probe_round(event, state)
+        _probe_round(event, state) + _daily_inference(event, state)
 
 
 # --- monitoring → reprovisioning ---------------------------------------------------------------
@@ -172,6 +173,56 @@ def _probe_round(event: ev.Tick, state: ClusterState) -> Commands:
         return ()
     return tuple(cmd.ReviewWorkload(workload_id=w.workload_id, reason="probe_round")
                  for w in state.live_workloads() if w.phase == WorkloadPhase.RUNNING)
+
+
+# --- recurring templates (Morpheus) -------------------------------------------------------------
+
+INFERENCE_ROUND_S = 86400.0
+"""Existing contracts are re-inferred daily: the first `Tick` at or past each multiple of
+INFERENCE_ROUND_S asks profiling to re-infer every template that has a contract, in id order."""
+
+
+def _daily_inference(event: ev.Tick, state: ClusterState) -> Commands:
+    templates = state.recurring.templates
+    if not templates or event.at <= 0:
+        return ()
+    k = int(event.at // INFERENCE_ROUND_S)
+    if k == int(max(event.at - event.period_s, 0.0) // INFERENCE_ROUND_S):
+        return ()
+    return tuple(rc.InferContract(template_id=tid, trigger="daily")
+                 for tid, t in sorted(templates.items()) if t.contract is not None)
+
+
+@_react.register
+def _(event: rc.RecurringRunObserved, state: ClusterState) -> Commands:
+    """A run of a template without a contract: try to detect it and infer one."""
+    t = state.recurring.templates.get(event.template_id)
+    if t is None or t.contract is not None:
+        return ()
+    return (rc.InferContract(template_id=event.template_id, trigger="run"),)
+
+
+@_react.register
+def _(event: rc.ContractSignedOff, state: ClusterState) -> Commands:
+    return (rc.PlanReservation(template_id=event.template_id, reason="signed_off"),)
+
+
+@_react.register
+def _(event: rc.ContractInferred, state: ClusterState) -> Commands:
+    """A re-inferred contract the owner signed (accepted or overrode) is re-planned."""
+    t = state.recurring.templates.get(event.template_id)
+    if event.trigger != "daily" or t is None or t.signoff is None or t.signoff.verdict == "reject":
+        return ()
+    return (rc.PlanReservation(template_id=event.template_id, reason="reinferred"),)
+
+
+@_react.register
+def _(event: rc.RecurringInstanceObserved, state: ClusterState) -> Commands:
+    t = state.recurring.templates.get(event.template_id)
+    if t is None or t.reservation is None:
+        return ()
+    return (rc.ExtendReservation(template_id=event.template_id, instance=event.instance, step=event.step,
+                                 used=event.used, pending=event.pending),)
 
 
 @_react.register

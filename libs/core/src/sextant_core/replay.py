@@ -1,5 +1,8 @@
 """Replay: rebuild state from the log and re-derive every recorded decision (DESIGN §4).
 
+Decision events are a workload's (`DecisionEvent`) or a recurring template's (`TemplateDecision`):
+both carry a `DecisionRecord` (`events.decision_of`) and are re-derived alike.
+
 A service's reaction to one input is appended as one contiguous block right after the position of
 the state it saw (head-conditional append), each output enveloped with `source` = the service and
 `causation_id` = the input event's id. Replay folds the log in position order; at the first
@@ -75,8 +78,7 @@ class ReplayReport:
 
 
 def _is_decision_block_start(env: Envelope, event: ev.Event) -> bool:
-    return (env.source in SERVICES and env.causation_id is not None
-            and isinstance(event, ev.DecisionEvent))
+    return env.source in SERVICES and env.causation_id is not None and ev.decision_of(event) is not None
 
 
 def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
@@ -110,7 +112,7 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
             block = None
         elif key == block:  # the recorded block goes on past its re-derivation
             report.differences.append(Difference(env.position, _decision_id(event), "block longer than re-derived"))
-        elif isinstance(event, ev.DecisionEvent) and _is_decision_block_start(env, event):
+        elif _is_decision_block_start(env, event):
             found = len(report.differences)
             pending = _rederive(st, env, event, by_id, lookup, policies, report)
             # a block that could not be re-derived is not compared further (its later decisions
@@ -121,15 +123,14 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
         if key != previous:
             decided_on = set()
         previous = key
-        if isinstance(event, ev.DecisionEvent):
+        if (rec := ev.decision_of(event)) is not None:
             report.decisions += 1
-            at = event.decision.state_position
+            at = rec.state_position
             if at == env.position - 1:
                 decided_on.add(at)
             elif at not in decided_on:  # not a later event of one decision of this block either
                 report.differences.append(Difference(
-                    env.position, event.decision.decision_id,
-                    f"decided on position {event.decision.state_position}, recorded at {env.position}"))
+                    env.position, rec.decision_id, f"decided on position {at}, recorded at {env.position}"))
         st = evolve(st, event, env.position)
         by_id[env.id] = event
     if pending:
@@ -138,12 +139,13 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
     return report
 
 
-def _rederive(st: ClusterState, env: Envelope, event: ev.DecisionEvent, by_id: dict[str, ev.Event],
+def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str, ev.Event],
               lookup: Callable[[str], ev.Event | None] | None, policies: Callable[[str], PolicySet],
               report: ReplayReport) -> list[tuple[int, bytes]]:
     """Re-run the step that produced the block starting at `env`; the first event is compared here."""
     assert env.position is not None
-    rec = event.decision
+    rec = ev.decision_of(event)
+    assert rec is not None
     cause = by_id.get(env.causation_id or "")
     if cause is None and lookup is not None:
         cause = lookup(env.causation_id or "")
@@ -216,4 +218,5 @@ def _close(a: Any, b: Any, *, top: bool = False) -> bool:
 
 
 def _decision_id(event: ev.Event) -> str:
-    return event.decision.decision_id if isinstance(event, ev.DecisionEvent) else ""
+    rec = ev.decision_of(event)
+    return "" if rec is None else rec.decision_id

@@ -159,3 +159,18 @@ def test_every_placed_instance_is_whole_in_its_window_and_within_capacity(data: 
         assert sum(alloc.containers) == sum(sky)  # the whole skyline, every instance
         assert max(alloc.containers) <= max(sky)  # never above the job's max parallelism
     assert (p.ledger.used(Tier.RESIDUAL) <= p.ledger.capacity + 1e-9).all()
+
+
+def test_adopt_claims_a_recorded_allocation_as_it_was() -> None:
+    from sextant_core.recurring.ledger import ClaimInfeasible
+
+    req = ReservationRequest("r1", (2, 3, 3), 0, 30, period=60)
+    added = plan().add(req).plan
+    again = plan().adopt(req, added.get("r1").allocation)  # as a plan rebuilt from the log
+    assert again.canonical() == added.canonical()
+    with pytest.raises(PlanError):
+        again.adopt(req, added.get("r1").allocation)
+    small = plan(cores=0.5)
+    with pytest.raises(ClaimInfeasible):  # a container of 1 core does not fit half a core: nothing changed
+        small.adopt(req, added.get("r1").allocation)
+    assert small.canonical() == plan(cores=0.5).canonical()

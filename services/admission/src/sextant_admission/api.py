@@ -6,6 +6,8 @@
     PATCH  /v1/workloads/{id}     new performance target → re-planned          202 Accepted
     DELETE /v1/workloads/{id}     revoke: resources freed, the agent stops it  202 Accepted
     GET    /v1/state              operators: the cluster; a tenant: its own    200
+    /v1/contracts...              recurring jobs' contracts: list, show, accept / override / reject
+                                  (`contracts.py`)
 
 The web console (`console`, `/console/`) is served by the same app with the same auth.
 
@@ -19,6 +21,7 @@ nothing to the log. Reads catch the decider up with the log first (read-your-wri
 
 import base64
 import binascii
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -32,7 +35,7 @@ from sextant_core.qos import target_fits
 from sextant_core.workflow import Decider
 from sextant_kit.problems import Problem, not_found_route, problem_responses, problem_route
 
-from . import views
+from . import contracts, views
 from .auth import Gatekeeper, Principal, Throttled, Unauthenticated
 from .handlers import (
     Conflict,
@@ -111,7 +114,8 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
         if not created:
             response.headers["Idempotent-Replayed"] = "true"
         state = w.phase.value if w is not None else WorkloadPhase.SUBMITTED.value
-        return Accepted(id=wid, created=created, state=state)
+        return Accepted(id=wid, created=created, state=state,
+                        template_id=contracts.recognised(ctx.decider.state, tenant, command.name))
 
     @r.get("/workloads/{workload_id}", response_model=WorkloadView,
            responses=problem_responses(*AUTH, 404, 422), summary="Read one workload")
@@ -183,7 +187,7 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
     not_found_route(r)
     from . import console  # the web console on the same app (its routes are not in the OpenAPI document)
 
-    return [r, console.router(ctx)]
+    return [contracts.router(ctx, caller, time.time), r, console.router(ctx)]  # before the 404 catch-all
 
 
 def _acting_for(who: Principal, named: str | None) -> str:

@@ -92,6 +92,8 @@ class Accepted(BaseModel):
     id: str = Field(description="the workload id")
     created: bool = Field(description="false when an Idempotency-Key replay returned the first result")
     state: str = Field(description="the workload's state after the request")
+    template_id: str | None = Field(default=None, description="the recurring template the submission was "
+                                                                "recognised as an instance of (its name's template), if any")
 
 
 class Queue(BaseModel):

@@ -125,6 +125,19 @@ class Plan:
         plan = replace(base, ledger=update.ledger, reservations=base.reservations.set(request.reservation_id, res))
         return plan._replan(res, update.displaced)
 
+    def adopt(self, request: ReservationRequest, allocation: Allocation) -> Plan:
+        """Claim a reservation decided earlier (an allocation read back from the log) as it was,
+        without re-planning it; raises `ClaimInfeasible` (nothing changed) when it no longer fits
+        and `PlanError` when it is already there. Displaced residual claims are re-planned."""
+        if request.reservation_id in self.reservations:
+            raise PlanError(f"reservation {request.reservation_id!r} already exists")
+        periodic = self.is_periodic(request)
+        period = int(request.period) if periodic and request.period else self.window
+        res = Reservation(request, allocation, periodic, period)
+        update = self.ledger.claim(self._claim(res))
+        plan = replace(self, ledger=update.ledger, reservations=self.reservations.set(request.reservation_id, res))
+        return plan._replan(res, update.displaced).plan
+
     def remove(self, reservation_id: str) -> Plan:
         self.get(reservation_id)
         base = self._drop_extensions(reservation_id)

@@ -23,11 +23,13 @@ from collections.abc import Iterable
 from functools import singledispatch
 
 from sextant_contracts import events as ev
+from sextant_contracts import recurring as rc
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
+from ..recurring.state import evolve_recurring
 from .model import (
     EMPTY,
     N_SOURCES,
@@ -81,6 +83,12 @@ def fold(items: Iterable[Envelope | ev.Event], state: ClusterState = EMPTY) -> C
 @singledispatch
 def _apply(event: ev.Event, state: ClusterState) -> ClusterState:
     raise UnknownEvent(f"the fold has no handler for {type(event).__name__} ({event.TYPE or 'no TYPE'})")
+
+
+@_apply.register
+def _(event: rc.TemplateEvent, state: ClusterState) -> ClusterState:
+    """Recurring templates fold on their own (`recurring.state`), decisions counted there."""
+    return replace(state, recurring=evolve_recurring(state.recurring, event))
 
 
 def _count_decision(state: ClusterState, event: ev.DecisionEvent) -> ClusterState:

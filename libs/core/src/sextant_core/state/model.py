@@ -31,6 +31,7 @@ from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, ServerCapa
 
 from ..classification.knowledge import KnowledgeBase
 from ..domain.lifecycle import HOLDING, WorkloadPhase
+from ..recurring.state import RecurringState
 from .records import copy_with
 
 N_SOURCES = len(INTERFERENCE_SOURCES)
@@ -223,6 +224,7 @@ class ClusterState:
     queued: tuple[str, ...] = ()  # ARQ queue, in admission order
     deferred: tuple[str, ...] = ()  # admitted but not placed, in order
     knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices
+    recurring: RecurringState = field(default_factory=RecurringState)  # recurring templates (Morpheus)
     server_journal: ServerJournal | None = field(default=None, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> ClusterState:

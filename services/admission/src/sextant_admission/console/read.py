@@ -21,6 +21,7 @@ from sextant_core.state.model import ClusterState, WorkloadState
 from .. import views
 
 WORKLOAD_STREAM = "workload-"
+TEMPLATE_STREAM = "template-"
 QOS_FILTERS = ("met", "missed", "unmeasured")
 # the rows of a classification (WorkloadClassified) and the classification their confidence is of
 ROWS = (("scale_up", "scale_up"), ("scale_out", "scale_out"), ("heterogeneity", "heterogeneity"),
@@ -36,6 +37,9 @@ def stream_visible(state: ClusterState, scope: str | None, stream: str) -> bool:
     """May `scope` see an event of `stream`? (the decider must have folded the event first)"""
     if scope is None:
         return True
+    if stream.startswith(TEMPLATE_STREAM):  # a recurring template's: its tenant's
+        t = state.recurring.templates.get(stream[len(TEMPLATE_STREAM):])
+        return t is not None and t.tenant == scope
     return stream.startswith(WORKLOAD_STREAM) and \
         visible(state, scope, stream[len(WORKLOAD_STREAM):]) is not None
 
