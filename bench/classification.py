@@ -608,6 +608,12 @@ def _fmt(d: dict[str, Any] | None, unit: str = "%") -> str:
 
 
 def print_report(r: dict[str, Any]) -> None:
+    if "accuracy" in r:
+        print_accuracy(r)
+    print_parts(r)
+
+
+def print_accuracy(r: dict[str, Any]) -> None:
     acc = r["accuracy"]
     print(f"\n== Accuracy, 2 entries per row ({r['source']}; new workloads: {acc['n_new']}, replicas: "
           f"{acc['n_rep']}) — avg/p90/max, % (interference: points); paper = Quasar Table 2")
@@ -627,6 +633,9 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"{'kind':10} " + " ".join(f"{m:>14}" for m in PAPER_PARAGON_T1))
     for kind, row in acc["table1"].items():
         print(f"{kind:10} " + " ".join(f"{row.get(m, float('nan')):6.1f} ({PAPER_PARAGON_T1[m]:3d})  " for m in PAPER_PARAGON_T1))
+
+
+def print_parts(r: dict[str, Any]) -> None:
     if "reference_300_seeds" in r:
         print("\n== Yardstick: same engine, 300 dense seed rows per kind instead of 30 (new workloads)")
         for kind, row in r["reference_300_seeds"].items():
@@ -724,7 +733,7 @@ def main(argv: list[str] | None = None) -> int:
 
     first: Source | None = None
     first_ref: ReferenceBench | None = None
-    for seed in seeds:
+    for seed in seeds if parts & {"accuracy", "reference"} else []:
         src = make_source(a.source, seed, a.quick)
         refb = None
         if "reference" in parts and isinstance(src, TwinSource):
@@ -741,10 +750,9 @@ def main(argv: list[str] | None = None) -> int:
             report["worst"] = worst_of({s: r["bars"] for s, r in report["per_seed"].items()})
         print(f"seed {seed} done ({time.perf_counter() - t0:.0f} s)", flush=True)
         save()
-    assert first is not None
-    src = first
+    src = first if first is not None else make_source(a.source, seeds[0], a.quick)
     if first_ref is not None:
-        first_ref.rebind(first)
+        first_ref.rebind(src)
     for s in [int(x) for x in a.sweep.split(",")] if "sweep" in parts else []:
         sw = run_accuracy(src, s, n_new // 2, 0, seeds[0], reference=first_ref)["results"]
         report["sweep"][s] = summarise(sw, "new")
