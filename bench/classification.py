@@ -482,39 +482,50 @@ def run_defaults(src: Source, n_new: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
-def run_rank_check(seeds: list[int], n_new: int, quick: bool) -> dict[str, Any]:
-    """The automatic rank choice against the best fixed rank, on held-out synthetic low-rank matrices
-    (`sextant_core.testing.synthetic`, one world per seed; new workloads, 2 entries per row). Per seed
-    and matrix (kind × classification): the automatic rank's average error minus the lowest average
-    error of any fixed rank 0..`MAX_AUTO_RANK` (chosen after the fact: an oracle choice), in points
-    of error (% for performance, points for interference). Bar: ≤ 1 point."""
+def run_rank_check(seeds: list[int], tune_seeds: list[int], n_new: int, quick: bool) -> dict[str, Any]:
+    """The automatic rank choice against fixed ranks, on held-out synthetic low-rank matrices
+    (`sextant_core.testing.synthetic`, one world per seed; new workloads, 2 entries per row), per
+    matrix (kind × classification), in points of average error (% for performance, points for
+    interference); bar ≤ 1 point. Two references: `lost_vs_tuned`, against the fixed rank with the
+    lowest mean error over `tune_seeds` (a parameter chosen on seeds 1–5, claimed on `seeds`), and
+    `lost_vs_best`, against the best fixed rank 0..`MAX_AUTO_RANK` of that very seed (chosen after
+    the fact on the scored workloads: an optimistic oracle, the minimum of 9 noisy averages)."""
     from sextant_core.classification.params import MAX_AUTO_RANK
 
     base = FitParams()
-    per_seed: dict[int, dict[str, Any]] = {}
-    for seed in seeds:
+
+    def tables(seed: int) -> dict[str, dict[str, Any]]:
         src = SyntheticSource(seed, nodes=32 if quick else 100)
-        tables = {"auto": summarise(run_accuracy(src, 2, n_new, 0, seed)["results"], "new")}
-        for k in range(MAX_AUTO_RANK + 1):
-            tables[f"rank={k}"] = summarise(run_accuracy(src, 2, n_new, 0, seed,
-                                                         EngineParams(fit=replace(base, rank=k)))["results"], "new")
-        rows: dict[str, Any] = {}
-        for kind in [k.value for k in KINDS]:
-            for c in CLASSES:
-                if c not in tables["auto"][kind]:
-                    continue
-                fixed = {name: t[kind][c]["avg"] for name, t in tables.items() if name != "auto"}
-                best = min(fixed, key=lambda n: fixed[n])
-                auto = tables["auto"][kind][c]["avg"]
-                rows[f"{kind}/{c}"] = {"auto": auto, "best_fixed": fixed[best], "best_rank": best,
-                                       "lost": auto - fixed[best], **fixed}
-        per_seed[seed] = rows
-        print(f"rank check seed {seed}: worst loss {max(r['lost'] for r in rows.values()):.2f} points", flush=True)
-    keys = list(next(iter(per_seed.values())))
-    worst = {k: max(per_seed[s][k]["lost"] for s in per_seed) for k in keys}
-    mean = {k: float(np.mean([per_seed[s][k]["lost"] for s in per_seed])) for k in keys}
-    return {"n_new": n_new, "bar_points": 1.0, "per_seed": per_seed, "worst_lost": worst, "mean_lost": mean,
-            "met": all(v <= 1.0 for v in worst.values())}
+        out: dict[str, dict[str, Any]] = {}
+        for k in ["auto", *range(MAX_AUTO_RANK + 1)]:
+            eng = EngineParams() if k == "auto" else EngineParams(fit=replace(base, rank=int(k)))
+            t = summarise(run_accuracy(src, 2, n_new, 0, seed, eng)["results"], "new")
+            out[str(k)] = {f"{kind}/{c}": t[kind][c]["avg"] for kind in t if kind != "all" for c in CLASSES
+                           if c in t[kind]}
+        print(f"rank check seed {seed} done", flush=True)
+        return out
+
+    tune = {s: tables(s) for s in tune_seeds}
+    claim = {s: tables(s) for s in seeds}
+    keys = list(next(iter(claim.values()))["auto"])
+    fixed = [str(k) for k in range(MAX_AUTO_RANK + 1)]
+    chosen = {m: min(fixed, key=lambda k: float(np.mean([tune[s][k][m] for s in tune]))) for m in keys} if tune else {}
+    per_seed: dict[int, dict[str, Any]] = {}
+    for s, t in claim.items():
+        per_seed[s] = {}
+        for m in keys:
+            best = min(fixed, key=lambda k: t[k][m])
+            row = {"auto": t["auto"][m], "best_rank": int(best), "lost_vs_best": t["auto"][m] - t[best][m]}
+            if chosen:
+                row.update(tuned_rank=int(chosen[m]), lost_vs_tuned=t["auto"][m] - t[chosen[m]][m])
+            per_seed[s][m] = {**row, "fixed": [t[k][m] for k in fixed]}
+    worst = {m: {k: max(per_seed[s][m][k] for s in per_seed) for k in ("lost_vs_best", "lost_vs_tuned")
+                 if k in per_seed[seeds[0]][m]} for m in keys}
+    mean = {m: {k: float(np.mean([per_seed[s][m][k] for s in per_seed])) for k in worst[m]} for m in keys}
+    return {"n_new": n_new, "seeds": seeds, "tune_seeds": tune_seeds, "bar_points": 1.0, "worst": worst,
+            "mean": mean, "per_seed": per_seed,
+            "met_vs_tuned": all(v.get("lost_vs_tuned", 0.0) <= 1.0 for v in worst.values()),
+            "met_vs_best": all(v["lost_vs_best"] <= 1.0 for v in worst.values())}
 
 
 # --- QoS in the twin: the seeded engine against a perfect classification ---------------------------
@@ -666,8 +677,10 @@ def print_parts(r: dict[str, Any]) -> None:
                                                   for k, row in sr["ess"].items() for c, v in row.items()))
     if "rank_choice" in r:
         rc = r["rank_choice"]
-        print(f"\n== Automatic rank vs best fixed rank (synthetic, {rc['n_new']} new per seed): points lost, "
-              f"worst over seeds (bar ≤ {rc['bar_points']}): " + "  ".join(f"{k}={v:.2f}" for k, v in rc["worst_lost"].items()))
+        print(f"\n== Automatic rank vs fixed ranks (synthetic, {rc['n_new']} new per seed, seeds {rc['seeds']}): "
+              f"points lost, worst seed (bar ≤ {rc['bar_points']})")
+        for m, v in rc["worst"].items():
+            print(f"{m:26} " + "  ".join(f"{k}={x:+.2f}" for k, x in v.items()))
     print(f"\nmachine: {r['machine']}")
     if "speed" not in r:
         return
@@ -706,6 +719,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--seeds", default=None, help="e.g. 6-10: the accuracy part (and the reference) per seed; "
                     "the other parts on the first (overrides --seed)")
+    ap.add_argument("--tune-seeds", default=None, help="rank check: seeds that choose the fixed rank (e.g. 1-5)")
     ap.add_argument("--draws", type=int, default=6000, help="prior draws per kind of the reference estimator")
     ap.add_argument("--parts", default="accuracy,sweep,yardstick,defaults,speed",
                     help="comma-separated subset of accuracy,reference,sweep,yardstick,defaults,rank,speed,qos "
@@ -767,7 +781,8 @@ def main(argv: list[str] | None = None) -> int:
         report["defaults"] = run_defaults(src, 45 if a.quick else 150, seeds[0])
         save()
     if "rank" in parts:
-        report["rank_choice"] = run_rank_check(seeds, 45 if a.quick else 150, a.quick)
+        report["rank_choice"] = run_rank_check(seeds, seeds_of(a.tune_seeds) if a.tune_seeds else [],
+                                               45 if a.quick else 150, a.quick)
         save()
     if "qos" in parts:
         report["qos"] = run_qos("paragon-ec2-2500", 6)
