@@ -29,11 +29,13 @@ import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, se
 import argparse
 import json
 import math
+import os
 import platform
 import statistics
 import sys
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,6 +55,10 @@ from sextant_core.profiling.plan import DefaultProfilingPlan
 from sextant_core.state import evolve, fold
 from sextant_core.state.model import ClusterState
 from sextant_core.testing.synthetic import KINDS, SyntheticWorld, TrueWorkload, measure
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is scripts, not a package
+from classification_reference import ReferenceBench, bar_table, ess_table, worst_of  # noqa: E402
+from quality import code_version, seeds_of  # noqa: E402  (the same code version and seed syntax)
 
 PAPER_QUASAR_T2 = {  # avg / p90 / max, % (Quasar Table 2, 2 entries per row)
     "analytics": {"scale_up": (5.2, 9.8, 11), "scale_out": (5.0, 14.5, 17), "heterogeneity": (4.1, 4.6, 5.0),
@@ -164,7 +170,7 @@ class TwinSource:
 
     def new(self, i: int, kind: WorkloadKind) -> TwinWorkload:
         fams = self._by_kind[kind]
-        fam = fams[i % len(fams)]
+        fam = fams[(i // len(KINDS)) % len(fams)]  # i's kind is KINDS[i % 3]: every family in turn
         t = self._seeding.draw(self.setup, fam, i, stream="bench-new")
         return TwinWorkload(f"new-{fam}-{i}", kind, t)
 
@@ -260,7 +266,8 @@ def classify_one(src: Source, state: ClusterState, p: PolicySet, wid: str, truth
     # the reference run is the plan's first scale-up run (`observations.cells`); every other run
     # uses its configuration. Not always the fewest cores: a service's is sized from its request.
     ref = next(r.cores for r in runs if r.classification is Classification.SCALE_UP)
-    return state, out, {"measured": measured, "ref_cores": ref}, dt
+    obs = [(r, s.value, s.caused) for r, s in zip(runs, samples, strict=True) if isinstance(s, ev.ProfileSampleRecorded)]
+    return state, out, {"measured": measured, "ref_cores": ref, "obs": obs}, dt
 
 
 def score(src: Source, truth: Any, c: ev.WorkloadClassified, info: dict[str, Any]) -> dict[str, Any]:
@@ -303,7 +310,10 @@ def score(src: Source, truth: Any, c: ev.WorkloadClassified, info: dict[str, Any
 
 
 def run_accuracy(src: Source, entries: int, n_new: int, n_rep: int, seed: int,
-                 engine: EngineParams | None = None) -> dict[str, Any]:
+                 engine: EngineParams | None = None, reference: ReferenceBench | None = None) -> dict[str, Any]:
+    """The engine on `n_new` new workloads and `n_rep` replicas of seeds, in arrival order; with
+    `reference`, each new workload is also scored on the reference estimator's rows (all its prior
+    draws: ``ref``; the first half: ``ref_half``, the convergence check) with the ESS per row."""
     clear_memo()
     p = policy(entries, engine or EngineParams())
     state = initial_state(src)
@@ -323,8 +333,17 @@ def run_accuracy(src: Source, entries: int, n_new: int, n_rep: int, seed: int,
         state, c, info, dt = classify_one(src, state, p, wid, truth, 100.0 + n, rng)
         times.append(dt)
         results.append({"origin": origin, "kind": truth.kind.value, **score(src, truth, c, info)})
+        if reference is not None and origin == "new":
+            pred, ess = reference.predict(truth, info)
+            half, _ = reference.predict(truth, info, n=reference.draws // 2)
+            results[-1].update(ref=score(src, truth, pred, info), ref_half=score(src, truth, half, info), ess=ess)
     retrains = {m.key: m.model.version if m.model else None for m in state.knowledge.matrices.values()}
     return {"results": results, "decision_ms": times, "models": retrains}
+
+
+def reference_rows(results: list[dict[str, Any]], key: str = "ref") -> list[dict[str, Any]]:
+    """The reference estimator's scores of the new workloads, in `summarise`'s row form."""
+    return [{"origin": "new", "kind": r["kind"], **r[key]} for r in results if key in r]
 
 
 def summarise(results: list[dict[str, Any]], origin: str) -> dict[str, dict[str, Any]]:
@@ -463,6 +482,52 @@ def run_defaults(src: Source, n_new: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
+def run_rank_check(seeds: list[int], tune_seeds: list[int], n_new: int, quick: bool) -> dict[str, Any]:
+    """The automatic rank choice against fixed ranks, on held-out synthetic low-rank matrices
+    (`sextant_core.testing.synthetic`, one world per seed; new workloads, 2 entries per row), per
+    matrix (kind × classification), in points of average error (% for performance, points for
+    interference); bar ≤ 1 point. Two references: `lost_vs_tuned`, against the fixed rank with the
+    lowest mean error over `tune_seeds` (a parameter chosen on seeds 1–5, claimed on `seeds`), and
+    `lost_vs_best`, against the best fixed rank 0..`MAX_AUTO_RANK` of that very seed (chosen after
+    the fact on the scored workloads: an optimistic oracle, the minimum of 9 noisy averages)."""
+    from sextant_core.classification.params import MAX_AUTO_RANK
+
+    base = FitParams()
+
+    def tables(seed: int) -> dict[str, dict[str, Any]]:
+        src = SyntheticSource(seed, nodes=32 if quick else 100)
+        out: dict[str, dict[str, Any]] = {}
+        for k in ["auto", *range(MAX_AUTO_RANK + 1)]:
+            eng = EngineParams() if k == "auto" else EngineParams(fit=replace(base, rank=int(k)))
+            t = summarise(run_accuracy(src, 2, n_new, 0, seed, eng)["results"], "new")
+            out[str(k)] = {f"{kind}/{c}": t[kind][c]["avg"] for kind in t if kind != "all" for c in CLASSES
+                           if c in t[kind]}
+        print(f"rank check seed {seed} done", flush=True)
+        return out
+
+    tune = {s: tables(s) for s in tune_seeds}
+    claim = {s: tables(s) for s in seeds}
+    keys = list(next(iter(claim.values()))["auto"])
+    fixed = [str(k) for k in range(MAX_AUTO_RANK + 1)]
+    chosen = {m: min(fixed, key=lambda k: float(np.mean([tune[s][k][m] for s in tune]))) for m in keys} if tune else {}
+    per_seed: dict[int, dict[str, Any]] = {}
+    for s, t in claim.items():
+        per_seed[s] = {}
+        for m in keys:
+            best = min(fixed, key=lambda k: t[k][m])
+            row = {"auto": t["auto"][m], "best_rank": int(best), "lost_vs_best": t["auto"][m] - t[best][m]}
+            if chosen:
+                row.update(tuned_rank=int(chosen[m]), lost_vs_tuned=t["auto"][m] - t[chosen[m]][m])
+            per_seed[s][m] = {**row, "fixed": [t[k][m] for k in fixed]}
+    worst = {m: {k: max(per_seed[s][m][k] for s in per_seed) for k in ("lost_vs_best", "lost_vs_tuned")
+                 if k in per_seed[seeds[0]][m]} for m in keys}
+    mean = {m: {k: float(np.mean([per_seed[s][m][k] for s in per_seed])) for k in worst[m]} for m in keys}
+    return {"n_new": n_new, "seeds": seeds, "tune_seeds": tune_seeds, "bar_points": 1.0, "worst": worst,
+            "mean": mean, "per_seed": per_seed,
+            "met_vs_tuned": all(v.get("lost_vs_tuned", 0.0) <= 1.0 for v in worst.values()),
+            "met_vs_best": all(v["lost_vs_best"] <= 1.0 for v in worst.values())}
+
+
 # --- QoS in the twin: the seeded engine against a perfect classification ---------------------------
 
 
@@ -554,6 +619,12 @@ def _fmt(d: dict[str, Any] | None, unit: str = "%") -> str:
 
 
 def print_report(r: dict[str, Any]) -> None:
+    if "accuracy" in r:
+        print_accuracy(r)
+    print_parts(r)
+
+
+def print_accuracy(r: dict[str, Any]) -> None:
     acc = r["accuracy"]
     print(f"\n== Accuracy, 2 entries per row ({r['source']}; new workloads: {acc['n_new']}, replicas: "
           f"{acc['n_rep']}) — avg/p90/max, % (interference: points); paper = Quasar Table 2")
@@ -573,6 +644,9 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"{'kind':10} " + " ".join(f"{m:>14}" for m in PAPER_PARAGON_T1))
     for kind, row in acc["table1"].items():
         print(f"{kind:10} " + " ".join(f"{row.get(m, float('nan')):6.1f} ({PAPER_PARAGON_T1[m]:3d})  " for m in PAPER_PARAGON_T1))
+
+
+def print_parts(r: dict[str, Any]) -> None:
     if "reference_300_seeds" in r:
         print("\n== Yardstick: same engine, 300 dense seed rows per kind instead of 30 (new workloads)")
         for kind, row in r["reference_300_seeds"].items():
@@ -591,6 +665,22 @@ def print_report(r: dict[str, Any]) -> None:
                                            for k in keys))
         for row in r["defaults"]:
             print(f"{row['variant']:16} " + " ".join(f"{row.get(k, float('nan')):18.2f}" for k in keys))
+    if "worst" in r:
+        print(f"\n== Engine vs reference estimator (new workloads, 2 entries; worst of seeds {r['seeds']}): "
+              "avg error engine / reference, ratio, bar max(8 %, 1.25 × ref) (interference: 6 points)")
+        for kind, row in r["worst"].items():
+            for c, v in row.items():
+                print(f"{kind:10} {c:14} seed {v['seed']:>3}: {v['engine']:6.2f} / {v['reference']:6.2f}  "
+                      f"ratio {v['ratio'] or float('nan'):5.2f}  bar {v['bar']:5.2f}  {'met' if v['met'] else 'UNMET'}")
+        for seed, sr in r["per_seed"].items():
+            print(f"ESS seed {seed}: " + "  ".join(f"{k}/{c}={v['median']:.0f}(p10 {v['p10']:.0f})"
+                                                  for k, row in sr["ess"].items() for c, v in row.items()))
+    if "rank_choice" in r:
+        rc = r["rank_choice"]
+        print(f"\n== Automatic rank vs fixed ranks (synthetic, {rc['n_new']} new per seed, seeds {rc['seeds']}): "
+              f"points lost, worst seed (bar ≤ {rc['bar_points']})")
+        for m, v in rc["worst"].items():
+            print(f"{m:26} " + "  ".join(f"{k}={x:+.2f}" for k, x in v.items()))
     print(f"\nmachine: {r['machine']}")
     if "speed" not in r:
         return
@@ -605,57 +695,101 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"train dense {sp['rows']} × 100 at rank 4: {d['seconds']:.2f} s ({d['epochs']} ALS sweeps)")
 
 
+def reference_part(src: Source, res: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reference estimator's tables for one accuracy run (its new workloads)."""
+    ref, half = summarise(reference_rows(res), "new"), summarise(reference_rows(res, "ref_half"), "new")
+    return {"bars": bar_table(summarise(res, "new"), ref), "reference": ref, "reference_half_draws": half,
+            "reference_table1": table_one(reference_rows(res)), "ess": ess_table(res)}
+
+
+def seed_report(src: Source, run: dict[str, Any], n_new: int, n_rep: int) -> dict[str, Any]:
+    res = run["results"]
+    out = {"n_new": n_new, "n_rep": n_rep, "new": summarise(res, "new"), "replica": summarise(res, "replica"),
+           "table1": table_one(res), "decision_ms": _stats(run["decision_ms"]), "models": run["models"]}
+    if any("ref" in r for r in res):
+        out.update(reference_part(src, res))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--quick", action="store_true", help="smaller runs (a minute or so)")
     ap.add_argument("--source", default="synthetic", choices=["synthetic", "twin"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default=None, help="e.g. 6-10: the accuracy part (and the reference) per seed; "
+                    "the other parts on the first (overrides --seed)")
+    ap.add_argument("--tune-seeds", default=None, help="rank check: seeds that choose the fixed rank (e.g. 1-5)")
+    ap.add_argument("--draws", type=int, default=6000, help="prior draws per kind of the reference estimator")
     ap.add_argument("--parts", default="accuracy,sweep,yardstick,defaults,speed",
-                    help="comma-separated subset of accuracy,sweep,yardstick,defaults,speed,qos")
+                    help="comma-separated subset of accuracy,reference,sweep,yardstick,defaults,rank,speed,qos "
+                         "(reference: twin only)")
     ap.add_argument("--sweep", default="1,2,3,4,5,6,7,8", help="entries per row of the density sweep")
     a = ap.parse_args(argv)
     parts = set(a.parts.split(","))
-    src = make_source(a.source, a.seed, a.quick)
+    seeds = seeds_of(a.seeds) if a.seeds else [a.seed]
     n_new, n_rep = (60, 15) if a.quick else (300, 60)
     t0 = time.perf_counter()
-    main_run = run_accuracy(src, 2, n_new if "accuracy" in parts else 3, n_rep if "accuracy" in parts else 0,
-                            a.seed)
-    res = main_run["results"]
+    load_start = os.getloadavg()
     report: dict[str, Any] = {
-        "source": src.name, "seed": a.seed, "quick": a.quick,
+        "source": a.source, "seed": seeds[0], "seeds": seeds, "quick": a.quick, "code_version": code_version(),
         "machine": f"{platform.machine()} {platform.processor() or ''} python {sys.version.split()[0]}".strip(),
-        "accuracy": {"n_new": n_new, "n_rep": n_rep, "new": summarise(res, "new"),
-                     "replica": summarise(res, "replica"), "table1": table_one(res),
-                     "decision_ms": _stats(main_run["decision_ms"]), "models": main_run["models"]},
-        "sweep": {}, "paper": {"quasar_table2": PAPER_QUASAR_T2, "paragon_table1": PAPER_PARAGON_T1,
-                               "paragon_table3": PAPER_PARAGON_T3}}
+        "per_seed": {}, "sweep": {}, "paper": {"quasar_table2": PAPER_QUASAR_T2, "paragon_table1": PAPER_PARAGON_T1,
+                                               "paragon_table3": PAPER_PARAGON_T3}}
 
     def save() -> None:  # after every part: a long run killed late keeps what it measured
         report["wall_s"] = time.perf_counter() - t0
+        report["load_avg"] = {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(report, f, indent=1,
                           default=lambda o: None if isinstance(o, float) and math.isnan(o) else o)
 
-    save()
+    first: Source | None = None
+    first_ref: ReferenceBench | None = None
+    for seed in seeds if parts & {"accuracy", "reference"} else []:
+        src = make_source(a.source, seed, a.quick)
+        refb = None
+        if "reference" in parts and isinstance(src, TwinSource):
+            refb = first_ref.rebind(src) if first_ref is not None else ReferenceBench(src, a.draws)
+        if isinstance(src, TwinSource):
+            report["twin_version"] = src.setup.twin_version
+        acc = "accuracy" in parts
+        run = run_accuracy(src, 2, n_new if acc else 3, n_rep if acc else 0, seed, reference=refb)
+        report["per_seed"][seed] = seed_report(src, run, n_new, n_rep)
+        if first is None:
+            first, first_ref = src, refb
+            report["accuracy"] = report["per_seed"][seed]
+        if refb is not None:
+            report["worst"] = worst_of({s: r["bars"] for s, r in report["per_seed"].items()})
+        print(f"seed {seed} done ({time.perf_counter() - t0:.0f} s)", flush=True)
+        save()
+    src = first if first is not None else make_source(a.source, seeds[0], a.quick)
+    if first_ref is not None:
+        first_ref.rebind(src)
     for s in [int(x) for x in a.sweep.split(",")] if "sweep" in parts else []:
-        sw = run_accuracy(src, s, n_new // 2, 0, a.seed)["results"]
+        sw = run_accuracy(src, s, n_new // 2, 0, seeds[0], reference=first_ref)["results"]
         report["sweep"][s] = summarise(sw, "new")
+        if first_ref is not None:
+            report.setdefault("sweep_reference", {})[s] = summarise(reference_rows(sw), "new")
         save()
     if "yardstick" in parts:  # the same engine seeded with many dense rows (a perfect catalogue)
-        ref = run_accuracy(src.richer(300), 2, n_new // 2, 0, a.seed)["results"]
+        ref = run_accuracy(src.richer(300), 2, n_new // 2, 0, seeds[0])["results"]
         report["reference_300_seeds"] = summarise(ref, "new")
         save()
     if "defaults" in parts:
-        report["defaults"] = run_defaults(src, 45 if a.quick else 150, a.seed)
+        report["defaults"] = run_defaults(src, 45 if a.quick else 150, seeds[0])
+        save()
+    if "rank" in parts:
+        report["rank_choice"] = run_rank_check(seeds, seeds_of(a.tune_seeds) if a.tune_seeds else [],
+                                               45 if a.quick else 150, a.quick)
         save()
     if "qos" in parts:
         report["qos"] = run_qos("paragon-ec2-2500", 6)
         save()
     if "speed" in parts:
-        speed_src = src if isinstance(src, SyntheticSource) else SyntheticSource(a.seed, nodes=100)
-        report["speed"] = run_speed(speed_src, 2000 if a.quick else 10_000, 30 if a.quick else 200, a.seed)
+        speed_src = src if isinstance(src, SyntheticSource) else SyntheticSource(seeds[0], nodes=100)
+        report["speed"] = run_speed(speed_src, 2000 if a.quick else 10_000, 30 if a.quick else 200, seeds[0])
         save()
     print_report(report)
     return 0

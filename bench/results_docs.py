@@ -53,10 +53,28 @@ INTRO: dict[str, tuple[str, str]] = {
         "scored on hidden cells against the noise-free truth: relative error for performance, "
         "absolute points for interference scores. Definitions: docs/classification.md."),
     "classification-twin-accuracy": (
-        "Classification engine on the twin",
-        "Accuracy, density sweep and yardstick on the twin's world. Written by "
-        "`bench/classification.py --source twin --parts accuracy,sweep,yardstick --json "
-        "bench/results/classification-twin-accuracy.json`. Definitions: docs/classification.md."),
+        "Classification engine on the twin, beside the reference estimator",
+        "Accuracy on the twin's v4 world (`paragon-ec2-2500`'s catalogue, every family; 2 entries per "
+        "row), per seed: the engine's tables, the reference estimator's (the floor from the same noisy "
+        "entries; `reference_half_draws`: with half its prior draws, `ess`: its effective sample sizes) "
+        "and `bars`: engine vs max(8 %, 1.25 × reference), interference max(6 points, 1.25 × reference); "
+        "`worst`: per cell, the seed farthest over its bar; `accuracy` repeats the first seed. Written "
+        "by `bench/classification.py --source twin --parts accuracy,reference --seeds 6-10 --draws 8000 "
+        "--json bench/results/classification-twin-accuracy.json`. "
+        "Definitions: docs/classification.md and docs/classification/reference.md."),
+    "classification-twin-sweep": (
+        "Classification engine on the twin: density sweep and yardstick",
+        "New workloads' errors at 1–8 entries per row and with 300 dense seed rows per kind instead of "
+        "30, on the twin's v4 world, seed 6. Written by `bench/classification.py --source twin --parts "
+        "sweep,yardstick --seed 6 --json bench/results/classification-twin-sweep.json`. Definitions: "
+        "docs/classification.md."),
+    "classification-rank": (
+        "Classification engine: automatic rank vs fixed ranks",
+        "Points of average error the automatic rank loses per matrix on held-out synthetic low-rank "
+        "matrices (150 new workloads per seed, 2 entries per row): against the fixed rank chosen on "
+        "seeds 1–5 and against each seed's best fixed rank (after the fact). Bar ≤ 1 point. Written "
+        "by `bench/classification.py --source synthetic --parts rank --seeds 6-10 --tune-seeds 1-5 "
+        "--json bench/results/classification-rank.json`. Definitions: docs/classification/reference.md."),
     "classification-synthetic": (
         "Classification engine on the synthetic world",
         "Accuracy, density sweep and yardstick on `classification/synthetic.py`'s world. Written by "

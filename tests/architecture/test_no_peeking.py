@@ -129,8 +129,23 @@ def _outside_files() -> list[Path]:
 # --- the real code -------------------------------------------------------------------------------
 
 def test_the_sanctioned_truth_readers_are_the_oracle_the_estimate_port_and_straggler_scoring() -> None:
-    assert {"oracle", "estimates", "stragglers"} <= _sanctioned_modules()
+    # refestimator: the classification benchmark's reference estimator (the twin's prior and noise
+    # model, a yardstick for bench/classification.py), never a policy: see the next test
+    assert {"oracle", "estimates", "stragglers", "refestimator"} <= _sanctioned_modules()
     assert {"baselines", "reservations", "runner", "engine"}.isdisjoint(_sanctioned_modules())
+
+
+def _imports_refestimator(source: str, module: str) -> bool:
+    package = module.removesuffix(".__init__") if module.endswith("__init__") else module.rsplit(".", 1)[0]
+    return any(m == "refestimator" for node in ast.walk(ast.parse(source))
+               if isinstance(node, ast.Import | ast.ImportFrom) for m in _sim_module(node, package))
+
+
+def test_only_benchmarks_use_the_reference_estimator() -> None:
+    assert _imports_refestimator("from .refestimator import posterior\n", "sextant_sim.peek")  # the check can fail
+    assert _imports_refestimator("from ..refestimator import posterior\n", "sextant_sim.adaptation.peek")
+    users = [m for m, p in _sim_files() if m != "sextant_sim.refestimator" and _imports_refestimator(p.read_text(), m)]
+    assert users == []
 
 
 def test_decision_side_twin_modules_do_not_read_the_ground_truth() -> None:

@@ -1,0 +1,134 @@
+"""The reference estimator's side of `bench/classification.py` (a helper module, not a benchmark).
+
+For each new workload of the twin's accuracy run, `ReferenceBench.predict` gives the rows the
+reference estimator (`sextant_sim.refestimator`: the twin's prior + the profiler's noise model,
+a Monte-Carlo posterior) predicts from the *same* noisy entries the engine got, per
+classification (the entries `classification.observations.cells` gives each row):
+
+* scale-up: the scale-up runs; heterogeneity: the reference run (the first scale-up run) and the
+  heterogeneity runs; scale-out: the reference run (``n1``) and the scale-out runs; interference:
+  the ramps (tolerated and caused score of each).
+
+The prior of a workload of kind K is the twin's generator over K's families, each equally likely
+(exactly how the benchmark draws its new workloads, `TwinSource.new`). The reference does not use
+the workload's resource request (the engine does: a service's reference run is sized from it).
+
+Bars (issue "decision quality", row "v4, 2 entries per row"): the engine's average error per
+classification and workload kind ≤ max(8 %, 1.25 × the reference's); interference (points)
+≤ max(6, 1.25 × the reference's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sextant_contracts.model import Classification, WorkloadKind
+from sextant_sim.refestimator import Observation, Posterior, ReferenceEstimator, posterior
+
+FLOOR = {"scale_up": 8.0, "scale_out": 8.0, "heterogeneity": 8.0, "interference": 6.0}
+FACTOR = 1.25
+CLASSES = ("scale_up", "scale_out", "heterogeneity", "interference")
+
+
+@dataclass
+class Predicted:
+    """The reference's rows, in the fields `score` reads from a `WorkloadClassified`."""
+
+    scale_up: dict[str, float] = field(default_factory=dict)
+    scale_out: dict[str, float] = field(default_factory=dict)
+    heterogeneity: dict[str, float] = field(default_factory=dict)
+    tolerated: dict[str, float] = field(default_factory=dict)
+    caused: dict[str, float] = field(default_factory=dict)
+
+
+def entries(obs: list[Observation]) -> dict[str, list[Observation]]:
+    """The measured entries of each classification's row (see the module docstring)."""
+    by = {c: [o for o in obs if o[0].classification is c] for c in Classification}
+    ref = by[Classification.SCALE_UP][:1]
+    return {"scale_up": by[Classification.SCALE_UP], "heterogeneity": ref + by[Classification.HETEROGENEITY],
+            "scale_out": ref + by[Classification.SCALE_OUT], "interference": by[Classification.INTERFERENCE]}
+
+
+class ReferenceBench:
+    """One prior sample per kind, built in `src`'s world and reused for every seed (`rebind`): the
+    prior does not depend on the scenario seed (same catalogue and generator; the noise-free run
+    values need no seed), and its stream ``reference`` is disjoint from the workloads under test."""
+
+    def __init__(self, src: Any, draws: int) -> None:
+        self.src = src
+        self.draws = draws
+        self.est = {k: ReferenceEstimator(src.setup, src._by_kind[k], draws) for k in src._by_kind}
+
+    def rebind(self, src: Any) -> ReferenceBench:
+        """Score `src`'s workloads (another seed of the same world) on this prior."""
+        if src.setup.twin_version != self.src.setup.twin_version or src.setup.cat.name != self.src.setup.cat.name:
+            raise ValueError("the prior was drawn in another world")
+        self.src = src
+        return self
+
+    def predict(self, w: Any, info: dict[str, Any], n: int | None = None) -> tuple[Predicted, dict[str, float]]:
+        """The reference's rows for workload `w` from its measured entries (`info["obs"]`), using the
+        first `n` prior draws (all by default), and the ESS of each classification's posterior."""
+        est: ReferenceEstimator = self.est[w.kind]
+        n = n or self.draws
+        ref, high, src = info["ref_cores"], self.src.high, self.src
+        rows = src.truth_rows(w, ref)  # only its keys: which cells exist
+        post: dict[str, Posterior] = {c: posterior(est.loglik(o)[:n]) for c, o in entries(info["obs"]).items()}
+
+        def rel(p: Posterior, v: np.ndarray) -> float:
+            x = p.relative(v[:n])
+            return x if np.isfinite(x) else p.median(v[:n])
+
+        out = Predicted()
+        out.scale_up = {c: rel(post["scale_up"], est.performance(high, int(c[1:]), 1)) for c in rows["scale_up"]}
+        out.heterogeneity = {p: rel(post["heterogeneity"], est.performance(p, ref, 1)) for p in rows["heterogeneity"]}
+        if w.kind is not WorkloadKind.BATCH:
+            out.scale_out = {c: rel(post["scale_out"], est.performance(high, ref, int(c[1:]))) for c in rows["scale_out"]}
+        tol, cau = est.scores(high)
+        for k, s in enumerate(rows["tolerated"]):
+            out.tolerated[s] = post["interference"].median(tol[:n, k])
+            out.caused[s] = post["interference"].median(cau[:n, k])
+        ess = {c: p.ess for c, p in post.items() if c != "scale_out" or w.kind is not WorkloadKind.BATCH}
+        return out, ess
+
+
+def bar_table(engine: dict[str, dict[str, Any]], ref: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per kind × classification: engine and reference average error, their ratio, the bar and
+    whether the engine meets it."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind, row in engine.items():
+        for c in CLASSES:
+            if c not in row or c not in ref.get(kind, {}):
+                continue
+            e, r = row[c]["avg"], ref[kind][c]["avg"]
+            bar = max(FLOOR[c], FACTOR * r)
+            out.setdefault(kind, {})[c] = {"engine": e, "reference": r, "ratio": e / r if r > 0 else None,
+                                           "bar": bar, "met": bool(e <= bar)}
+    return out
+
+
+def ess_table(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """ESS of the reference's posteriors per kind × classification over the new workloads."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in sorted({r["kind"] for r in results if "ess" in r}):
+        for c in CLASSES:
+            v = [r["ess"][c] for r in results if r.get("ess") and r["kind"] == kind and c in r["ess"]]
+            if v:
+                out.setdefault(kind, {})[c] = {"median": float(np.median(v)), "p10": float(np.quantile(v, 0.1)),
+                                               "min": float(np.min(v)), "below_10": float(np.mean(np.array(v) < 10))}
+    return out
+
+
+def worst_of(per_seed: dict[int, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Per kind × classification, the seed where the engine is farthest over (or least under) its
+    bar (largest engine / bar), with that seed's figures."""
+    out: dict[str, dict[str, Any]] = {}
+    for seed, table in per_seed.items():
+        for kind, row in table.items():
+            for c, v in row.items():
+                cur = out.get(kind, {}).get(c)
+                if cur is None or v["engine"] / v["bar"] > cur["engine"] / cur["bar"]:
+                    out.setdefault(kind, {})[c] = {"seed": seed, **v}
+    return out
