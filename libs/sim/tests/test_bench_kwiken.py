@@ -28,7 +28,7 @@ def test_worst_takes_the_least_cut_and_the_most_budget_used() -> None:
     # Kwiken's 0.1 % cut at its worst seed, the baselines read on that same seed
     assert w["loss_0_1pct_p99_cut"] == 0.05 and w["partial_baselines"] == {"fixed-timeout": 0.1}
     assert w["loss_0_1pct_minus_best_baseline"] == -0.002
-    assert w["catch_up"] == {"p99_cut": 0.2, "extra_threads_share": 0.06}
+    assert w["catch_up"] == {"p99_cut": 0.2, "p99_cut_max": 0.2, "extra_threads_share": 0.06}
 
 
 def test_the_summary_counts_small_dags_against_94_percent_of_random() -> None:
