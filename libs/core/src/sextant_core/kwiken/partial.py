@@ -41,7 +41,8 @@ ALPHA_GRID = (0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
 LOSS_GRID = np.array([0.0, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1])
 BASELINES = ("wait-for-fraction", "fixed-timeout", "time-then-fraction")
 K_GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
-OBJECTIVES = ("p99", "variance")
+OBJECTIVES = ("p99", "p99-train", "variance")
+MARGIN = 0.01
 
 
 @dataclass(frozen=True)
@@ -135,49 +136,97 @@ def fractions(n: int, grid: tuple[float, ...] = P_GRID) -> tuple[float, ...]:
 
 
 def _score(stop: np.ndarray, objective: str) -> tuple[float, float]:
-    """What the sweep minimises: the training `p99` of the stop times (ties: the variance) or, as
-    in the thesis, the variance (ties: the p99)."""
+    """The `p99` of the stop times (ties: the variance) or the variance (ties: the p99)."""
     v, t = float(np.var(stop)), float(np.percentile(stop, 99.0))
     return (t, v) if objective == "p99" else (v, t)
 
 
-def candidates(resp: Responders, budget: float) -> list[PartialPolicy]:
-    """Every policy of Kwiken's sweep for `budget`, each meeting it on `resp` with equality (or
-    with loss 0 when even that stops every request early): for each `p` of `fractions(n)` and
-    `T_d` of `TD_GRID` × the median responder latency, the fitted cut-off `T_c`; and for each `p`,
-    the "fraction then floor" shape `T_d = 0`, `T_c = ∞` with the fitted floor `T_min`."""
+Shape = tuple[float, float, bool]  # (p, T_d in ms, floor shape?)
+
+
+def shapes(resp: Responders) -> list[Shape]:
+    """The shapes of Kwiken's sweep, in the order the sweep prefers them on near ties: the plain
+    cut-off (`T_d = ∞`), then each finite `T_d` of `TD_GRID` × the median responder latency with
+    each `p` of `fractions(n)` (a cut-off `T_c` to fit), then each `p` with `T_d = 0` and a floor
+    `T_min` to fit ("once `T_min` has passed, stop as soon as `p` answered")."""
     med = float(np.median(resp.sorted))
-    out: list[PartialPolicy] = []
-    for p in fractions(resp.n, tuple(sorted({*P_GRID, *ALPHA_GRID}))):
-        for td in TD_GRID:
-            pol = PartialPolicy("kwiken", np.inf, td * med, p)
-            base = resp.stop(pol)
-            tc = _fit_cutoff(resp, base, budget)
-            if not np.isnan(tc):
-                out.append(PartialPolicy("kwiken", tc if tc < base.max() else np.inf, td * med, p))
-        floor = _fit_floor(resp, resp.t_fraction(p), budget)
-        out.append(PartialPolicy("kwiken", np.inf, 0.0, p, floor))
+    ps = fractions(resp.n, tuple(sorted({*P_GRID, *ALPHA_GRID})))
+    out: list[Shape] = [(ps[0], np.inf, False)]  # the plain cut-off (T_d = ∞: p plays no part)
+    for td in TD_GRID[:-1]:
+        out.extend((p, td * med, False) for p in ps)
+    out.extend((p, 0.0, True) for p in ps)
     return out
+
+
+def fit(resp: Responders, shape: Shape, budget: float) -> PartialPolicy | None:
+    """The policy of `shape` meeting `budget` on `resp` with equality (or with loss 0 when even
+    that stops every request early); None when no cut-off brings the shape within the budget."""
+    p, td, floor = shape
+    if floor:
+        return PartialPolicy("kwiken", np.inf, 0.0, p, _fit_floor(resp, resp.t_fraction(p), budget))
+    base = resp.stop(PartialPolicy("kwiken", np.inf, td, p))
+    tc = _fit_cutoff(resp, base, budget)
+    if np.isnan(tc):
+        return None
+    return PartialPolicy("kwiken", tc if tc < base.max() else np.inf, td, p)
+
+
+def candidates(resp: Responders, budget: float) -> list[PartialPolicy]:
+    """Every policy of Kwiken's sweep for `budget`: each of `shapes(resp)` fitted on `resp`."""
+    return [pol for sh in shapes(resp) if (pol := fit(resp, sh, budget)) is not None]
+
+
+def _halves(resp: Responders) -> tuple[Responders, Responders]:
+    return Responders(resp.sorted[0::2]), Responders(resp.sorted[1::2])
 
 
 def kwiken_policy(resp: Responders, budget: float, objective: str = "p99") -> PartialPolicy:
     """Kwiken's policy for `budget` on the training requests `resp` (budget 0: wait for all).
 
-    The sweep (`candidates`) keeps the policy of least `objective` (`"p99"`: the stage's training
-    p99 — the tail the budget is spent on; `"variance"`: the thesis's rule). Its family holds the
-    three baselines' shapes, so on `resp` it is never behind them in `objective`.
+    `objective` says which fitted shape is kept. `"p99"` (default): the least *cross-fitted* p99
+    — each shape fitted on one half of the requests (alternate rows), its p99 measured on the
+    other, both ways, summed — and a shape replaces the one kept so far (starting from "wait for
+    all", then the plain cut-off, `shapes` order) only when it is better by more than `MARGIN`
+    (relative); the kept shape is then fitted on all of `resp` (fewer than 200 requests: no
+    halves, the plain training p99). Why: a plain training p99 prefers, by a hair, rules that
+    let the requests missing many responders wait; when the slow share drifts up in the next
+    period more than 1 % of requests wait and the p99 is lost (measured on the tuning seeds at a
+    1 % budget: p99 cut 0.446 against 0.455 for this rule). `"p99-train"`: the plain training
+    p99; `"variance"`: the thesis's least variance (ties: the p99). With `"p99-train"` and
+    `"variance"` Kwiken is never behind a baseline on `resp`: their fits are members of the sweep.
     """
     if objective not in OBJECTIVES:
         raise KwikenInputError("objective", f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     best = PartialPolicy("kwiken")
     if budget <= 0:
         return best
-    best_s = _score(resp.t_all, objective)
-    for pol in candidates(resp, budget):
-        s = _score(resp.stop(pol), objective)
-        if s < best_s:
-            best, best_s = pol, s
-    return best
+    if objective != "p99" or resp.m < 200:
+        obj = "variance" if objective == "variance" else "p99"
+        best_s = _score(resp.t_all, obj)
+        for pol in candidates(resp, budget):
+            sc = _score(resp.stop(pol), obj)
+            if sc < best_s:
+                best, best_s = pol, sc
+        return best
+    a, b = _halves(resp)
+
+    def cross(sh: Shape | None) -> tuple[float, float]:
+        t, v = 0.0, 0.0
+        for fit_on, score_on in ((a, b), (b, a)):
+            pol = PartialPolicy("kwiken") if sh is None else fit(fit_on, sh, budget)
+            if pol is None:
+                return (np.inf, np.inf)
+            stop = score_on.stop(pol)
+            t, v = t + float(np.percentile(stop, 99.0)), v + float(np.var(stop))
+        return (t, v)
+
+    best_sh: Shape | None = None
+    best_s = cross(None)
+    for sh in shapes(resp):
+        sc = cross(sh)
+        if sc[0] < best_s[0] * (1.0 - MARGIN):
+            best_sh, best_s = sh, sc
+    return best if best_sh is None else (fit(resp, best_sh, budget) or best)
 
 
 def baseline_policy(resp: Responders, kind: str, budget: float) -> PartialPolicy:
