@@ -17,14 +17,18 @@ def _load() -> ModuleType:
 def test_worst_takes_the_least_cut_and_the_most_budget_used() -> None:
     kw = _load()
     a = {"reissue_5pct_p99_cut_mean": 0.5, "budget_used_over_budget_max": 1.05, "sumvar_ms_150_stages": 3.0,
+         "loss_0_1pct_p99_cut": 0.05, "loss_0_1pct_minus_best_baseline": 0.01, "global_reissues": {"x": 1},
          "partial_baselines": {"fixed-timeout": 0.1}, "catch_up": {"p99_cut": 0.2, "extra_threads_share": 0.05}}
     b = {"reissue_5pct_p99_cut_mean": 0.4, "budget_used_over_budget_max": 0.98, "sumvar_ms_150_stages": 9.0,
+         "loss_0_1pct_p99_cut": 0.08, "loss_0_1pct_minus_best_baseline": -0.002, "global_reissues": {"x": 2},
          "partial_baselines": {"fixed-timeout": 0.3}, "catch_up": {"p99_cut": 0.3, "extra_threads_share": 0.06}}
     w = kw.worst({"6": a, "7": b})
     assert w["reissue_5pct_p99_cut_mean"] == 0.4 and w["budget_used_over_budget_max"] == 1.05
-    assert w["sumvar_ms_150_stages"] == 9.0
-    assert w["partial_baselines"] == {"fixed-timeout": 0.3}          # the seed of the worst 5 % cut
-    assert w["catch_up"] == {"p99_cut": 0.2, "extra_threads_share": 0.06}
+    assert w["sumvar_ms_150_stages"] == 9.0 and w["global_reissues"] == {"x": 2}  # the seed of the worst 5 % cut
+    # Kwiken's 0.1 % cut at its worst seed, the baselines read on that same seed
+    assert w["loss_0_1pct_p99_cut"] == 0.05 and w["partial_baselines"] == {"fixed-timeout": 0.1}
+    assert w["loss_0_1pct_minus_best_baseline"] == -0.002
+    assert w["catch_up"] == {"p99_cut": 0.2, "p99_cut_max": 0.2, "extra_threads_share": 0.06}
 
 
 def test_the_summary_counts_small_dags_against_94_percent_of_random() -> None:
@@ -37,5 +41,8 @@ def test_the_summary_counts_small_dags_against_94_percent_of_random() -> None:
     s = kw.summarise(rows, 3.0, 0.9)
     # 0.47 ≥ 0.94 × 0.49 = 0.4606: the one small DAG counts
     assert s["sumvar_vs_random_share_ge_94pct"] == 1.0 and s["small_dags"] == 1
-    assert s["budget_used_over_budget_max"] == 1.08 and s["random_vs_kwiken_time_ratio_min"] == 2000.0
+    assert s["budget_used_over_budget_max"] == 1.08
+    # the allocation step: 20 s of random search against 1 ms of SumVar; with the 9 ms of curves
+    # added to both sides: 20.009 / 0.01
+    assert s["allocation_speedup_vs_random_min"] == 20000.0 and s["speedup_vs_random_with_curves_min"] == 2000.9
     assert s["reissue_5pct_p99_cut_mean"] == 0.485
