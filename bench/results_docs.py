@@ -140,8 +140,9 @@ INTRO: dict[str, tuple[str, str]] = {
         "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "
         "answers, the combined policy on a 150-stage DAG, catch-up and global reissues, on simulated "
         "service DAGs, trained on one period and tested on another; cuts are relative p99 "
-        "reductions. Written by `bench/kwiken.py --quick --seeds 6-10 --tune-seeds 1-5 --jobs 5 --json "
-        "bench/results/kwiken.json` (the quick sizes: 15 DAGs per seed, 4 000 requests per period, 1 000 "
+        "reductions. Written by `bench/kwiken.py --quick --seeds 6-10 --tuned OLD.json --jobs 2 --json "
+        "bench/results/kwiken.json`, reusing the (γ, κ) table chosen on seeds 1–5 by an earlier "
+        "`--tune-seeds 1-5` run (the reissue code is unchanged since) (the quick sizes: 15 DAGs per seed, 4 000 requests per period, 1 000 "
         "random allocations; claims the worst of seeds 6–10, κ and γ chosen on seeds 1–5). Definitions: "
         "docs/kwiken.md."),
     "realism": (
