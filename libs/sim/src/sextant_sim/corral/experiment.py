@@ -41,6 +41,7 @@ def corral_latency(jobs: Sequence[Job], topo: Topology, *, plan_oversubscription
                        b_map_p=j.b_map, b_reduce_p=j.b_reduce, b_disk=B_TASK, map_tasks=j.maps,
                        reduce_tasks=j.reducers, map_slots=topo.slots, reduce_slots=topo.slots)
         lat[i] = latency_b(p, j.input_bytes, r, machines_per_rack=topo.machines, nic=topo.nic, oversubscription=o)
+        lat[i, 0] *= min(1.0, max(j.maps, j.reducers) / (topo.machines * topo.slots))
     return with_data_penalty(lat, np.array([j.input_bytes for j in jobs]), topo.core_link)
 
 

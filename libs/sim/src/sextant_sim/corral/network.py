@@ -33,7 +33,7 @@ class Topology:
 
     racks: int = 7
     machines: int = 30  # per rack
-    slots: int = 8  # containers per machine
+    slots: int = 16  # containers per machine (32 cores, a slot ≈ 2 cores: §2.2, §4.5.2)
     nic: float = 1.25e9  # 10 Gbps
     oversubscription: float = 5.0
 
