@@ -5,3 +5,5 @@
 Corral's runtime), `twin` (the event-driven simulator), `experiment` (a workload under a policy).
 The decision side is `sextant_core.corral`. Definitions: docs/corral/twin.md.
 """
+
+TWIN_VERSION = "corral-twin-1"  # bump when the world (network, tasks, background) changes its numbers

@@ -116,6 +116,8 @@ def max_min(links: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     remaining = capacity.astype(float).copy()
     active = np.arange(n_flows)
     n_links = capacity.shape[0]
+    finite = np.isfinite(capacity)
+    tolerance = _EPS * np.where(finite, np.maximum(capacity, 1.0), 0.0)
     while active.size:
         rows = links[active]
         count = np.bincount(rows.ravel(), minlength=n_links)
@@ -127,7 +129,7 @@ def max_min(links: np.ndarray, capacity: np.ndarray) -> np.ndarray:
             break
         rate[active] += step
         remaining -= step * count
-        saturated = (count > 0) & (remaining <= _EPS * np.maximum(capacity, 1.0))
+        saturated = (count > 0) & finite & (remaining <= tolerance)
         frozen = saturated[rows].any(axis=1)
         active = active[~frozen]
     return rate
