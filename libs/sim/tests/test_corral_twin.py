@@ -118,6 +118,7 @@ def test_delay_scheduling_waits_node_delay_offers_then_takes_any() -> None:
     reps = np.array([[0, 4, 8]])  # the only block: machines 0, 4, 8
     js = JobState(_job(0, 1, 1, 1, 1), reps, t)
     yarn = YarnCS(t, [0])
+    yarn.begin(0.0, [js])
     for _ in range(t.machines):  # machine 1 holds no replica: 4 missed opportunities
         assert yarn.offer(1, 0.0, [js]) is None
     assert yarn.offer(1, 0.0, [js]) == ("map", 0, 0)  # then rack-local (rack delay off)
@@ -128,6 +129,7 @@ def test_corral_runtime_keeps_tasks_in_the_plans_racks() -> None:
     reps = rack_replicas(t, 1, [1], np.random.default_rng(0))
     js = JobState(_job(0, 1, 1, 1, 1), reps, t)
     corral = CorralRuntime(t, [[1]], [0], node_delay=0)
+    corral.begin(0.0, [js])
     assert corral.offer(0, 0.0, [js]) is None and corral.offer(11, 0.0, [js]) is None  # racks 0 and 2
     assert corral.offer(5, 0.0, [js]) == ("map", 0, 0)
 

@@ -64,7 +64,7 @@ class JobState:
 
     @property
     def has_work(self) -> bool:
-        return self.n_waiting > 0 or self.reducers_waiting > 0
+        return bool(self.n_waiting or self.reducers_waiting)
 
     def _take(self, stack: list[int]) -> int | None:
         while stack:

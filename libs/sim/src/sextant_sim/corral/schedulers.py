@@ -26,7 +26,15 @@ Task = tuple[str, int, int]  # (kind, job id, block or −1)
 
 
 class Scheduler(Protocol):
+    def begin(self, now: float, jobs: Sequence[JobState]) -> None:
+        """A heartbeat starts: jobs only lose work until it ends (tasks are taken, none freed)."""
+
     def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None: ...
+
+
+def _live(order: Sequence[int], now: float, jobs: Sequence[JobState]) -> list[int]:
+    """`order` restricted to arrived, unfinished jobs with a task to start (order kept)."""
+    return [j for j in order if jobs[j].finish is None and jobs[j].job.arrival <= now and jobs[j].has_work]
 
 
 def _delay_pick(js: JobState, machine: int, rack: int, node_delay: int) -> int | None:
@@ -49,12 +57,17 @@ class YarnCS:
         self.topo = topo
         self.order = list(order)  # job ids by arrival, ties by id
         self.node_delay = topo.machines if node_delay is None else node_delay
+        self.live: list[int] = []
+
+    def begin(self, now: float, jobs: Sequence[JobState]) -> None:
+        self.order = [j for j in self.order if jobs[j].finish is None]
+        self.live = _live(self.order, now, jobs)
 
     def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None:
         rack = self.topo.rack_of(machine)
-        for j in self.order:
+        for j in self.live:
             js = jobs[j]
-            if js.finish is not None or js.job.arrival > now or not js.has_work:
+            if not js.has_work:
                 continue
             if js.reducers_waiting:
                 js.reducers_waiting -= 1
@@ -75,12 +88,17 @@ class CorralRuntime:
         self.node_delay = topo.machines if node_delay is None else node_delay
         by_priority = sorted(range(len(priorities)), key=lambda j: (priorities[j], j))
         self.per_rack: list[list[int]] = [[j for j in by_priority if k in set(racks[j])] for k in range(topo.racks)]
+        self.live: list[list[int]] = [[] for _ in range(topo.racks)]
+
+    def begin(self, now: float, jobs: Sequence[JobState]) -> None:
+        self.per_rack = [[j for j in order if jobs[j].finish is None] for order in self.per_rack]
+        self.live = [_live(order, now, jobs) for order in self.per_rack]
 
     def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None:
         rack = self.topo.rack_of(machine)
-        for j in self.per_rack[rack]:
+        for j in self.live[rack]:
             js = jobs[j]
-            if js.finish is not None or js.job.arrival > now or not js.has_work:
+            if not js.has_work:
                 continue
             if js.reducers_waiting:
                 js.reducers_waiting -= 1

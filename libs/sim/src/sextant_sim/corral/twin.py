@@ -176,6 +176,7 @@ class Twin:
         n = self.topo.n_machines
         start = self.beats % n
         self.beats += 1
+        self.scheduler.begin(self.now, self.jobs)
         for x in [*range(start, n), *range(start)]:
             free = self.idle[x]
             while free:
