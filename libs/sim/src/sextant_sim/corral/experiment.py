@@ -22,7 +22,7 @@ import numpy as np
 from sextant_core.corral.mrcute import JobProfile, latency_b
 from sextant_core.corral.planner import Plan, lp_batch_bound, plan, with_data_penalty
 
-from .jobs import random_replicas, rack_replicas
+from .jobs import rack_replicas, random_replicas
 from .network import Topology
 from .schedulers import CorralRuntime, Scheduler, YarnCS
 from .twin import B_TASK, run

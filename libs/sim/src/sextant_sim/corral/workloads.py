@@ -13,7 +13,7 @@ fewer, larger tasks) for quick runs; the statistics below hold at `task_scale = 
 - **W3** (Cosmos sample): 200 jobs; tasks, input and intermediate bytes lognormal with the Table 4.1
   medians and 95th percentiles (tasks 180 / 2 060, input 7.1 / 162.3 GB, intermediate 6 / 71.5 GB),
   drawn by stratified quantiles (one draw per 1/J-quantile band, shuffled) through a Gaussian
-  copula (ρ = 0.7) so a 200-job sample hits the table; reducers = ⌈tasks / 5⌉.
+  copula (ρ = 0.95: bigger jobs have more tasks, so per-task bytes stay near the table's medians' ratio) so a 200-job sample hits the table; reducers = ⌈tasks / 5⌉.
 
 Gap choices (the thesis gives only the statistics above): the class shares of W1, the medium jobs
 of W2, the copula, the reducer counts and the per-task rates (log-uniform 50–200 MB/s).
@@ -116,7 +116,7 @@ def w3(seed: int, task_scale: float = 1.0, n_jobs: int = 200) -> list[Job]:
     u = (np.arange(n_jobs) + 0.5) / n_jobs
     z = norm.ppf(u)
     shared = rng.permutation(z)
-    rho = 0.7
+    rho = 0.95
     cols = {}
     for name, (med, p95) in W3_TABLE.items():
         own = rng.permutation(z)
