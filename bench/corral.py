@@ -2,10 +2,18 @@
 
     .venv/bin/python bench/corral.py --json bench/results/corral.json [--quick] [--seeds 6-10]
 
-What exists (milestone 1, first half): the pure core (`sextant_core.corral`). The twin's racks and
-flow-level network, the W1/W2/W3 generators and Yarn-CS are not built yet, so the `batch` and
-`online` keys are null; the selector runs on a request-level simulator written here:
+Parts (`--parts`, default all; parts not run are kept from an existing `--json` file):
 
+- batch (§4.5, the Corral twin `sextant_sim.corral`): W1, W2, W3 on 7 racks × 30 machines × 16
+  containers, 10 Gbps NICs, 5:1 core, background up to 50 % of each core link; Corral (offline
+  plan, one input replica in the job's racks, rack-restricted priority scheduling) against Yarn-CS
+  (FIFO capacity scheduler, delay scheduling with node-locality delay 30, random replicas), same
+  seed. Per workload: makespan and cross-rack bytes vs Yarn-CS, and lp_gap = the plan's makespan
+  (on its Model B latencies) vs the LP-Batch bound on the same latencies. `--plan-oversubscription`
+  is the O the planner assumes (chosen on seeds 1–5, see docs/corral/twin.md).
+- online: the same jobs arriving uniformly over 60 minutes (Corral's online plan, Yarn-CS by
+  arrival): median job completion time vs Yarn-CS per workload; `online` holds the worst workload
+  (LP-Online is not built: its lp_gap is null).
 - selector (§4.4.1): a tree of pods × racks × 40 machines × 4 VMs, 1 Gbps machine links, 10:1
   oversubscription at each level, disk 125 MB/s; per request a program with map and reduce rates
   exponential (mean 500 Mbps), selectivities log-uniform in [1/2, 2], a designated ⟨N_base, B_base⟩
@@ -19,9 +27,11 @@ flow-level network, the W1/W2/W3 generators and Yarn-CS are not built yet, so th
   (median of 40 requests), and CPU seconds of planning 200 jobs on 50 racks (Model B, 40 machines,
   5:1).
 
-Fractions: negative = reduction. The claims are the worst of `--seeds`; nothing here is tuned
-(the candidate grid is fixed: 16 geometric N values up to 4 × N_base, B in 5 Mbps steps).
-`--quick`: 1 500 requests on 3 200 VMs per seed (the full run: 15 000 on 16 000 VMs).
+Fractions: negative = reduction. The claims are the worst of `--seeds`; the selector is not tuned
+(the candidate grid is fixed: 16 geometric N values up to 4 × N_base, B in 5 Mbps steps); the
+twin's one planner parameter is `--plan-oversubscription`.
+`--quick`: 1 500 requests on 3 200 VMs per seed (the full run: 15 000 on 16 000 VMs), and the
+twin's task counts divided by 4 (same bytes, larger tasks).
 """
 
 from __future__ import annotations
@@ -40,8 +50,10 @@ from typing import Any
 
 import numpy as np
 from quality import code_version, seeds_of
+from sextant_sim.corral import TWIN_VERSION
 
 MBIT = 1e6 / 8
+PLAN_O = 5.0  # the planner's assumed core oversubscription (chosen on seeds 1-5)
 GB = 1e9
 STRATEGIES = ("baseline", "corral-i", "corral-r", "corral-t")
 
@@ -141,6 +153,46 @@ def plan_seconds(seed: int) -> float:
     return time.thread_time() - c0
 
 
+WORKLOADS = ("W1", "W2", "W3")
+
+
+def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, Any]:
+    """Per workload: Yarn-CS and Corral on the Corral twin (batch, or arrivals over 60 minutes)."""
+    from sextant_sim.corral.experiment import run_policy
+    from sextant_sim.corral.network import Topology
+    from sextant_sim.corral.workloads import WORKLOADS as GEN
+    from sextant_sim.corral.workloads import with_arrivals
+
+    topo = Topology()
+    out: dict[str, Any] = {}
+    for w in WORKLOADS:
+        jobs = GEN[w](seed, 4.0 if quick else 1.0)
+        if online:
+            jobs = with_arrivals(jobs, seed)
+        c0 = time.process_time()
+        yarn = run_policy("yarn", jobs, topo, seed, online=online)
+        corral = run_policy("corral", jobs, topo, seed, online=online, plan_oversubscription=plan_o)
+        cpu = time.process_time() - c0
+        keep = ("makespan", "median_jct", "mean_jct", "cross_rack_bytes", "maps_local", "maps_rack", "maps_remote")
+        row: dict[str, Any] = {
+            "yarn": {k: round(float(yarn[k]), 3) for k in keep},
+            "corral": {**{k: round(float(corral[k]), 3) for k in keep}, "plan_objective": round(corral["plan_objective"], 3),
+                       "plan_widths": corral["plan_widths"]},
+            "cpu_seconds": round(cpu, 2),
+        }
+        if online:
+            row["median_jct_vs_yarn"] = rel(corral["median_jct"], yarn["median_jct"])
+            row["mean_jct_vs_yarn"] = rel(corral["mean_jct"], yarn["mean_jct"])
+            row["lp_gap"] = None
+        else:
+            row["makespan_vs_yarn"] = rel(corral["makespan"], yarn["makespan"])
+            row["cross_rack_vs_yarn"] = rel(corral["cross_rack_bytes"], yarn["cross_rack_bytes"])
+            row["lp_gap"] = rel(corral["plan_objective"], corral["lp_batch"])
+            row["corral"]["lp_batch"] = round(corral["lp_batch"], 3)
+        out[w] = row
+    return out
+
+
 def rel(x: float, base: float) -> float | None:
     return None if base == 0 else round((x - base) / base, 4)
 
@@ -150,45 +202,85 @@ def main() -> int:
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", default="6-10")
+    ap.add_argument("--parts", default="batch,online,selector,speed")
+    ap.add_argument("--plan-oversubscription", type=float, default=PLAN_O)
     args = ap.parse_args()
     seeds = seeds_of(args.seeds)
+    parts = set(args.parts.split(","))
     load_start = os.getloadavg()
     pods, count = (2, 1500) if args.quick else (10, 15000)
+    old: dict[str, Any] = json.loads(args.json.read_text()) if args.json.exists() else {}
     per_seed: dict[str, Any] = {}
-    print(f"{'seed':>4} {'strategy':>9} {'rejected':>9} {'goodput':>8} {'occ':>6}")
     for seed in seeds:
-        reqs = requests(seed, count)
-        rows = {s: run_selector(seed, s, reqs, pods, 0.75) for s in STRATEGIES}
-        for s, row in rows.items():
-            print(f"{seed:>4} {s:>9} {row['rejected']:>9.4f} {row['goodput']:>8.4f} {row['mean_occupancy']:>6.3f}")
-        base = rows["baseline"]
-        per_seed[str(seed)] = {
-            "selector": {"rejected_vs_baseline": rel(rows["corral-i"]["rejected"], base["rejected"]),
-                         "goodput_vs_baseline": rel(rows["corral-i"]["goodput"], base["goodput"]),
-                         "strategies": {s: {k: round(v, 4) for k, v in row.items()} for s, row in rows.items()}},
-            "speed": {"select_ms_median": round(select_ms(seed), 2), "plan_200_seconds": round(plan_seconds(seed), 3)},
-        }
-        print(f"{seed:>4} speed: select {per_seed[str(seed)]['speed']['select_ms_median']} ms CPU, "
-              f"plan 200 jobs x 50 racks {per_seed[str(seed)]['speed']['plan_200_seconds']} s CPU")
-    def worst_of(part: str, key: str) -> float | None:
-        vals = [v[part][key] for v in per_seed.values() if v[part][key] is not None]
-        if not vals:
-            return None
-        return max(vals) if key in ("rejected_vs_baseline", "select_ms_median", "plan_200_seconds") else min(vals)
-    worst = {"selector": {k: worst_of("selector", k) for k in ("rejected_vs_baseline", "goodput_vs_baseline")},
-             "speed": {k: worst_of("speed", k) for k in ("select_ms_median", "plan_200_seconds")}}
+        row = per_seed.setdefault(str(seed), {})
+        for part in ("batch", "online"):
+            if part in parts:
+                row[part] = run_twin(seed, args.quick, args.plan_oversubscription, online=part == "online")
+                for w, r in row[part].items():
+                    keys = ("makespan_vs_yarn", "cross_rack_vs_yarn", "lp_gap") if part == "batch" else ("median_jct_vs_yarn",)
+                    print(f"{seed:>4} {part:>6} {w}: " + ", ".join(f"{k} {r[k]}" for k in keys) + f" ({r['cpu_seconds']} s CPU)")
+        if "selector" in parts:
+            reqs = requests(seed, count)
+            rows = {s: run_selector(seed, s, reqs, pods, 0.75) for s in STRATEGIES}
+            for s, r in rows.items():
+                print(f"{seed:>4} {s:>9} rejected {r['rejected']:.4f} goodput {r['goodput']:.4f} occ {r['mean_occupancy']:.3f}")
+            base = rows["baseline"]
+            row["selector"] = {"rejected_vs_baseline": rel(rows["corral-i"]["rejected"], base["rejected"]),
+                               "goodput_vs_baseline": rel(rows["corral-i"]["goodput"], base["goodput"]),
+                               "strategies": {s: {k: round(v, 4) for k, v in r.items()} for s, r in rows.items()}}
+        if "speed" in parts:
+            row["speed"] = {"select_ms_median": round(select_ms(seed), 2), "plan_200_seconds": round(plan_seconds(seed), 3)}
+            print(f"{seed:>4} speed: select {row['speed']['select_ms_median']} ms CPU, "
+                  f"plan 200 jobs x 50 racks {row['speed']['plan_200_seconds']} s CPU")
+    for seed, row in (old.get("per_seed") or {}).items():  # parts not run now: kept as measured
+        for part, val in row.items():
+            if part not in parts and seed in per_seed:
+                per_seed[seed].setdefault(part, val)
+    worst = worst_of(per_seed)
     doc = {"benchmark": "corral", "code_version": code_version(), "seeds": seeds, "quick": args.quick,
            "setup": {"requests_per_seed": count, "vms": pods * 10 * 40 * 4, "occupancy_target": 0.75,
-                     "oversubscription": 10, "speed_vms": 64000},
-           "batch": None, "online": None,
-           "selector": worst["selector"], "speed": worst["speed"],
-           "per_seed": per_seed, "worst": worst,
-           "not_built": "twin racks + flow-level network, W1/W2/W3, Yarn-CS baselines, LP-Online: batch and online are null",
+                     "oversubscription": 10, "speed_vms": 64000,
+                     "twin": {"racks": 7, "machines_per_rack": 30, "containers_per_machine": 16, "nic_gbps": 10,
+                              "core_oversubscription": 5, "background_max": 0.5, "task_scale": 4 if args.quick else 1,
+                              "plan_oversubscription": args.plan_oversubscription}},
+           **worst, "per_seed": per_seed, "worst": worst,
+           "not_built": "LP-Online (online lp_gap null), ShuffleWatcher, failures, SWIM mix, size-error/jitter study",
+           "twin_version": TWIN_VERSION,
            "load_avg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}}
+    if old and parts != {"batch", "online", "selector", "speed"}:
+        doc["parts_kept_from_previous_run"] = sorted({"batch", "online", "selector", "speed"} - parts)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(doc, indent=2) + "\n")
     print("worst:", json.dumps(worst))
     return 0
+
+
+LOWER_IS_WORSE = ("goodput_vs_baseline",)
+
+
+def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
+    """Each claim at its worst seed (the highest value, but for goodput the lowest); the batch per
+    workload, the online over workloads and seeds."""
+    def pick(vals: list[float | None], key: str) -> float | None:
+        xs = [v for v in vals if v is not None]
+        if not xs:
+            return None
+        return min(xs) if key in LOWER_IS_WORSE else max(xs)
+
+    rows = list(per_seed.values())
+    out: dict[str, Any] = {"batch": None, "online": None, "selector": None, "speed": None}
+    if all("batch" in r for r in rows):
+        out["batch"] = {w: {k: pick([r["batch"][w][k] for r in rows], k) for k in ("makespan_vs_yarn", "cross_rack_vs_yarn", "lp_gap")}
+                        for w in WORKLOADS}
+    if all("online" in r for r in rows):
+        out["online"] = {"median_jct_vs_yarn": pick([r["online"][w]["median_jct_vs_yarn"] for r in rows for w in WORKLOADS], "x"),
+                         "lp_gap": None,
+                         "per_workload": {w: pick([r["online"][w]["median_jct_vs_yarn"] for r in rows], "x") for w in WORKLOADS}}
+    if all("selector" in r for r in rows):
+        out["selector"] = {k: pick([r["selector"][k] for r in rows], k) for k in ("rejected_vs_baseline", "goodput_vs_baseline")}
+    if all("speed" in r for r in rows):
+        out["speed"] = {k: pick([r["speed"][k] for r in rows], k) for k in ("select_ms_median", "plan_200_seconds")}
+    return out
 
 
 if __name__ == "__main__":

@@ -121,12 +121,15 @@ INTRO: dict[str, tuple[str, str]] = {
         "`@thresholdx1` are the robustness variants. Written by `bench/quality.py --classifier "
         "estimates`. Metrics: docs/twin.md, \"Metrics\"."),
     "corral": (
-        "Corral: resource selector and planner speed",
-        "Corral-I, Corral-R and Corral-T against Baseline (a designated virtual cluster per request) on "
-        "a request-level simulator (no flow-level shuffle, no outliers), and the CPU time of one "
-        "selection on 64 000 VMs and of planning 200 jobs on 50 racks. `batch` and `online` are null: "
-        "the twin's racks, network and workloads are not built yet. Written by `bench/corral.py "
-        "--quick --seeds 6-10 --json bench/results/corral.json`. Definitions: docs/corral/README.md."),
+        "Corral: the planner on its twin, the resource selector, speed",
+        "Batch: W1, W2, W3 on the Corral twin (7 racks × 30 machines, 5:1 core, background up to 50 %), "
+        "Corral's plan and runtime against Yarn-CS with delay scheduling: makespan and cross-rack bytes "
+        "vs Yarn-CS, lp_gap = the plan vs LP-Batch; online: arrivals over 60 minutes, median JCT vs "
+        "Yarn-CS (worst workload). Selector: Corral-I, Corral-R and Corral-T against Baseline on a "
+        "request-level simulator (no flow-level shuffle, no outliers); speed: CPU time of one selection "
+        "on 64 000 VMs and of planning 200 jobs on 50 racks. Claims: worst of seeds 6–10. Written by "
+        "`bench/corral.py --quick --seeds 6-10 --json bench/results/corral.json`. Definitions: "
+        "docs/corral/README.md, docs/corral/twin.md."),
     "quality-planning": (
         "Decision quality: the planning loss",
         "`sextant-true-rows` (`sextant` fed the true classification rows), `sextant` on the estimate "

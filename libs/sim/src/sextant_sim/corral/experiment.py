@@ -1,0 +1,82 @@
+"""One Corral-twin experiment: a workload under Yarn-CS, Corral or LocalShuffle (jalaparti.md §4.6).
+
+- `corral_latency(jobs, topo, ...)`: L_j(r) for r = 1..R from MRCute Model B (the twin's slots,
+  NIC, oversubscription and task disk rate as the profile), plus the data-balance penalty
+  α·D_j/r with α = 1 / rack-to-core bandwidth (§4.3.4). `plan_oversubscription` is the O the
+  planner assumes (the background traffic makes the core slower than its nominal 5:1; a planner
+  parameter, chosen on seeds 1–5).
+- `run_policy(name, jobs, topo, seed)`:
+  - `yarn`: random replicas (3 racks), `YarnCS` in arrival order;
+  - `corral`: the offline plan (`sextant_core.corral.planner.plan`, batch or online), one replica
+    in the job's racks, `CorralRuntime` with the plan's racks and priorities;
+  - `localshuffle`: Corral's plan and task placement with random replicas (§4.6's ablation).
+  The background traffic depends only on `seed` (the same for every policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sextant_core.corral.mrcute import JobProfile, latency_b
+from sextant_core.corral.planner import Plan, lp_batch_bound, plan, with_data_penalty
+
+from .jobs import rack_replicas, random_replicas
+from .network import Topology
+from .schedulers import CorralRuntime, Scheduler, YarnCS
+from .twin import B_TASK, run
+from .workloads import Job
+
+POLICIES = ("yarn", "corral", "localshuffle")
+
+
+def corral_latency(jobs: Sequence[Job], topo: Topology, *, plan_oversubscription: float | None = None) -> np.ndarray:
+    """(jobs × racks) L'_j(r): Model B plus the data-balance penalty (see the module docstring)."""
+    o = topo.oversubscription if plan_oversubscription is None else plan_oversubscription
+    r = np.arange(1, topo.racks + 1)
+    lat = np.empty((len(jobs), topo.racks))
+    for i, j in enumerate(jobs):
+        p = JobProfile(s_map=j.input_bytes / j.shuffle_bytes, s_reduce=j.shuffle_bytes / j.output_bytes,
+                       b_map_p=j.b_map, b_reduce_p=j.b_reduce, b_disk=B_TASK, map_tasks=j.maps,
+                       reduce_tasks=j.reducers, map_slots=topo.slots, reduce_slots=topo.slots)
+        lat[i] = latency_b(p, j.input_bytes, r, machines_per_rack=topo.machines, nic=topo.nic, oversubscription=o)
+        lat[i, 0] *= min(1.0, max(j.maps, j.reducers) / (topo.machines * topo.slots))
+    return with_data_penalty(lat, np.array([j.input_bytes for j in jobs]), topo.core_link)
+
+
+def corral_plan(jobs: Sequence[Job], topo: Topology, *, online: bool = False,
+                plan_oversubscription: float | None = None) -> tuple[Plan, np.ndarray]:
+    lat = corral_latency(jobs, topo, plan_oversubscription=plan_oversubscription)
+    arrivals = np.array([j.arrival for j in jobs]) if online else None
+    return plan(lat, arrivals, online=online), lat
+
+
+def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, online: bool = False,
+               plan_oversubscription: float | None = None, **twin: float) -> dict[str, Any]:
+    """Run one policy; returns the twin's `Result` fields plus, for planned policies, the plan's
+    objective and (batch) the LP-Batch bound on the same latencies."""
+    rng = np.random.default_rng([seed, 5])
+    out: dict[str, Any] = {}
+    scheduler: Scheduler
+    if name == "yarn":
+        replicas = [random_replicas(topo, j.maps, rng) for j in jobs]
+        scheduler = YarnCS(topo, sorted(range(len(jobs)), key=lambda i: (jobs[i].arrival, i)))
+    elif name in ("corral", "localshuffle"):
+        pl, lat = corral_plan(jobs, topo, online=online, plan_oversubscription=plan_oversubscription)
+        if name == "corral":
+            replicas = [rack_replicas(topo, j.maps, pl.racks[i], rng) for i, j in enumerate(jobs)]
+        else:
+            replicas = [random_replicas(topo, j.maps, rng) for j in jobs]
+        scheduler = CorralRuntime(topo, pl.racks, pl.priorities.tolist())
+        out["plan_objective"] = pl.objective
+        out["lp_batch"] = None if online else lp_batch_bound(lat)
+        out["plan_widths"] = np.bincount(pl.widths, minlength=topo.racks + 1)[1:].tolist()
+    else:
+        raise ValueError(f"unknown policy {name!r}; one of {POLICIES}")
+    res = run(jobs, replicas, scheduler, topo, seed=seed, **twin)
+    out.update(makespan=res.makespan, median_jct=float(np.median(res.completion)),
+               mean_jct=float(res.completion.mean()), cross_rack_bytes=res.cross_rack_bytes,
+               network_bytes=res.total_network_bytes, maps_local=res.maps_local, maps_rack=res.maps_rack,
+               maps_remote=res.maps_remote, rate_solves=res.rate_solves)
+    return out

@@ -1,0 +1,110 @@
+"""Task schedulers of the Corral twin: Yarn's capacity scheduler and Corral's runtime (§4.4, §4.6).
+
+A scheduler is offered one free container on a machine at a heartbeat and returns the task to run
+there: `("reduce", job)` or `("map", job, block)`, or None (the machine's other free containers are
+then not offered again at this heartbeat, as Yarn's node update stops when nothing is assigned).
+
+- `YarnCS`: one queue, jobs in arrival order (ties by id); reducers (requested at a higher
+  priority by the MapReduce AM, any locality) before maps; delay scheduling for maps: a job takes a
+  node-local map, else, once it has missed `node_delay` opportunities (Yarn's
+  node-locality-delay, the number of machines in a rack as its documentation advises), a
+  rack-local one or any (rack-locality delay off); a node-local assignment resets its count.
+- `CorralRuntime`: the offline plan's racks and priorities: a free container in rack k goes to the
+  highest-priority arrived job whose racks R_j contain k; its tasks never leave R_j; the same delay
+  scheduling inside. Racks are not exclusive (a later job takes slots an earlier one leaves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from .jobs import JobState
+from .network import Topology
+
+Task = tuple[str, int, int]  # (kind, job id, block or −1)
+
+
+class Scheduler(Protocol):
+    def begin(self, now: float, jobs: Sequence[JobState]) -> None:
+        """A heartbeat starts: jobs only lose work until it ends (tasks are taken, none freed)."""
+
+    def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None: ...
+
+
+def _live(order: Sequence[int], now: float, jobs: Sequence[JobState]) -> list[int]:
+    """`order` restricted to arrived, unfinished jobs with a task to start (order kept)."""
+    return [j for j in order if jobs[j].finish is None and jobs[j].job.arrival <= now and jobs[j].has_work]
+
+
+def _delay_pick(js: JobState, machine: int, rack: int, node_delay: int) -> int | None:
+    """A map for `machine` under delay scheduling, or None (and one more missed opportunity)."""
+    i = js.take_local(machine)
+    if i is not None:
+        js.skips = 0
+        return i
+    if js.skips < node_delay:
+        js.skips += 1
+        return None
+    i = js.take_rack(rack)
+    return js.take_any() if i is None else i
+
+
+class YarnCS:
+    """Capacity scheduler, one queue (FIFO by arrival), delay scheduling; see the module docstring."""
+
+    def __init__(self, topo: Topology, order: Sequence[int], node_delay: int | None = None) -> None:
+        self.topo = topo
+        self.order = list(order)  # job ids by arrival, ties by id
+        self.node_delay = topo.machines if node_delay is None else node_delay
+        self.live: list[int] = []
+
+    def begin(self, now: float, jobs: Sequence[JobState]) -> None:
+        self.order = [j for j in self.order if jobs[j].finish is None]
+        self.live = _live(self.order, now, jobs)
+
+    def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None:
+        rack = self.topo.rack_of(machine)
+        for j in self.live:
+            js = jobs[j]
+            if not js.has_work:
+                continue
+            if js.reducers_waiting:
+                js.reducers_waiting -= 1
+                return ("reduce", j, -1)
+            if js.n_waiting:
+                i = _delay_pick(js, machine, rack, self.node_delay)
+                if i is not None:
+                    return ("map", j, i)
+        return None
+
+
+class CorralRuntime:
+    """Rack-restricted, priority-ordered scheduling of a plan's jobs; see the module docstring."""
+
+    def __init__(self, topo: Topology, racks: Sequence[Sequence[int]], priorities: Sequence[int],
+                 node_delay: int | None = None) -> None:
+        self.topo = topo
+        self.node_delay = topo.machines if node_delay is None else node_delay
+        by_priority = sorted(range(len(priorities)), key=lambda j: (priorities[j], j))
+        self.per_rack: list[list[int]] = [[j for j in by_priority if k in set(racks[j])] for k in range(topo.racks)]
+        self.live: list[list[int]] = [[] for _ in range(topo.racks)]
+
+    def begin(self, now: float, jobs: Sequence[JobState]) -> None:
+        self.per_rack = [[j for j in order if jobs[j].finish is None] for order in self.per_rack]
+        self.live = [_live(order, now, jobs) for order in self.per_rack]
+
+    def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None:
+        rack = self.topo.rack_of(machine)
+        for j in self.live[rack]:
+            js = jobs[j]
+            if not js.has_work:
+                continue
+            if js.reducers_waiting:
+                js.reducers_waiting -= 1
+                return ("reduce", j, -1)
+            if js.n_waiting:
+                i = _delay_pick(js, machine, rack, self.node_delay)
+                if i is not None:
+                    return ("map", j, i)
+        return None

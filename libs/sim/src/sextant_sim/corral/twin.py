@@ -1,0 +1,244 @@
+"""The Corral twin: task-level MapReduce on racks with a flow-level max-min network, event-driven.
+
+`run(jobs, replicas, scheduler, topo, seed=…)` plays a batch (or arrivals) to the end and returns a
+`Result` (makespan, completion times, cross-rack bytes, locality counts). Same inputs and seed ⇒
+the same result, bit for bit (no clock, one seeded generator for the background traffic).
+
+The world (jalaparti.md §8, planner sim):
+- Containers: `topo.slots` per machine; schedulers are offered free containers at heartbeats every
+  `heartbeat` seconds (all machines, in an order rotated each beat), as Yarn's node updates.
+- A map on machine x reads its block: from x itself if x holds a replica (no network), else from a
+  replica in x's rack, else from the first replica (cross-rack). The read is a flow through the
+  NICs (and the two racks' core links when cross-rack) and the task's container link, whose
+  capacity is min(B_task, B_map^P): the task reads and processes at one rate. A local map takes
+  block / min(B_task, B_map^P). Its output (block / S_map) stays on x's rack.
+- A job's reducers become schedulable when its last map ends (slow-start 1.0, MRCute's sequential
+  stages). A reducer fetches 1/R of the map output from every rack that holds some: one flow per
+  source rack (rack core links when remote, its NIC down, its container link at B_task = the disk
+  write); then it reduces at min(B_task, B_reduce^P). Its output is written locally (the output's
+  remote replicas are not simulated; a gap choice).
+- Background traffic (§4.5.2): each rack's core uplink and downlink lose a fraction U(0, bg_max)
+  of their capacity, redrawn every `bg_period` seconds.
+- Rates are max-min fair (`network.max_min`), recomputed once per event time when the flow set or
+  the capacities changed.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .jobs import JobState
+from .network import LINKS_PER_FLOW, Topology, max_min
+from .schedulers import Scheduler
+from .workloads import Job
+
+B_TASK = 100e6  # a container's disk share, bytes/s
+
+
+@dataclass(frozen=True)
+class Result:
+    makespan: float
+    completion: np.ndarray  # per job: finish − arrival
+    cross_rack_bytes: float
+    total_network_bytes: float
+    maps_local: int  # node-local
+    maps_rack: int
+    maps_remote: int
+    rate_solves: int  # max-min recomputations
+
+
+class _Flows:
+    """Active flows as fixed-size arrays with a free list (rows are reused)."""
+
+    def __init__(self, capacity: int, pad: int) -> None:
+        self.links = np.full((capacity, LINKS_PER_FLOW), pad, dtype=np.int64)
+        self.rem = np.zeros(capacity)
+        self.rate = np.zeros(capacity)
+        self.owner = np.full(capacity, -1, dtype=np.int64)  # container
+        self.active = np.zeros(capacity, dtype=bool)
+        self.free = list(range(capacity - 1, -1, -1))
+        self.pad = pad
+
+    def add(self, links: list[int], nbytes: float, owner: int) -> None:
+        f = self.free.pop()
+        self.links[f] = self.pad
+        self.links[f, : len(links)] = links
+        self.rem[f] = nbytes
+        self.owner[f] = owner
+        self.active[f] = True
+
+    def drop(self, f: int) -> None:
+        self.active[f] = False
+        self.rate[f] = 0.0
+        self.free.append(f)
+
+
+class Twin:
+    def __init__(self, jobs: Sequence[Job], replicas: Sequence[np.ndarray], scheduler: Scheduler, topo: Topology, *,
+                 seed: int, bg_max: float = 0.5, bg_period: float = 60.0, heartbeat: float = 1.0) -> None:
+        self.topo = topo
+        self.jobs = [JobState(j, r, topo) for j, r in zip(jobs, replicas, strict=True)]
+        self.scheduler = scheduler
+        self.bg_rng = np.random.default_rng([seed, 17])
+        self.bg_max, self.bg_period, self.heartbeat = bg_max, bg_period, heartbeat
+        self.cap = topo.base_capacity()
+        self.flows = _Flows(topo.n_containers * (topo.racks + 1), topo.pad)
+        self.idle = [list(range(x * topo.slots, (x + 1) * topo.slots)) for x in range(topo.n_machines)]
+        self.task: dict[int, tuple[str, int, float]] = {}  # container → (kind, job, bytes to reduce)
+        self.open_flows = np.zeros(topo.n_containers, dtype=np.int64)
+        self.heap: list[tuple[float, int, str, int]] = []
+        self.seq = 0
+        self.now = 0.0
+        self.dirty = True
+        self.cross = self.net_bytes = 0.0
+        self.locality = [0, 0, 0]
+        self.solves = 0
+        self.unfinished = len(self.jobs)
+        self.beats = 0
+
+    def _push(self, t: float, kind: str, arg: int) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, arg))
+
+    def _background(self) -> None:
+        n = 2 * self.topo.racks
+        frac = self.bg_rng.uniform(0.0, self.bg_max, size=n)
+        lo = 2 * self.topo.n_machines
+        self.cap[lo: lo + n] = self.topo.core_link * (1.0 - frac)
+        self.dirty = True
+        self._push(self.now + self.bg_period, "bg", 0)
+
+    def _flow(self, links: list[int], nbytes: float, container: int) -> None:
+        if nbytes <= 0:
+            return
+        self.flows.add(links + [self.topo.container(container)], nbytes, container)
+        self.open_flows[container] += 1
+        self.net_bytes += nbytes
+        if len(links) > 2:  # through the core (a map read's 4 links, a fetch's 3)
+            self.cross += nbytes
+        self.dirty = True
+
+    def _start(self, container: int, task: tuple[str, int, int]) -> None:
+        kind, j, i = task
+        js = self.jobs[j]
+        x = container // self.topo.slots
+        rack = self.topo.rack_of(x)
+        link = self.topo.container(container)
+        if kind == "map":
+            rate = min(B_TASK, js.job.b_map)
+            self.cap[link] = rate
+            reps = js.replicas[i].tolist()
+            self.task[container] = ("map", j, 0.0)
+            if x in reps:
+                self.locality[0] += 1
+                self._push(self.now + js.block / rate, "done", container)
+                return
+            same = [r for r in reps if self.topo.rack_of(r) == rack]
+            self.locality[1 if same else 2] += 1
+            src = same[0] if same else reps[0]
+            self._flow(self.topo.path(src, x), js.block, container)
+            return
+        self.cap[link] = B_TASK
+        share = js.map_output / js.job.reducers
+        self.task[container] = ("reduce", j, float(share.sum()))
+        for k in np.flatnonzero(share > 0).tolist():
+            self._flow(self.topo.path(None, x, src_rack=k), float(share[k]), container)
+        if self.open_flows[container] == 0:
+            self._compute(container)
+
+    def _compute(self, container: int) -> None:
+        """A reducer's fetches are done: reduce its input."""
+        _, j, nbytes = self.task[container]
+        rate = min(B_TASK, self.jobs[j].job.b_reduce)
+        self._push(self.now + nbytes / rate, "done", container)
+
+    def _done(self, container: int) -> None:
+        kind, j, _ = self.task.pop(container)
+        js = self.jobs[j]
+        x = container // self.topo.slots
+        self.idle[x].append(container)
+        if kind == "map":
+            js.map_output[self.topo.rack_of(x)] += js.block * js.job.shuffle_bytes / js.job.input_bytes
+            js.maps_done += 1
+            if js.maps_done == js.job.maps:
+                js.reducers_waiting = js.job.reducers
+            return
+        js.reducers_done += 1
+        if js.reducers_done == js.job.reducers:
+            js.finish = self.now
+            self.unfinished -= 1
+
+    def _beat(self) -> None:
+        n = self.topo.n_machines
+        start = self.beats % n
+        self.beats += 1
+        self.scheduler.begin(self.now, self.jobs)
+        for x in [*range(start, n), *range(start)]:
+            free = self.idle[x]
+            while free:
+                task = self.scheduler.offer(x, self.now, self.jobs)
+                if task is None:
+                    break
+                self._start(free.pop(), task)
+        if self.unfinished:
+            self._push(self.now + self.heartbeat, "beat", 0)
+
+    def _solve(self) -> None:
+        f = self.flows
+        idx = np.flatnonzero(f.active)
+        f.rate[idx] = max_min(f.links[idx], self.cap)
+        self.solves += 1
+        self.dirty = False
+
+    def run(self) -> Result:
+        self._background()
+        self._push(0.0, "beat", 0)
+        f = self.flows
+        while self.unfinished:
+            if self.dirty:
+                self._solve()
+            idx = np.flatnonzero(f.active)
+            t_heap = self.heap[0][0] if self.heap else np.inf
+            t_flow, ends = np.inf, idx[:0]
+            if idx.size:
+                left = f.rem[idx] / f.rate[idx]
+                t_min = float(left.min())
+                t_flow = self.now + t_min
+                ends = idx[left <= t_min * (1 + 1e-9) + 1e-12]
+            t_next = min(t_heap, t_flow)
+            if idx.size:
+                f.rem[idx] -= f.rate[idx] * (t_next - self.now)
+            self.now = t_next
+            if t_flow <= t_heap:
+                for fl in ends.tolist():
+                    c = int(f.owner[fl])
+                    f.drop(fl)
+                    self.open_flows[c] -= 1
+                    self.dirty = True
+                    if self.open_flows[c] == 0:
+                        if self.task[c][0] == "map":
+                            self._done(c)
+                        else:
+                            self._compute(c)
+            while self.heap and self.heap[0][0] <= self.now:
+                _, _, kind, arg = heapq.heappop(self.heap)
+                if kind == "done":
+                    self._done(arg)
+                elif kind == "bg":
+                    self._background()
+                else:
+                    self._beat()
+        finish = np.array([js.finish for js in self.jobs], dtype=float)
+        arrival = np.array([js.job.arrival for js in self.jobs])
+        return Result(float(finish.max()), finish - arrival, self.cross, self.net_bytes,
+                      self.locality[0], self.locality[1], self.locality[2], self.solves)
+
+
+def run(jobs: Sequence[Job], replicas: Sequence[np.ndarray], scheduler: Scheduler, topo: Topology, *,
+        seed: int, **kw: float) -> Result:
+    """Play `jobs` (inputs placed as `replicas`, one (maps × 3) array per job) under `scheduler`."""
+    return Twin(jobs, replicas, scheduler, topo, seed=seed, **kw).run()

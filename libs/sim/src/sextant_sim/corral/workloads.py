@@ -1,0 +1,145 @@
+"""W1, W2, W3: the planner evaluation's workloads (jalaparti.md §4.6, Table 4.1), seeded.
+
+A `Job` is one MapReduce stage: map tasks read `input_bytes` in equal blocks, write
+`shuffle_bytes` of intermediate data, reducers fetch it and write `output_bytes`. Rates are the
+CPU-bound per-task processing rates (bytes/s). `task_scale` divides task counts (bytes unchanged:
+fewer, larger tasks) for quick runs; the statistics below hold at `task_scale = 1`.
+
+- **W1** (Quantcast-derived): 100 jobs, 50 % small (5–50 tasks), 35 % medium (51–500), 15 % large
+  (1 000–2 000), map tasks of 256 MB; selectivity (input / shuffle, and shuffle / output)
+  log-uniform in [1/4, 4]; reducers = ⌈maps / 4⌉.
+- **W2** (SWIM Yahoo): 400 jobs; 90 % tiny (input 10–200 MB, shuffle ≤ 75 MB, one or two maps), two
+  jobs reading ≈ 5.5 TB (5.3–5.7 TB, 1 GB maps, shuffle half the input), the rest medium (1–100 GB).
+- **W3** (Cosmos sample): 200 jobs; tasks, input and intermediate bytes lognormal with the Table 4.1
+  medians and 95th percentiles (tasks 180 / 2 060, input 7.1 / 162.3 GB, intermediate 6 / 71.5 GB),
+  drawn by stratified quantiles (one draw per 1/J-quantile band, shuffled) through a Gaussian
+  copula (ρ = 0.95: bigger jobs have more tasks, so per-task bytes stay near the table's medians' ratio) so a 200-job sample hits the table; reducers = ⌈tasks / 5⌉.
+
+Gap choices (the thesis gives only the statistics above): the class shares of W1, the medium jobs
+of W2, the copula, the reducer counts and the per-task rates (log-uniform 50–200 MB/s).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.stats import norm
+
+MB = 1e6
+GB = 1e9
+TB = 1e12
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    maps: int
+    reducers: int
+    input_bytes: float
+    shuffle_bytes: float
+    output_bytes: float
+    b_map: float  # CPU-bound map processing rate, bytes/s
+    b_reduce: float
+    arrival: float = 0.0
+
+    @property
+    def tasks(self) -> int:
+        return self.maps + self.reducers
+
+
+def _rates(rng: np.random.Generator) -> tuple[float, float]:
+    lo, hi = math.log(50 * MB), math.log(200 * MB)
+    return float(math.exp(rng.uniform(lo, hi))), float(math.exp(rng.uniform(lo, hi)))
+
+
+def _scaled(maps: int, reducers: int, scale: float) -> tuple[int, int]:
+    return max(1, round(maps / scale)), max(1, round(reducers / scale))
+
+
+def w1(seed: int, task_scale: float = 1.0, n_jobs: int = 100) -> list[Job]:
+    rng = np.random.default_rng([seed, 1])
+    classes = rng.permutation(np.repeat([0, 1, 2], [n_jobs // 2, round(n_jobs * 0.35), n_jobs - n_jobs // 2 - round(n_jobs * 0.35)]))
+    bounds = {0: (5, 50), 1: (51, 500), 2: (1000, 2000)}
+    jobs = []
+    for j, c in enumerate(classes.tolist()):
+        lo, hi = bounds[c]
+        tasks = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+        tasks = min(hi, max(lo, tasks))
+        reducers = max(1, math.ceil(tasks / 5))
+        maps = tasks - reducers
+        size = maps * 256 * MB
+        s_map, s_red = (float(4.0 ** rng.uniform(-1, 1)) for _ in range(2))
+        bm, br = _rates(rng)
+        m, r = _scaled(maps, reducers, task_scale)
+        jobs.append(Job(j, m, r, size, size / s_map, size / s_map / s_red, bm, br))
+    return jobs
+
+
+def w2(seed: int, task_scale: float = 1.0, n_jobs: int = 400) -> list[Job]:
+    rng = np.random.default_rng([seed, 2])
+    n_tiny = round(0.9 * n_jobs)
+    kinds = rng.permutation(np.repeat([0, 1, 2], [n_tiny, 2, n_jobs - n_tiny - 2]))
+    jobs = []
+    for j, k in enumerate(kinds.tolist()):
+        bm, br = _rates(rng)
+        if k == 0:
+            size = float(math.exp(rng.uniform(math.log(10 * MB), math.log(200 * MB))))
+            shuffle = min(75 * MB, size * float(rng.uniform(0.05, 0.5)))
+            maps, reducers = (1 if size <= 128 * MB else 2), 1
+            jobs.append(Job(j, maps, reducers, size, shuffle, shuffle * float(rng.uniform(0.2, 1.0)), bm, br))
+            continue
+        if k == 1:
+            size = float(rng.uniform(5.3, 5.7)) * TB
+            maps = round(size / GB)
+            shuffle = 0.5 * size
+        else:
+            size = float(math.exp(rng.uniform(math.log(1 * GB), math.log(100 * GB))))
+            maps = math.ceil(size / (256 * MB))
+            shuffle = size / float(4.0 ** rng.uniform(-1, 1))
+        reducers = max(1, math.ceil(maps / 5))
+        m, r = _scaled(maps, reducers, task_scale)
+        jobs.append(Job(j, m, r, size, shuffle, shuffle / float(4.0 ** rng.uniform(-1, 1)), bm, br))
+    return jobs
+
+
+W3_TABLE = {"tasks": (180.0, 2060.0), "input": (7.1 * GB, 162.3 * GB), "shuffle": (6 * GB, 71.5 * GB)}
+Z95 = float(norm.ppf(0.95))
+
+
+def w3(seed: int, task_scale: float = 1.0, n_jobs: int = 200) -> list[Job]:
+    rng = np.random.default_rng([seed, 3])
+    # stratified normal scores: the i-th of J bands' midpoints, one permutation per margin, coupled
+    # by a Gaussian copula (the shared factor keeps large jobs large in every margin)
+    u = (np.arange(n_jobs) + 0.5) / n_jobs
+    z = norm.ppf(u)
+    shared = rng.permutation(z)
+    rho = 0.95
+    cols = {}
+    for name, (med, p95) in W3_TABLE.items():
+        own = rng.permutation(z)
+        mixed = rho * shared + math.sqrt(1 - rho * rho) * own
+        ranks = np.argsort(np.argsort(mixed, kind="stable"), kind="stable")
+        sigma = math.log(p95 / med) / Z95
+        cols[name] = med * np.exp(sigma * z[ranks])  # exact stratified marginals, copula order
+    jobs = []
+    for j in range(n_jobs):
+        tasks = max(2, int(round(cols["tasks"][j])))
+        reducers = max(1, math.ceil(tasks / 5))
+        maps = tasks - reducers
+        size, shuffle = float(cols["input"][j]), float(cols["shuffle"][j])
+        bm, br = _rates(rng)
+        m, r = _scaled(maps, reducers, task_scale)
+        jobs.append(Job(j, m, r, size, shuffle, shuffle / float(4.0 ** rng.uniform(-1, 1)), bm, br))
+    return jobs
+
+
+WORKLOADS: dict[str, Callable[..., list[Job]]] = {"W1": w1, "W2": w2, "W3": w3}
+
+
+def with_arrivals(jobs: list[Job], seed: int, horizon: float = 3600.0) -> list[Job]:
+    """The online scenario: arrivals uniform over [0, horizon) seconds (§4.5, 60 minutes)."""
+    at = np.random.default_rng([seed, 9]).uniform(0.0, horizon, size=len(jobs))
+    return [replace(j, arrival=float(a)) for j, a in zip(jobs, at, strict=True)]
