@@ -342,3 +342,39 @@ def test_the_ladder_does_not_size_on_a_window_split_seconds_long() -> None:
                  ev.PerformanceObserved(at=3000.0, workload_id="w", value=1.9e9, ratio_to_target=0.94)])
     (adj,) = observe(long, "w", ratio=0.94)
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_up"
+
+
+# --- services: growth and reclaim sized on the load forecast (reprovisioning.forecast) ------------
+
+
+def with_loads(st: ClusterState, wid: str, loads: list[float], start: float = 600.0) -> ClusterState:
+    """`st` after one observation per 10-minute window with these offered loads."""
+    return fold([ev.PerformanceObserved(at=start + 600.0 * i, workload_id=wid, value=x, ratio_to_target=1.01,
+                                        p99_latency_ms=0.3, offered=x) for i, x in enumerate(loads)], st)
+
+
+def test_a_rising_service_grows_before_its_utilisation_leaves_the_band() -> None:
+    st, wid = service(nodes=2, cores=8)  # 12e9
+    st = with_loads(st, wid, [5.0e9, 6.0e9, 7.0e9, 8.0e9, 9.0e9, 10.0e9])  # +1e9 a window, 600 … 3600 s
+    # now 11e9: u = 0.92, inside the band (0.8 … 1.05) — the last window alone changes nothing
+    off = AdaptationParams(forecast_horizon_s=None)
+    assert observe(st, wid, ratio=1.01, value=11.0e9, offered=11.0e9, p99=0.3, at=4200.0, p=off) == ()
+    # the trend (1e9 per 600 s) puts it at 11 + 1.5 = 12.5e9 in 900 s, + a margin ≥ 2 %: u ahead ≥ 1.06
+    (adj,) = observe(st, wid, ratio=1.01, value=11.0e9, offered=11.0e9, p99=0.3, at=4200.0)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
+    assert "trend forecast" in adj.reason and len(adj.allocation.assignments) == 3
+
+
+def test_a_short_history_is_not_forecast() -> None:
+    st, wid = service(nodes=2, cores=8)
+    st = with_loads(st, wid, [9.0e9, 10.0e9], start=3000.0)  # 600 s of history < forecast_min_history_s
+    assert observe(st, wid, ratio=1.01, value=11.0e9, offered=11.0e9, p99=0.3, at=4200.0) == ()
+
+
+def test_a_falling_service_keeps_what_the_load_now_needs() -> None:
+    # past the peak the forecast is below the load now: capacity still covers the load now
+    # (reclaim sizes on max(load now, upper forecast)), so a falling trend alone gives nothing back
+    # that the last window would keep
+    st, wid = service(nodes=2, cores=8)  # 12e9
+    st = with_loads(st, wid, [16.0e9, 15.0e9, 14.0e9, 13.0e9, 12.0e9, 11.0e9])
+    assert observe(st, wid, ratio=1.01, value=10.5e9, offered=10.5e9, p99=0.3, at=4200.0) == ()  # u = 0.875

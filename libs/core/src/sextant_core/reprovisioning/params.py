@@ -109,6 +109,21 @@ class AdaptationParams:
     hot_latency: float = 0.95  # p99 above this share of the bound → add capacity before it is missed
     cool_latency: float = 0.7  # reclaim only while p99 is below this share of the bound
     min_nodes: int = 1
+    # [IMPL CHOICE] services: size growth and reclaim on a short-horizon forecast of the service's
+    # own offered load (`reprovisioning.forecast`: seasonal-naive once a day of history exists,
+    # else a local linear trend; upper = point + `forecast_z` × its recent RMS error) instead of
+    # the last window alone: capacity must hold from now to `forecast_horizon_s` ahead, so it is
+    # added before a ramp and reclaimed right after a peak. Used once the history spans
+    # `forecast_min_history_s` (a trend fitted on less is noise); None: off (the last window).
+    # With a forecast, the hysteresis band is narrower: reclaim below
+    # `forecast_scale_down_utilisation` of what the load ahead needs (the forecast already says
+    # the load is not coming back within the horizon).
+    forecast_horizon_s: float | None = 600.0
+    forecast_window_s: float = 3600.0
+    forecast_z: float = 1.0
+    forecast_min_margin: float = 0.0
+    forecast_min_history_s: float = 3600.0
+    forecast_scale_down_utilisation: float = 0.92
     # [IMPL CHOICE] which kinds the ladder scales out. Analytics jobs are not grown by whole nodes
     # mid-run: a node brings the job's whole per-node footprint to a new server, and where
     # footprints are under-stated that OOM-kills co-runners (measured on quasar-hadoop-stragglers,
