@@ -21,7 +21,12 @@ seed, code version) — the code version hashes libs/contracts, libs/core and li
 interrupted run resumes and an unchanged run is never repeated.
 
     .venv/bin/python bench/adaptation.py --json PATH [--quick] [--seeds 1-3] [--diurnal-seeds 1]
-                                         [--studies phases,diurnal,stragglers]
+                                         [--studies phases,diurnal,stragglers] [--update JSON] [--plot PNG]
+
+Only the diurnal study, merged into the committed results, with its frontier plot:
+
+    .venv/bin/python bench/adaptation.py --studies diurnal --diurnal-seeds 6-10 --json /tmp/diurnal.json \
+        --update bench/results/adaptation.json --plot docs/adaptation/diurnal-frontier.png
 
 `--quick`: seed 1 only; the diurnal study runs the first 6 hours of the day and sweeps the
 thresholds 0.5/0.7/0.9. [IMPL CHOICE] the diurnal scenario's best-effort fillers are thinned to
@@ -194,7 +199,20 @@ def diurnal(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
     auto = [p for p in profiles if p.startswith("autoscaling")]
     best = max(auto, key=lambda p: (table[p]["requests_meeting_target"], -table[p]["server_hours"]))
     ours = runs["sextant-adaptive"]
+    over = [r["server_hours"] / r["floor_server_hours"] for r in ours if r["floor_server_hours"] > 0]
+    # the autoscaling baseline over its thresholds (means over the seeds), Sextant's point beside it
+    frontier = [{"threshold": float(p.split("-", 1)[1]), "server_hours": table[p]["server_hours"],
+                 "requests_meeting_target": table[p]["requests_meeting_target"]} for p in auto]
+    per_seed = {str(s): {p: {k: runs[p][i][k] for k in ("requests_meeting_target", "server_hours", "floor_server_hours",
+                                                         "adjustments")}
+                         for p in profiles} for i, s in enumerate(seeds)}
     return {"requests_meeting_target": table["sextant-adaptive"]["requests_meeting_target"],
+            "autoscaling_frontier": frontier, "per_seed": per_seed,
+            # the acceptance measures, seed by seed: the fewest requests within the bound and the
+            # largest server-hours over that seed's floor
+            "worst_seed": {"requests_meeting_target": min(r["requests_meeting_target"] for r in ours),
+                           "server_hours_over_floor": round(max(over), 4) if over else None},
+            "server_hours_over_floor": round(statistics.fmean(over), 4) if over else None,
             # the ground truth's floor for sextant-adaptive's runs: no allocation serving TARGET_SHARE
             # of the requests within the bound uses fewer server-hours (perfect foresight, no
             # interference; scoring.service_floor)
@@ -303,6 +321,10 @@ def print_tables(out: dict[str, Any]) -> None:
         if "floor_server_hours" in d:
             print(f"ground-truth floor for {TARGET_SHARE:g} of requests within the bound: "
                   f"{_f(d['floor_server_hours'])} server-hours (a plan at it: {_f(d['floor_plan_server_hours'])})")
+        if "worst_seed" in d:
+            w = d["worst_seed"]
+            print(f"worst seed: requests within the bound {_f(w['requests_meeting_target'])} (bar {TARGET_SHARE:g}), "
+                  f"server-hours / floor {_f(w['server_hours_over_floor'])} (bar 1.10)")
     if "stragglers" in out:
         s = out["stragglers"]
         print(f"\nStragglers ({s['scenario']})")
@@ -313,6 +335,50 @@ def print_tables(out: dict[str, Any]) -> None:
         delays = ", ".join(f"{n} {_f(r.get('mean_censored_delay_s'))}" for n, r in s["profiles"].items())
         print(f"lead vs Hadoop {_f(s['lead_vs_hadoop'])} (paper 0.19), vs LATE {_f(s['lead_vs_late'])} (paper 0.08); "
               f"undetected stragglers censored at their job's end — mean censored delay, s: {delays}")
+
+
+def plot_frontier(d: dict[str, Any], path: Path) -> None:
+    """The autoscaling frontier (server-hours vs requests within the bound, one point per
+    threshold), Sextant's and no-adaptation's points and the ground-truth floor, to `path` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fr = sorted(d["autoscaling_frontier"], key=lambda r: r["threshold"])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.plot([r["server_hours"] for r in fr], [r["requests_meeting_target"] for r in fr], "o-", color="C0",
+            label="autoscaling (threshold swept)")
+    for r in fr:
+        ax.annotate(f"{r['threshold']:g}", (r["server_hours"], r["requests_meeting_target"]), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    ours = d["profiles"]["sextant-adaptive"]
+    ax.plot([ours["server_hours"]], [ours["requests_meeting_target"]], "s", color="C2", ms=8, label="sextant-adaptive")
+    na = d["profiles"].get("no-adaptation")
+    if na is not None:
+        ax.plot([na["server_hours"]], [na["requests_meeting_target"]], "^", color="C7", label="no-adaptation")
+    floor = d["floor_server_hours"]
+    ax.axvline(floor, color="k", lw=0.8, ls="--", label=f"floor ({floor:.0f})")
+    ax.axvline(1.1 * floor, color="k", lw=0.6, ls=":", label="1.10 × floor")
+    ax.axhline(TARGET_SHARE, color="C3", lw=0.6, ls=":", label=f"{TARGET_SHARE:g} of requests")
+    ax.set(xlabel="server-hours (mean over seeds)", ylabel="requests within the p99 bound",
+           title=f"{d['scenario']}, seeds {','.join(str(s) for s in d['seeds'])}")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def update(out: dict[str, Any], path: str) -> None:
+    """Write the studies of `out` into the JSON at `path`, keeping its other studies as they are
+    (each study carries the code version, twin version and load it ran with)."""
+    old: dict[str, Any] = json.loads(Path(path).read_text()) if Path(path).exists() else {"paper": PAPER}
+    for name in ("phases", "diurnal", "stragglers"):
+        if name in out:
+            old[name] = {**out[name], "code_version": out["code_version"], "twin_version": out["twin_version"],
+                         "load_avg": out["load_avg"]}
+    Path(path).write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
 
 
 def merge(paths: list[str], out_path: str) -> int:
@@ -343,7 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", default=None)
     ap.add_argument("--diurnal-seeds", default="1", help="the diurnal study is ~25 min a seed on 2 loaded cores")
-    ap.add_argument("--studies", default="phases,diurnal,stragglers")
+    ap.add_argument("--studies", default="phases,diurnal,stragglers",
+                    help="e.g. `--studies diurnal` runs the diurnal study only")
+    ap.add_argument("--update", metavar="JSON",
+                    help="also write the studies run into this JSON, keeping its other studies")
+    ap.add_argument("--plot", metavar="PNG", help="the diurnal study's autoscaling frontier with Sextant's point")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine the studies of earlier outputs (e.g. studies run in parallel processes) into --json")
     args = ap.parse_args(argv)
@@ -354,10 +424,11 @@ def main(argv: list[str] | None = None) -> int:
     seeds = seeds_of(args.seeds) if args.seeds else ([1] if args.quick else [1, 2, 3])
     version = code_version()
     started = time.perf_counter()
+    load_start = [round(x, 2) for x in os.getloadavg()]
     from sextant_sim.groundtruth import TWIN_VERSION
 
     out: dict[str, Any] = {"code_version": version, "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick,
-                           "load_avg": [round(x, 2) for x in os.getloadavg()],
+                           "load_avg": load_start,
                            "machine": {"platform": platform.platform(), "python": platform.python_version(),
                                        "cpus": os.cpu_count(), "note": "2 cores shared with other engineers (loaded)"},
                            "paper": PAPER}
@@ -368,7 +439,13 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")  # partial results survive
     out["wall_seconds"] = round(time.perf_counter() - started, 1)
+    out["load_avg"] = [round(x, 2) for x in os.getloadavg()]  # at the end too: the run's own load
+    out["load_avg_start"] = load_start
     Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    if args.update:
+        update(out, args.update)
+    if args.plot and "diurnal" in out:
+        plot_frontier(out["diurnal"], Path(args.plot))
     print_tables(out)
     return 0
 

@@ -43,7 +43,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "`quasar-hadoop-stragglers-v2` (per-task telemetry, LATE as the paper defines it; seeds 6-10), "
         "against the adaptation baselines. Written by "
         "`bench/adaptation.py --json bench/results/adaptation.json --seeds 1-3 --diurnal-seeds 1-3` "
-        "(stragglers: `--studies stragglers --seeds 6-10`, merged). "
+        "(stragglers: `--studies stragglers --seeds 6-10`, merged; diurnal: `--studies diurnal "
+        "--diurnal-seeds 6-10 --update bench/results/adaptation.json`, docs/adaptation/diurnal.md). "
         "Definitions: docs/adaptation.md, \"The benchmark\"."),
     "classification": (
         "Classification engine, full run",

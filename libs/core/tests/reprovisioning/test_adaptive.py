@@ -3,6 +3,7 @@ which order, and that the process manager routes monitoring to it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sextant_contracts import commands as cmd
@@ -25,6 +26,12 @@ from sextant_core.testing.builders import alloc, record, server
 
 # performance per core count on platform A (c_ref = 1 without profiling runs): S(c) = U(c)/U(1)
 UP = {"c1": 1.0e9, "c2": 1.9e9, "c4": 3.5e9, "c8": 6.0e9}
+
+
+# the forecast's thresholds at the reactive ones, so these tests show their arithmetic on one set
+# (with a forecast the defaults run hotter, tuned on the twin's conservative capacity estimates: params.py)
+CLASSIC = AdaptationParams(forecast_scale_up_utilisation=1.05, forecast_target_utilisation=0.92,
+                           forecast_hot_latency=0.95, forecast_cool_latency=0.7, forecast_scale_down_utilisation=0.92)
 
 
 def params(p: AdaptationParams | None = None) -> PolicySet:
@@ -51,7 +58,7 @@ def observe(st: ClusterState, wid: str, ratio: float, value: float = 0.0, at: fl
             offered: float | None = None) -> tuple[ev.Event, ...]:
     c = cmd.AssessObservation(workload_id=wid, value=value, ratio_to_target=ratio, p99_latency_ms=p99,
                               offered=offered)
-    return decide(st, c, params=params(p), seed=1, at=at).events
+    return decide(st, c, params=params(p or CLASSIC), seed=1, at=at).events
 
 
 def test_below_target_scales_up_in_place_first() -> None:
@@ -342,3 +349,40 @@ def test_the_ladder_does_not_size_on_a_window_split_seconds_long() -> None:
                  ev.PerformanceObserved(at=3000.0, workload_id="w", value=1.9e9, ratio_to_target=0.94)])
     (adj,) = observe(long, "w", ratio=0.94)
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_up"
+
+
+# --- services: growth and reclaim sized on the load forecast (reprovisioning.forecast) ------------
+
+
+def with_loads(st: ClusterState, wid: str, loads: list[float], start: float = 600.0) -> ClusterState:
+    """`st` after one observation per 10-minute window with these offered loads."""
+    return fold([ev.PerformanceObserved(at=start + 600.0 * i, workload_id=wid, value=x, ratio_to_target=1.01,
+                                        p99_latency_ms=0.3, offered=x) for i, x in enumerate(loads)], st)
+
+
+def test_a_rising_service_grows_before_its_utilisation_leaves_the_band() -> None:
+    st, wid = service(nodes=2, cores=8)  # 12e9
+    st = with_loads(st, wid, [2.5e9, 4.0e9, 5.5e9, 7.0e9, 8.5e9, 10.0e9])  # +1.5e9 a window, 600 … 3600 s
+    # now 11.5e9: u = 0.96, inside the band (0.8 … 1.05) — the last window alone changes nothing
+    off = replace(CLASSIC, forecast_horizon_s=None)
+    assert observe(st, wid, ratio=1.01, value=11.5e9, offered=11.5e9, p99=0.3, at=4200.0, p=off) == ()
+    # the trend (1.5e9 per 600 s, a straight line: no error, no margin) puts it at 13e9 in 600 s:
+    # u ahead 1.08 > 1.05 → sized for 13e9 / 0.92 = 14.1e9 → 3 nodes (18e9)
+    (adj,) = observe(st, wid, ratio=1.01, value=11.5e9, offered=11.5e9, p99=0.3, at=4200.0)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out"
+    assert "trend forecast" in adj.reason and len(adj.allocation.assignments) == 3
+
+
+def test_a_short_history_is_not_forecast() -> None:
+    st, wid = service(nodes=2, cores=8)
+    st = with_loads(st, wid, [9.0e9, 10.0e9], start=3000.0)  # 600 s of history < forecast_min_history_s
+    assert observe(st, wid, ratio=1.01, value=11.0e9, offered=11.0e9, p99=0.3, at=4200.0) == ()
+
+
+def test_a_falling_service_keeps_what_the_load_now_needs() -> None:
+    # past the peak the forecast is below the load now: capacity still covers the load now
+    # (reclaim sizes on max(load now, upper forecast)), so a falling trend alone gives nothing back
+    # that the last window would keep
+    st, wid = service(nodes=2, cores=8)  # 12e9
+    st = with_loads(st, wid, [16.0e9, 15.0e9, 14.0e9, 13.0e9, 12.0e9, 11.0e9])
+    assert observe(st, wid, ratio=1.01, value=10.5e9, offered=10.5e9, p99=0.3, at=4200.0) == ()  # u = 0.875

@@ -82,6 +82,7 @@ from .detection import (
     straggler_change,
 )
 from .estimate import estimate, performance_model, predicted
+from .forecast import ForecastParams, LoadForecast, forecast
 from .params import AdaptationParams
 
 if TYPE_CHECKING:
@@ -392,18 +393,32 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         # when the service saturates, and would read as idle capacity
         load = c.offered if c.offered is not None else c.value
         u = load / cap if cap > 0 else math.inf
+        # the load capacity must hold until the next decision and a little after: the forecast's
+        # upper bound over the horizon, never below the load now
+        ahead = self._ahead(w, c, ctx.at)
+        need_load = max(load, ahead.upper) if ahead is not None else load
+        ua = need_load / cap if cap > 0 else math.inf
         bound = w.target.p99_latency_ms
-        hot = c.p99_latency_ms is not None and c.p99_latency_ms > p.hot_latency * bound
-        cool = c.p99_latency_ms is None or c.p99_latency_ms < p.cool_latency * bound
+        if ahead is None:
+            up, down, target, hot_at, cool_at = (p.scale_up_utilisation, p.scale_down_utilisation,
+                                                 p.target_utilisation, p.hot_latency, p.cool_latency)
+        else:
+            up, down, target, hot_at, cool_at = (p.forecast_scale_up_utilisation, p.forecast_scale_down_utilisation,
+                                                 p.forecast_target_utilisation, p.forecast_hot_latency,
+                                                 p.forecast_cool_latency)
+        hot = c.p99_latency_ms is not None and c.p99_latency_ms > hot_at * bound
+        cool = c.p99_latency_ms is None or c.p99_latency_ms < cool_at * bound
         why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
-        if (c.ratio_to_target < 1.0 or hot) and u < p.target_utilisation and c.ratio_to_target >= 0.5:
+        if ahead is not None:
+            why += f"; {ahead.describe()}: utilisation ahead {ua:.2f}"
+        if (c.ratio_to_target < 1.0 or hot) and u < target and c.ratio_to_target >= 0.5:
             # the latency is off although the model sees spare capacity: interference first
             # (below half the target the served load says nothing about the offered one: capacity)
             evicted = self._evict(state, w, m, ctx, f"{why}; interference suspected")
             if evicted:
                 return evicted
-        if c.ratio_to_target < 1.0 or u > p.scale_up_utilisation or hot:
-            need = max(u / p.target_utilisation if cap > 0 else 2.0,
+        if c.ratio_to_target < 1.0 or ua > up or hot:
+            need = max(ua / target if cap > 0 else 2.0,
                        min(1.0 / max(c.ratio_to_target, 1e-3), 2.0), 1.05)
             more = self._more(state, w, ctx, why, need) if cap > 0 else ()
             if more or c.ratio_to_target >= 1.0:
@@ -411,9 +426,24 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             # the QoS is missed and the model finds nothing to add (it is wrong: no capacity
             # estimate, or nodes it thinks need no help): grow by measurement alone
             return self._grow_blind(state, w, m, ctx, f"{why}; model-free", c.ratio_to_target)
-        if cap > 0 and u < p.scale_down_utilisation and c.ratio_to_target >= 1.0 and cool:
-            return self._reclaim(state, w, m, load, ctx, f"idle: utilisation {u:.2f}")
+        if cap > 0 and ua < down and c.ratio_to_target >= 1.0 and cool:
+            return self._reclaim(state, w, m, need_load, target, ctx, f"idle: utilisation {u:.2f}" + (f", ahead {ua:.2f}" if ahead is not None else ""))
         return ()
+
+    def _ahead(self, w: WorkloadState, c: cmd.AssessObservation, at: float) -> LoadForecast | None:
+        """The forecast of `w`'s offered load `forecast_horizon_s` ahead from its own history
+        (`WorkloadState.load_history`, with this observation), once the history spans
+        `forecast_min_history_s`; None when off, too short or without offered loads."""
+        p = self.params
+        if p.forecast_horizon_s is None or c.offered is None:
+            return None
+        hist = w.load_history
+        if not hist or hist[-1][0] < at:
+            hist = (*hist, (at, c.offered))
+        if hist[-1][0] - hist[0][0] < p.forecast_min_history_s - 1e-9:
+            return None
+        return forecast(hist, ForecastParams(horizon_s=p.forecast_horizon_s, window_s=p.forecast_window_s,
+                                             z=p.forecast_z, min_margin=p.forecast_min_margin))
 
     def _grow_blind(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
                     reason: str, ratio: float) -> Sequence[ev.Event]:
@@ -476,12 +506,12 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         return [ev.WorkloadRevoked(at=ctx.at, workload_id=rid, reason=f"evicted (best effort) for {w.workload_id}")
                 for rid in victims]
 
-    def _reclaim(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, load: float,
+    def _reclaim(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, load: float, target: float,
                  ctx: DecisionContext, reason: str) -> Sequence[ev.Event]:
-        """Give back what keeps utilisation ≤ target: whole nodes first (server-hours), then cores."""
+        """Give back what keeps utilisation ≤ `target`: whole nodes first (server-hours), then cores."""
         assert w.allocation is not None
         p = self.params
-        keep_cap = load / p.target_utilisation
+        keep_cap = load / target
         alloc = w.allocation
         dropped = 0
         while len(alloc.assignments) > p.min_nodes:

@@ -44,6 +44,9 @@ from .model import (
 from .records import copy_with as replace
 
 OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a few telemetry windows
+# offered loads kept per service (WorkloadState.load_history): a day of 10-minute windows and an
+# hour more, so a forecaster can look one day back from an hour ahead
+LOAD_KEPT = 156
 
 
 class UnknownEvent(TypeError):
@@ -303,7 +306,10 @@ def _(event: ev.PerformanceObserved, state: ClusterState) -> ClusterState:
     w = _workload(state, event)
     here = pressure_around(state, w.allocation, w.workload_id) if w.allocation is not None else NO_PRESSURE
     kept = (*w.observed, (event.at, event.ratio_to_target, here))[-OBSERVED_KEPT:]
-    return _step(state, event, last_ratio=event.ratio_to_target, observed=kept)
+    if event.offered is None:
+        return _step(state, event, last_ratio=event.ratio_to_target, observed=kept)
+    load = (*w.load_history, (event.at, event.offered))[-LOAD_KEPT:]
+    return _step(state, event, last_ratio=event.ratio_to_target, observed=kept, load_history=load)
 
 
 @_apply.register

@@ -126,6 +126,10 @@ class WorkloadState:
     # baseline of the reprovisioner's step detector (`reprovisioning.detection.step_change`)
     # (time, ratio to target, the pressure around it then: Σ caused_sum of its servers per source)
     observed: tuple[tuple[float, float, tuple[float, ...]], ...] = ()
+    # the latest `LOAD_KEPT` offered loads (time, requests/s) of a service whose telemetry knows
+    # them (`PerformanceObserved.offered`), oldest first: its own load history, which the
+    # reprovisioner forecasts from (`reprovisioning.forecast`)
+    load_history: tuple[tuple[float, float], ...] = ()
     allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
     allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
     reclassify_requested_at: float | None = None  # the latest ReclassificationRequested
