@@ -50,6 +50,24 @@ def _delay_pick(js: JobState, machine: int, rack: int, node_delay: int) -> int |
     return js.take_any() if i is None else i
 
 
+def _first_task(order: Sequence[int], machine: int, rack: int, node_delay: int,
+                jobs: Sequence[JobState]) -> Task | None:
+    """The first task the jobs of `order` (highest priority first) offer a free slot on `machine`:
+    a waiting reducer, else a map task under delay scheduling; None when none has one."""
+    for j in order:
+        js = jobs[j]
+        if not js.has_work:
+            continue
+        if js.reducers_waiting:
+            js.reducers_waiting -= 1
+            return ("reduce", j, -1)
+        if js.n_waiting:
+            i = _delay_pick(js, machine, rack, node_delay)
+            if i is not None:
+                return ("map", j, i)
+    return None
+
+
 class YarnCS:
     """Capacity scheduler, one queue (FIFO by arrival), delay scheduling; see the module docstring."""
 
@@ -64,19 +82,7 @@ class YarnCS:
         self.live = _live(self.order, now, jobs)
 
     def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None:
-        rack = self.topo.rack_of(machine)
-        for j in self.live:
-            js = jobs[j]
-            if not js.has_work:
-                continue
-            if js.reducers_waiting:
-                js.reducers_waiting -= 1
-                return ("reduce", j, -1)
-            if js.n_waiting:
-                i = _delay_pick(js, machine, rack, self.node_delay)
-                if i is not None:
-                    return ("map", j, i)
-        return None
+        return _first_task(self.live, machine, self.topo.rack_of(machine), self.node_delay, jobs)
 
 
 class CorralRuntime:
@@ -96,15 +102,4 @@ class CorralRuntime:
 
     def offer(self, machine: int, now: float, jobs: Sequence[JobState]) -> Task | None:
         rack = self.topo.rack_of(machine)
-        for j in self.live[rack]:
-            js = jobs[j]
-            if not js.has_work:
-                continue
-            if js.reducers_waiting:
-                js.reducers_waiting -= 1
-                return ("reduce", j, -1)
-            if js.n_waiting:
-                i = _delay_pick(js, machine, rack, self.node_delay)
-                if i is not None:
-                    return ("map", j, i)
-        return None
+        return _first_task(self.live[rack], machine, rack, self.node_delay, jobs)
