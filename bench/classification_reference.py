@@ -20,6 +20,9 @@ classification and workload kind ≤ max(8 %, 1.25 × the reference's); interfer
 
 from __future__ import annotations
 
+import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
+
+# isort: split
 from dataclasses import dataclass, field
 from typing import Any
 
