@@ -34,6 +34,10 @@ def tail(path: Path, lines: int = 30) -> str:
     return log_tail(path, lines, drop_stack_frames=False) or "(no log)"
 
 
+PORT_TAKEN = "address already in use"
+PORT_RETRIES = 3
+
+
 @dataclass
 class Proc:
     name: str
@@ -52,11 +56,13 @@ class Platform:
     env: dict[str, str]
     procs: dict[str, Proc] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Mapping[str, str]] = field(default_factory=dict)
 
     def start(self, name: str, extra_env: Mapping[str, str] | None = None) -> Proc:
         """Start (or restart, on the same port) one process."""
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
+        self.extra[name] = extra_env or {}
         port = self.ports.setdefault(name, free_port())
         env = {**os.environ, "SEXTANT_RUN_DIR": str(self.run_dir),  # traces/ next to logs/ (jsonl export)
                **self.env, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_PORT": str(port),
@@ -78,12 +84,23 @@ class Platform:
         agent consume, `sextant_kit.kafka.lag`), or fail with the tail of its log."""
         deadline = time.monotonic() + timeout_s
         pending = list(names or self.procs)
+        rebinds = 0
         with httpx.Client(timeout=2.0) as client:
             while pending:
+                for other in pending:  # any of them dead: restart on a new port or fail now, not at the deadline
+                    q = self.procs[other]
+                    if q.popen.poll() is None:
+                        continue
+                    if rebinds < PORT_RETRIES and PORT_TAKEN in q.log.read_text(errors="replace"):
+                        # free_port() hands out a port that another process can take before ours binds it
+                        # (seen once in `make test`: planning lost its port, the API waited 180 s for it)
+                        rebinds += 1
+                        del self.ports[other]
+                        self.start(other, self.extra.get(other))
+                        continue
+                    raise PlatformError(f"{other} exited with {q.popen.returncode}:\n{tail(q.log)}")
                 name = pending[0]
                 p = self.procs[name]
-                if p.popen.poll() is not None:
-                    raise PlatformError(f"{name} exited with {p.popen.returncode}:\n{tail(p.log)}")
                 try:
                     if client.get(f"{p.url}/readyz").status_code == 200:
                         pending.pop(0)
