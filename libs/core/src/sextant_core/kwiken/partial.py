@@ -28,6 +28,7 @@ Inputs are responder latency matrices (requests × responders, ms).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,29 +95,25 @@ def _fit_cutoff(resp: Responders, base: np.ndarray, budget: float) -> float:
     """The smallest cut-off `T` with `loss(min(T, base)) ≤ budget` (bisection to 1e-6 relative)."""
     if resp.loss(base) > budget:
         return np.nan
-    lo, hi = 0.0, float(base.max())
-    if resp.loss(np.minimum(lo, base)) <= budget:
-        return lo
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if resp.loss(np.minimum(mid, base)) <= budget:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-6 * hi:
-            break
-    return hi
+    return _least_within(lambda t: resp.loss(np.minimum(t, base)) <= budget, float(base.max()))
 
 
 def _fit_floor(resp: Responders, t_p: np.ndarray, budget: float) -> float:
     """The smallest floor `T'` with `loss(min(max(T', t_p), t_all)) ≤ budget` (bisection to 1e-6
     relative). Always exists: at `T' = max t_all` every request waits for all its responders."""
-    lo, hi = 0.0, float(resp.t_all.max())
-    if resp.loss(np.minimum(np.maximum(lo, t_p), resp.t_all)) <= budget:
+    return _least_within(lambda t: resp.loss(np.minimum(np.maximum(t, t_p), resp.t_all)) <= budget,
+                         float(resp.t_all.max()))
+
+
+def _least_within(ok: Callable[[float], bool], hi: float) -> float:
+    """The least `t` in [0, `hi`] with `ok(t)` (monotone; `ok(hi)` assumed): 0 if `ok(0)`, else
+    bisection to 1e-6 relative, at most 50 halvings."""
+    lo = 0.0
+    if ok(lo):
         return lo
     for _ in range(50):
         mid = 0.5 * (lo + hi)
-        if resp.loss(np.minimum(np.maximum(mid, t_p), resp.t_all)) <= budget:
+        if ok(mid):
             hi = mid
         else:
             lo = mid
