@@ -19,11 +19,13 @@ from typing import Any
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
+from sextant_contracts import vc
 from sextant_contracts.ids import seed_from
 from sextant_contracts.model import DecisionTrace
 
 from .context import DecisionContext
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
+from .fairness import platform as vcs
 from .policies import (
     ObservationAssessor,
     PolicySet,
@@ -53,6 +55,8 @@ class Decision:
 def seed_for(command: cmd.Command, state: ClusterState) -> int:
     """The seed of a decision: from the workload (or recurring template) id and how many decisions
     it has had."""
+    if isinstance(command, vc.AllocateVcs):
+        return seed_from(vc.VC_STREAM, command.TYPE, state.vcs.decisions)
     if isinstance(command, rc.TemplateCommand):
         t = state.recurring.templates.get(command.template_id)
         return seed_from(command.template_id, command.TYPE, 0 if t is None else t.decisions)
@@ -65,6 +69,8 @@ def decide(state: ClusterState, command: cmd.Command, *, params: PolicySet, seed
     """Decide `command` against `state` under the policies of `params`. Pure and deterministic."""
     if isinstance(command, rc.TemplateCommand):
         return _decide_template(state, command, params=params, seed=seed, at=at, causation=causation)
+    if isinstance(command, vc.AllocateVcs):
+        return _allocate_vcs(state, command, params=params, seed=seed, at=at, causation=causation)
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise NotADecision(f"{command.TYPE} is not decided by the core")
@@ -138,6 +144,12 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     if (c.freed and w.phase == WorkloadPhase.DEFERRED and isinstance(p.planner, RetryHint)
             and not p.planner.could_use(state, w, c.freed)):
         return Decision(events=(), detail={"still_deferred": "no freed server fits it"})
+    if vcs.over_allocation(state, w):  # its tenant holds its VC allocation already: it waits
+        if w.phase == WorkloadPhase.DEFERRED:
+            return Decision(events=(), detail={"still_deferred": vcs.GATE_REASON})
+        gated = ev.PlacementDeferred(at=ctx.at, workload_id=w.workload_id, decision=ctx.record("placement", w.workload_id),
+                                     reasons=(vcs.GATE_REASON,))
+        return Decision(events=(gated,), detail={"deferred": vcs.GATE_REASON})
     out = p.planner.place(state, w, ctx)
     rec = ctx.record("placement", w.workload_id)
     e: ev.Event
@@ -212,6 +224,17 @@ def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: Poli
     return Decision(events=tuple(events))
 
 
+def _allocate_vcs(state: ClusterState, c: vc.AllocateVcs, *, params: PolicySet, seed: int, at: float,
+                  causation: tuple[str, ...]) -> Decision:
+    """The allocation between virtual clusters (`fairness.platform`), under `params.vc_policy`."""
+    if not state.vcs.active:
+        return Decision(events=(), detail={"skipped": "no tenant has a VC capacity"})
+    ctx = DecisionContext(at=at, seed=seed, state_position=state.position, causation=causation,
+                          profile=params.profile, policy_version=params.version)
+    e = vcs.allocate(state, c.reason, params.vc_policy, at, ctx.record("vc-allocation", vc.VC_STREAM))
+    return Decision(events=(e,))
+
+
 _HANDLERS = {
     cmd.PlanProfiling: _plan_profiling,
     cmd.ClassifyWorkload: _classify,
@@ -223,4 +246,5 @@ _HANDLERS = {
     cmd.AssessTasks: _assess,
 }
 
-DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation}
+DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation,
+                                            vc.AllocateVcs}

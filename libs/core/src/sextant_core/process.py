@@ -15,6 +15,7 @@ from functools import singledispatch
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
+from sextant_contracts import vc
 
 from .admission.queues import class_queues, heads
 from .domain.lifecycle import TERMINAL, WorkloadPhase
@@ -42,8 +43,8 @@ def _react(event: ev.Event, state: ClusterState) -> Commands:
 @_react.register
 def _(event: ev.WorkloadSubmitted, state: ClusterState) -> Commands:
     if event.fast_path:
-        return (cmd.ClassifyWorkload(workload_id=event.workload_id),)
-    return (cmd.PlanProfiling(workload_id=event.workload_id),)
+        return (cmd.ClassifyWorkload(workload_id=event.workload_id),) + _allocate(state, "arrival")
+    return (cmd.PlanProfiling(workload_id=event.workload_id),) + _allocate(state, "arrival")
 
 
 @_react.register
@@ -107,17 +108,17 @@ def _(event: ev.QosVerdict, state: ClusterState) -> Commands:
 @_react.register
 def _(event: ev.WorkloadRevoked, state: ClusterState) -> Commands:
     return (cmd.StopWorkload(workload_id=event.workload_id, reason=event.reason or "revoked"),) + \
-        _capacity_freed(state, _held(state, event.workload_id))
+        _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.WorkloadCompleted, state: ClusterState) -> Commands:
-    return _capacity_freed(state, _held(state, event.workload_id))
+    return _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.WorkloadFailed, state: ClusterState) -> Commands:
-    return _capacity_freed(state, _held(state, event.workload_id))
+    return _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
@@ -126,7 +127,7 @@ def _(event: ev.RecordQuarantined, state: ClusterState) -> Commands:
     if not event.workload_id:
         return ()
     return (cmd.StopWorkload(workload_id=event.workload_id, reason="quarantined"),) + \
-        _capacity_freed(state, _held(state, event.workload_id))
+        _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
@@ -257,6 +258,23 @@ def _(event: ev.TasksObserved, state: ClusterState) -> Commands:
     return (cmd.AssessTasks(workload_id=event.workload_id, servers=event.servers, rates=event.rates,
                             progress=event.progress, elapsed=() if a is None else a.elapsed,
                             attempts=() if a is None else a.attempts),)
+
+
+# --- virtual clusters ----------------------------------------------------------------------------
+
+
+def _allocate(state: ClusterState, reason: vc.Reason) -> Commands:
+    """Planning recomputes the allocation between VCs — only while a tenant has a VC capacity, so a
+    log without capacities is decided exactly as before they existed."""
+    return (vc.AllocateVcs(reason=reason),) if state.vcs.active else ()
+
+
+@_react.register
+def _(event: vc.VcCapacitySet, state: ClusterState) -> Commands:
+    """A capacity changed: a new allocation, then every deferred placement retried (a full search:
+    a tenant's allocation may have grown)."""
+    return _allocate(state, "capacity") + tuple(
+        cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
 
 
 def _held(state: ClusterState, workload_id: str) -> tuple[str, ...]:

@@ -171,7 +171,7 @@ class DeciderHandler:
 
 
 EVENT_TOPICS = ("sextant.events.workloads", "sextant.events.servers", "sextant.events.clock",
-                "sextant.events.models", "sextant.events.recurring")
+                "sextant.events.models", "sextant.events.recurring", "sextant.events.tenants")
 
 
 def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sextant_core", "sextant_contracts"),

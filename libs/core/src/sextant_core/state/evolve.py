@@ -24,11 +24,13 @@ from functools import singledispatch
 
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
+from sextant_contracts import vc
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
+from ..fairness.vcstate import evolve_vc
 from ..recurring.state import evolve_recurring
 from .model import (
     EMPTY,
@@ -92,6 +94,13 @@ def _apply(event: ev.Event, state: ClusterState) -> ClusterState:
 def _(event: rc.TemplateEvent, state: ClusterState) -> ClusterState:
     """Recurring templates fold on their own (`recurring.state`), decisions counted there."""
     return replace(state, recurring=evolve_recurring(state.recurring, event))
+
+
+@_apply.register(vc.VcCapacitySet)
+@_apply.register(vc.VcAllocationDecided)
+def _vc(event: vc.VcCapacitySet | vc.VcAllocationDecided, state: ClusterState) -> ClusterState:
+    """Virtual clusters fold on their own (`fairness.vcstate`): capacities, allocation, history."""
+    return replace(state, vcs=evolve_vc(state.vcs, event))
 
 
 def _count_decision(state: ClusterState, event: ev.DecisionEvent) -> ClusterState:

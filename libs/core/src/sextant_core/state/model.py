@@ -31,6 +31,7 @@ from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, ServerCapa
 
 from ..classification.knowledge import KnowledgeBase
 from ..domain.lifecycle import HOLDING, WorkloadPhase
+from ..fairness.vcstate import VcState
 from ..recurring.state import RecurringState
 from .records import copy_with
 
@@ -229,6 +230,7 @@ class ClusterState:
     deferred: tuple[str, ...] = ()  # admitted but not placed, in order
     knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices
     recurring: RecurringState = field(default_factory=RecurringState)  # recurring templates (Morpheus)
+    vcs: VcState = field(default_factory=VcState)  # virtual clusters: capacities, allocation, history
     server_journal: ServerJournal | None = field(default=None, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> ClusterState:
