@@ -92,6 +92,16 @@ def test_replay_rederives_every_allocation_with_0_differences_and_rebuilds_the_h
     assert report.state == fold(log)
 
 
+def test_explain_re_derives_an_allocation() -> None:
+    from sextant_core.explain import explain_decision
+
+    log = run(capacities=True).log
+    d = next(e.event() for e in log if e.type == "VcAllocationDecided")
+    lines = explain_decision(log, d.decision.decision_id)  # type: ignore[attr-defined]
+    assert lines[0].startswith("VcAllocationDecided between virtual clusters (sextant, capacity)")
+    assert "  re-derived: identical" in lines
+
+
 def test_a_changed_capacity_is_a_difference() -> None:
     log = run(capacities=True).log
     i = next(i for i, e in enumerate(log) if e.type == "VcCapacitySet")

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sextant_contracts import vc
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.ids import derive_id
-from sextant_core.fairness.platform import known, usage
+from sextant_core.fairness.platform import Usage, known, usage
 from sextant_kit.errors import ConcurrencyError
 from sextant_kit.problems import Problem, not_found_route, problem_responses, problem_route
 from sextant_kit.telemetry import current_traceparent
@@ -43,32 +43,6 @@ class CapacitySet(BaseModel):
     tenant: str
     servers: int
     previous: int | None = Field(description="the capacity before (None: the tenant had none)")
-
-
-class UsageView(BaseModel):
-    """A tenant's virtual cluster as of the latest event the API folded. Servers now: `capacity`
-    (None: none set), `demand` (held + one per waiting workload), `held`, `allocation` (the policy's
-    latest; None: not allocated). `load` = demand / capacity (None without a capacity); `stretch`
-    = mean over its completed workloads of (end − submission) / max(end − start, 60 s). Server-hours
-    since its first allocation: `lent` (its idle capacity others used), `received` (held above
-    capacity), `credit` (Sextant's policy: earned lending, spent borrowing contended servers, 3-day
-    half-life), `usage` (held, 1-day half-life), `balance` (strict history: its share of the cell
-    minus what it held)."""
-
-    tenant: str
-    policy: str | None
-    capacity: int | None
-    demand: int
-    held: int
-    allocation: int | None
-    load: float | None
-    stretch: float | None
-    completed: int
-    lent_server_hours: float
-    received_server_hours: float
-    credit_server_hours: float
-    usage_server_hours: float
-    balance_server_hours: float
 
 
 async def record_capacity(store: Store, tenant: str, servers: int, by: str, *, now: float,
@@ -114,16 +88,15 @@ def router(ctx: Any, caller: Any, clock: Any) -> APIRouter:
         await record_capacity(ctx.store, tenant, body.servers, who.tenant or "", now=clock())
         return CapacitySet(tenant=tenant, servers=body.servers, previous=previous)
 
-    @r.get("/{tenant}/usage", response_model=UsageView, responses=problem_responses(*auth, 404, 422),
+    @r.get("/{tenant}/usage", response_model=Usage, responses=problem_responses(*auth, 404, 422),
            summary="A tenant's virtual cluster: capacity, load, stretch, credit, lent and received server-hours")
-    async def read_usage(tenant: Annotated[str, _TENANT], who: Caller) -> UsageView:
+    async def read_usage(tenant: Annotated[str, _TENANT], who: Caller) -> Usage:
         await ctx.catch_up()
         state = ctx.decider.state
         if (who.scope is not None and tenant != who.scope) or (who.scope is None and not known(state, tenant)):
             raise Problem(404, "tenant-not-found", f"no tenant {tenant}")
         last = state.vcs.last
-        u = usage(state, tenant, max(state.now, last.at if last is not None else 0.0))
-        return UsageView(**{k: getattr(u, k) for k in UsageView.model_fields})
+        return usage(state, tenant, max(state.now, last.at if last is not None else 0.0))
 
     not_found_route(r)
     return r

@@ -90,10 +90,14 @@ def over_allocation(state: ClusterState, w: WorkloadState) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """What `GET /v1/tenants/{id}/usage` shows (docs/fairness/platform.md). Server-hours are
-    the history at `at`; `load` = demand / capacity now (None without a capacity); `stretch` =
-    mean over the tenant's completed workloads of (end − submission) / max(end − start, 60 s)
-    (None before the first)."""
+    """A tenant's virtual cluster as `GET /v1/tenants/{id}/usage` shows it (docs/fairness/platform.md).
+    Servers now: `capacity` (None: none set), `demand` (held + 1 per waiting workload), `held`,
+    `allocation` (the latest decision's; None: not allocated). `load` = demand / capacity (None
+    without a capacity); `stretch` = mean over its completed workloads of (end − submission) /
+    max(end − start, 60 s) (None before the first). Server-hours of the history at `at`: `lent`
+    (its idle capacity others used), `received` (held above capacity), `credit` (Sextant's policy:
+    earned lending, spent borrowing contended servers, 3-day half-life), `usage` (held, 1-day
+    half-life), `balance` (strict history: its share of the cell minus what it held)."""
 
     tenant: str
     capacity: int | None
