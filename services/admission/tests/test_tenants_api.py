@@ -187,3 +187,14 @@ async def test_usage_is_the_callers_own_and_an_operator_reads_any(with_capacity:
         assert g.status_code == 200 and g.json()["capacity"] is None and g.json()["load"] is None
         assert (await a.client.get("/v1/tenants/acme/usage", headers=OP)).json() == u
         assert (await a.client.get("/v1/tenants/initech/usage", headers=OP)).status_code == 404
+
+
+def test_the_console_shows_a_tenant_its_own_capacity_and_no_one_elses_or_the_allocation(
+        with_capacity: list[Envelope]) -> None:
+    from sextant_admission.console.read import stream_visible
+    from sextant_core.state import fold
+
+    state = fold(with_capacity)
+    assert stream_visible(state, "acme", "tenant-acme") and stream_visible(state, None, "tenant-acme")
+    assert not stream_visible(state, "globex", "tenant-acme")
+    assert not stream_visible(state, "acme", vc.VC_STREAM) and stream_visible(state, None, vc.VC_STREAM)

@@ -33,24 +33,34 @@ DEFAULT_POLICY = "sextant"
 GATE_REASON = "vc_over_allocation"
 
 
-def _servers(w: WorkloadState) -> int:
-    return len(set(w.allocation.servers)) if w.allocation is not None else 0
+_ENDED = tuple(TERMINAL)
+_HOLDING = tuple(HOLDING)
 
 
-def tenant_load(state: ClusterState) -> dict[str, tuple[int, int]]:
-    """(demand, held) in servers per tenant with a live workload (module doc)."""
-    out: dict[str, tuple[int, int]] = {}
+def tenant_load(state: ClusterState, only: str | None = None) -> dict[str, tuple[int, int]]:
+    """(demand, held) in servers per tenant with a live workload (module doc); `only`: that
+    tenant's alone. One pass over the workloads (phases compared by identity: an enum's hash is a
+    Python call, and this runs at every arrival and completion)."""
+    demand: dict[str, int] = {}
+    held: dict[str, int] = {}
+    e1, e2, e3 = _ENDED
+    h1, h2 = _HOLDING
     for w in state.workloads.values():
-        if w.phase in TERMINAL:
+        phase = w.phase
+        if phase is e1 or phase is e2 or phase is e3 or (only is not None and w.tenant != only):
             continue
-        held = _servers(w) if w.phase in HOLDING else 0
-        d, h = out.get(w.tenant, (0, 0))
-        out[w.tenant] = (d + (held if held else 1), h + held)
-    return out
+        a = w.allocation
+        n = 0
+        if a is not None and (phase is h1 or phase is h2):
+            n = len(a.assignments) if len(a.assignments) == 1 else len({x.server_id for x in a.assignments})
+        t = w.tenant
+        demand[t] = demand.get(t, 0) + (n or 1)
+        held[t] = held.get(t, 0) + n
+    return {t: (d, held[t]) for t, d in demand.items()}
 
 
 def schedulable(state: ClusterState) -> int:
-    return sum(1 for s in state.servers.values() if s.schedulable)
+    return sum(1 for s in state.servers.values() if s.up and not s.drained)
 
 
 def check_policy(name: str) -> str:
@@ -84,7 +94,7 @@ def over_allocation(state: ClusterState, w: WorkloadState) -> bool:
     share = next((s for s in last.shares if s.tenant == w.tenant), None)
     if share is None:
         return False
-    held = tenant_load(state).get(w.tenant, (0, 0))[1]
+    held = tenant_load(state, only=w.tenant).get(w.tenant, (0, 0))[1]
     return held >= share.allocation
 
 
