@@ -92,6 +92,20 @@ def test_replay_rederives_every_allocation_with_0_differences_and_rebuilds_the_h
     assert report.state == fold(log)
 
 
+def test_a_decider_restarted_from_a_snapshot_replays_the_same_allocations() -> None:
+    import pickle
+
+    log = run(capacities=True).log
+    cut = next(i for i, e in enumerate(log) if e.type == "WorkloadSubmitted" and e.event().tenant == "b")  # type: ignore[attr-defined]
+    snapshot = pickle.loads(pickle.dumps(fold(log[:cut]), protocol=5))
+    assert snapshot == fold(log[:cut]) and snapshot.vcs.history["b"][0] > 0  # b has lent already
+    by_id = {e.id: e.event() for e in log[:cut]}
+    report = replay(log[cut:], policy_set, state=snapshot, lookup=by_id.get)
+    assert report.ok, report.differences[:3]
+    assert report.state == fold(log)
+    assert sum(1 for e in log[cut:] if e.type == "VcAllocationDecided") == 3  # b0, a4, a0's completion
+
+
 def test_explain_re_derives_an_allocation() -> None:
     from sextant_core.explain import explain_decision
 
