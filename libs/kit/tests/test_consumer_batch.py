@@ -245,3 +245,35 @@ async def test_the_core_planner_decides_a_batch_as_it_decides_one_record_at_a_ti
     assert len(placed) == 2 and len(deferred) == 1
     assert sum(a["cores"] for p in placed for a in p["allocation"]["assignments"]) <= 2
     assert loop.stats.batches == 1 and loop.stats.head_retries == 0
+
+
+async def test_a_decider_shared_with_another_task_only_ever_holds_a_prefix_of_the_log() -> None:
+    """Admission's API and front door fold the decider its consumer uses: a batch stages on a
+    copy, so another task catching the shared decider up under the batch (while its append is in
+    flight) folds the real log, not staged outputs that are not in it."""
+    w = World(4)
+    await w.publish_inputs()
+    loop = w.loop(batch=True)
+    handler = loop._handler
+    assert isinstance(handler, DeciderHandler)
+    shared = handler.decider
+    seen: list[CountState] = []
+
+    def prefix(log: list[Envelope], upto: int) -> CountState:
+        d = CountDecider()
+        d.fold(e for e in log if e.position is not None and e.position <= upto)
+        return d.state
+
+    async def other_task() -> None:  # under the batch's append: someone appends, the API catches up
+        w.store.before_many = None
+        await w.store.append("clock-x", 0, [make_envelope("clock-x", 1, 99)])
+        await DeciderHandler("api", shared, w.store).catch_up()
+        seen.append(shared.state)
+        assert shared.state == prefix(await w.store.read_all(0, 10_000), shared.position)
+
+    w.store.before_many = other_task
+    await w.drain(loop)
+    assert seen and handler.decider is shared
+    log = await w.store.read_all(0, 10_000)
+    assert shared.state == prefix(log, shared.position)
+    assert [r[3] for r in await w.log() if r[2] == "WorkloadCompleted"] == [f"w{i}-after-{i}" for i in range(4)]

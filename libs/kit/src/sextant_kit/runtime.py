@@ -20,8 +20,11 @@ once, so the next record of the batch is decided on the log as it will be once t
 stored (one append for the batch instead of one per record, plus a refused append and a second
 decision for every record after the first). A record past the staged state (it needs a catch-up:
 the log grew under the batch) raises `FlushFirst`: the loop stores what it staged and handles that
-record on its own. A batch that is not stored restores the state it started from (states are
-immutable: keeping the reference is the whole snapshot).
+record on its own. The batch works on a shallow copy of the decider (states are immutable: the
+copy costs nothing), never on the shared one: another task of the process may fold the shared
+decider meanwhile (admission's API and front door do), and it must only ever hold a prefix of the
+log. A stored batch hands its state to the shared decider when it is further along; a batch that
+is not stored is simply dropped.
 
 Snapshots: the handler loads the newest valid snapshot at start (`restore`) and saves one every
 `snapshot_every` folded events, but not more often than every `snapshot_min_interval_s` seconds
@@ -33,6 +36,7 @@ floor); they are disposable caches tagged with the code version. Both numbers ar
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import time
@@ -78,7 +82,8 @@ class DeciderPort(Protocol):
     def restore(self, blob: bytes) -> None: ...
 
     state: Any
-    """The folded state, immutable: a batch keeps a reference to return to (`DeciderHandler`)."""
+    """The folded state, immutable: a batch works on a shallow copy of the decider and hands its
+    state over once stored (`DeciderHandler`)."""
 
 
 def code_version(*packages: str) -> str:
@@ -118,7 +123,7 @@ class DeciderHandler:
         self._last_snapshot = 0
         self._retry_of: str | None = None  # the last input handled: seen again = a retry
         self.folded = 0
-        self._batch_start: Any = None  # the state a batch started from (None: no batch)
+        self._shared: DeciderPort | None = None  # during a batch: the decider; self.decider its copy
         self._staged = 0  # outputs staged in the current batch
 
     async def start(self) -> None:
@@ -189,7 +194,8 @@ class DeciderHandler:
     # --- consumer.Staging: one append per fetched batch -----------------------------------------
 
     def begin_batch(self) -> None:
-        self._batch_start = self.decider.state
+        if self._shared is None:
+            self._shared, self.decider = self.decider, copy.copy(self.decider)
         self._staged = 0
 
     def stage(self, outputs: Sequence[Envelope]) -> None:
@@ -200,10 +206,15 @@ class DeciderHandler:
             self._staged += len(outputs)
 
     def end_batch(self, stored: bool) -> None:
-        if not stored and self._batch_start is not None:
-            self.decider.state = self._batch_start  # the log never got the staged outputs
+        """Back to the shared decider: with the batch's state when the batch was stored and got
+        further (both are prefixes of the log: the longer one is right), else as it is."""
+        work, shared = self.decider, self._shared
+        if shared is not None:
+            if stored and work.position > shared.position:
+                shared.state = work.state
+            self.decider, self._shared = shared, None
+        if not stored:
             self._retry_of = None
-        self._batch_start = None
         self._staged = 0
 
 
