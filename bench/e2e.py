@@ -294,7 +294,8 @@ def main() -> int:
                     help="keep the replay figures of the existing JSON (when only latency changed)")
     args = ap.parse_args()
     load_start = os.getloadavg()
-    print(f"load average at start: {load_start}", flush=True)
+    version = code_version()  # at start: the processes run the code of this moment
+    print(f"load average at start: {load_start}; code {version}", flush=True)
     seconds = 6.0 if args.quick else 20.0
     rates = [25.0, 50.0, 100.0, 150.0, 200.0]  # see latency_bench for the order
     previous = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
@@ -315,7 +316,7 @@ def main() -> int:
         "invalid": r["invalid"]} for r in rows}
     rep = {**rep, "events_per_s": rep.get("events_per_s_rebuilt"), "decisions_per_s": rep.get("decisions_per_s_rederived")}
     result = {"machine": {"cpu": pyplatform.processor() or pyplatform.machine(), "python": sys.version.split()[0]},
-              "profile": args.profile, "code_version": code_version(), "load_avg": [round(x, 2) for x in load_start],
+              "profile": args.profile, "code_version": version, "load_avg": [round(x, 2) for x in load_start],
               "seconds_per_rate": seconds,
               "cpu_ms_per_workload": by_rate.get("50", {}).get("cpu_ms_per_workload"),
               "max_rate_p99_le_250ms": max(ok) if ok else None, "rates": by_rate, "latency": rows,

@@ -23,15 +23,16 @@ depends_on: str | Sequence[str] | None = None
 
 FUNCTION = r"""
 CREATE OR REPLACE FUNCTION sextant_append_many(
-    p_consumer text, p_input_ids text[], p_input_positions bigint[], p_expected_head bigint,
-    p_streams text[], p_x_stream text[], p_x_expected integer[],
-    p_id text[], p_stream text[], p_ordinal integer[], p_type text[], p_schema_version integer[],
-    p_source text[], p_time double precision[], p_payload text[], p_traceparent text[],
-    p_causation_id text[], p_correlation_id text[], p_topic text[])
+    p_consumer text, p_input_ids text[], p_input_positions bigint[],
+    -- the rest as sextant_append's, passed on to it
+    p_expected_head bigint, p_streams text[], p_x_stream text[], p_x_expected integer[], p_id text[],
+    p_stream text[], p_ordinal integer[], p_type text[], p_schema_version integer[], p_source text[],
+    p_time double precision[], p_payload text[], p_traceparent text[], p_causation_id text[],
+    p_correlation_id text[], p_topic text[])
 RETURNS TABLE (r_stream text, r_version integer, r_head bigint)
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
-    tracked integer;
+    tracked integer;  -- tracking rows inserted
 BEGIN
     INSERT INTO tracking (consumer, event_id, position)
     SELECT p_consumer, t.id, t.pos FROM unnest(p_input_ids, p_input_positions) AS t(id, pos)
