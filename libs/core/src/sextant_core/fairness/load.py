@@ -20,14 +20,24 @@ by the server events the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from immutables import Map
+from sextant_contracts.model import Allocation
 
-from ..domain.lifecycle import HOLDING, TERMINAL
+from ..domain.lifecycle import HOLDING, TERMINAL, WorkloadPhase
 
-if TYPE_CHECKING:
-    from ..state.model import WorkloadState
+
+class WorkloadState(Protocol):
+    """What a workload's weight reads of `state.model.WorkloadState` (which holds `Load`)."""
+
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def phase(self) -> WorkloadPhase: ...
+    @property
+    def allocation(self) -> Allocation | None: ...
+
 
 Load = Map[str, tuple[int, int]]  # tenant -> (demand, held), servers
 NONE = (0, 0)

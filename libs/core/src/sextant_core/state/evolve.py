@@ -14,7 +14,8 @@ here are registered as such (`_unchanged`).
 
 Every change of a server's row (resources, residents, interference aggregates, flags) is also
 pushed on `state.server_journal` (see `state.model`), so columnar indexes can follow the fold
-incrementally.
+incrementally. The per-tenant (demand, held) servers (`state.load`) follow the one workload an
+event changes, and `state.schedulable_servers` the server flags (`fairness.load`).
 """
 
 from __future__ import annotations
