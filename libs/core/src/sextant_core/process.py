@@ -276,11 +276,13 @@ def _allocate(state: ClusterState, reason: vc.Reason) -> Commands:
 
 def _servers_changed(state: ClusterState) -> Commands:
     """The cell's schedulable servers changed (a server registered, failed, drained or returned):
-    a new allocation (reason `servers`) when VCs exist and the total differs from the one the
-    allocation in force was decided over — before the re-plans and retries that follow, so they
-    see it. Nothing when no tenant has a capacity, or the total is unchanged (a re-registration)."""
+    a new allocation (reason `servers`) when an allocation is in force and the total differs from
+    the one it was decided over — before the re-plans and retries that follow, so they see it.
+    Nothing when no tenant has a capacity, the total is unchanged (a re-registration), or no
+    allocation was decided yet (a decider folded past the event: the `VcCapacitySet` reaction
+    allocates with the current total)."""
     last = state.vcs.last
-    if not state.vcs.active or (last is not None and last.total == state.schedulable_servers):
+    if not state.vcs.active or last is None or last.total == state.schedulable_servers:
         return ()
     return (vc.AllocateVcs(reason="servers"),)
 

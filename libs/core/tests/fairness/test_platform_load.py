@@ -132,8 +132,11 @@ def allocated(state: ClusterState, reason: vc.Reason, at: float) -> ClusterState
 
 
 def test_a_server_that_registers_fails_is_drained_or_returns_reallocates() -> None:
-    state = allocated(fold([server("s0"), server("s1"), cap("a", 1), submitted("w", tenant="a", fast_path=True)]),
-                      "capacity", 2.0)
+    ahead = fold([server("s0"), server("s1"), cap("a", 1), submitted("w", tenant="a", fast_path=True)])
+    # a decider reacting to s1's registration with the capacity already folded but nothing
+    # allocated yet: the capacity's own reaction allocates, not this one
+    assert react(ahead, server("s1")) == ()
+    state = allocated(ahead, "capacity", 2.0)
     assert state.vcs.last is not None and state.vcs.last.total == 2
     for name, make in SERVER_EVENTS.items():
         e = make()
