@@ -7,7 +7,8 @@ A tenant's VC capacity is its guarantee in servers; idle capacity is lent to bus
   tenant's stream `tenant-<tenant>`;
 - `VcAllocationDecided` — planning's decision (a `DecisionRecord`, re-derived by replay), on the
   stream `vc-allocation`: per tenant its capacity, demand, servers held and allocation, recomputed
-  at every arrival, completion and capacity change while at least one tenant has a capacity.
+  at every arrival, completion and capacity change (a VC's, or the cell's schedulable servers)
+  while at least one tenant has a capacity.
 
 `AllocateVcs` is the command that asks planning for it; like a recurring template's command it
 names no workload (`workload_id` stays empty).
@@ -25,7 +26,8 @@ from .model import DecisionRecord, Frozen
 
 VC_STREAM = "vc-allocation"
 _TENANT = Field(min_length=1, max_length=64)
-Reason = Literal["arrival", "completion", "capacity"]
+# what changed: a workload arrived, one ended, a VC capacity was set, the cell's schedulable servers
+Reason = Literal["arrival", "completion", "capacity", "servers"]
 
 
 class VcCapacitySet(Event):

@@ -132,12 +132,12 @@ def _(event: ev.RecordQuarantined, state: ClusterState) -> Commands:
 
 @_react.register
 def _(event: ev.ServerRegistered, state: ClusterState) -> Commands:
-    return _capacity_freed(state, (event.server_id,))
+    return _servers_changed(state) + _capacity_freed(state, (event.server_id,))
 
 
 @_react.register
 def _(event: ev.ServerRecovered, state: ClusterState) -> Commands:
-    return _capacity_freed(state, (event.server_id,))
+    return _servers_changed(state) + _capacity_freed(state, (event.server_id,))
 
 
 @_react.register
@@ -145,9 +145,14 @@ def _(event: ev.ServerFailed, state: ClusterState) -> Commands:
     s = state.servers.get(event.server_id)
     if s is None:
         return ()
-    return tuple(cmd.PlaceWorkload(workload_id=w, reason="server_failed", server_id=event.server_id)
-                 for w in s.residents
-                 if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
+    return _servers_changed(state) + tuple(
+        cmd.PlaceWorkload(workload_id=w, reason="server_failed", server_id=event.server_id)
+        for w in s.residents if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
+
+
+@_react.register
+def _(event: ev.ServerDrained, state: ClusterState) -> Commands:
+    return _servers_changed(state)
 
 
 @_react.register
@@ -267,6 +272,19 @@ def _allocate(state: ClusterState, reason: vc.Reason) -> Commands:
     """Planning recomputes the allocation between VCs — only while a tenant has a VC capacity, so a
     log without capacities is decided exactly as before they existed."""
     return (vc.AllocateVcs(reason=reason),) if state.vcs.active else ()
+
+
+def _servers_changed(state: ClusterState) -> Commands:
+    """The cell's schedulable servers changed (a server registered, failed, drained or returned):
+    a new allocation (reason `servers`) when an allocation is in force and the total differs from
+    the one it was decided over — before the re-plans and retries that follow, so they see it.
+    Nothing when no tenant has a capacity, the total is unchanged (a re-registration), or no
+    allocation was decided yet (a decider folded past the event: the `VcCapacitySet` reaction
+    allocates with the current total)."""
+    last = state.vcs.last
+    if not state.vcs.active or last is None or last.total == state.schedulable_servers:
+        return ()
+    return (vc.AllocateVcs(reason="servers"),)
 
 
 @_react.register

@@ -8,6 +8,9 @@ Units are servers (docs/fairness/platform.md):
 - `total` = the schedulable servers (up, not drained) — the VCs' capacities plus the free system
   machines.
 
+The fold keeps these counts (`fairness.load`: `ClusterState.load` and `schedulable_servers`), so
+an allocation costs O(tenants), not a pass over the workloads and servers.
+
 Rows are every tenant with a capacity, every tenant with a live workload (capacity 0: it only
 borrows) and every tenant already in the history, sorted by name. `allocate` asks the policy for
 targets with the history advanced to the decision's time (`vcstate.history_at`). `over_allocation`
@@ -24,8 +27,8 @@ import numpy as np
 from sextant_contracts import vc
 from sextant_contracts.model import DecisionRecord
 
-from ..domain.lifecycle import HOLDING, TERMINAL
 from ..state.model import ClusterState, WorkloadState
+from .load import NONE
 from .policies import POLICIES, make_policy
 from .vcstate import FIELDS, arrays, history_at
 
@@ -33,34 +36,10 @@ DEFAULT_POLICY = "sextant"
 GATE_REASON = "vc_over_allocation"
 
 
-_ENDED = tuple(TERMINAL)
-_HOLDING = tuple(HOLDING)
-
-
-def tenant_load(state: ClusterState, only: str | None = None) -> dict[str, tuple[int, int]]:
-    """(demand, held) in servers per tenant with a live workload (module doc); `only`: that
-    tenant's alone. One pass over the workloads (phases compared by identity: an enum's hash is a
-    Python call, and this runs at every arrival and completion)."""
-    demand: dict[str, int] = {}
-    held: dict[str, int] = {}
-    e1, e2, e3 = _ENDED
-    h1, h2 = _HOLDING
-    for w in state.workloads.values():
-        phase = w.phase
-        if phase is e1 or phase is e2 or phase is e3 or (only is not None and w.tenant != only):
-            continue
-        a = w.allocation
-        n = 0
-        if a is not None and (phase is h1 or phase is h2):
-            n = len(a.assignments) if len(a.assignments) == 1 else len({x.server_id for x in a.assignments})
-        t = w.tenant
-        demand[t] = demand.get(t, 0) + (n or 1)
-        held[t] = held.get(t, 0) + n
-    return {t: (d, held[t]) for t, d in demand.items()}
-
-
-def schedulable(state: ClusterState) -> int:
-    return sum(1 for s in state.servers.values() if s.up and not s.drained)
+def tenant_load(state: ClusterState) -> dict[str, tuple[int, int]]:
+    """(demand, held) in servers per tenant with a live workload (module doc), as the fold keeps
+    them (`fairness.load`): no pass over the workloads."""
+    return dict(state.load)
 
 
 def check_policy(name: str) -> str:
@@ -73,14 +52,14 @@ def check_policy(name: str) -> str:
 def allocate(state: ClusterState, reason: vc.Reason, policy: str, at: float,
              record: DecisionRecord) -> vc.VcAllocationDecided:
     """The allocation between tenants now, under `policy` (module doc)."""
-    load = tenant_load(state)
+    load = state.load
     vcs = state.vcs
     tenants = sorted(set(vcs.capacities) | set(load) | set(vcs.history))
     cap = np.array([vcs.capacities.get(t, 0) for t in tenants], dtype=np.int64)
-    dem = np.array([load.get(t, (0, 0))[0] for t in tenants], dtype=np.int64)
-    total = schedulable(state)
+    dem = np.array([load.get(t, NONE)[0] for t in tenants], dtype=np.int64)
+    total = state.schedulable_servers
     targets = make_policy(policy).targets(cap, dem, total, arrays(history_at(vcs, at), tenants))
-    shares = tuple(vc.VcShare(tenant=t, capacity=int(cap[i]), demand=int(dem[i]), held=load.get(t, (0, 0))[1],
+    shares = tuple(vc.VcShare(tenant=t, capacity=int(cap[i]), demand=int(dem[i]), held=load.get(t, NONE)[1],
                               allocation=int(targets[i])) for i, t in enumerate(tenants))
     return vc.VcAllocationDecided(at=at, decision=record, reason=reason, policy=policy, total=total, shares=shares)
 
@@ -94,8 +73,7 @@ def over_allocation(state: ClusterState, w: WorkloadState) -> bool:
     share = next((s for s in last.shares if s.tenant == w.tenant), None)
     if share is None:
         return False
-    held = tenant_load(state, only=w.tenant).get(w.tenant, (0, 0))[1]
-    return held >= share.allocation
+    return state.load.get(w.tenant, NONE)[1] >= share.allocation
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +112,7 @@ def known(state: ClusterState, tenant: str) -> bool:
 
 def usage(state: ClusterState, tenant: str, at: float) -> Usage:
     vcs = state.vcs
-    demand, held = tenant_load(state).get(tenant, (0, 0))
+    demand, held = state.load.get(tenant, NONE)
     capacity = vcs.capacities.get(tenant)
     share = next((s for s in vcs.last.shares if s.tenant == tenant), None) if vcs.last is not None else None
     row = dict(zip(FIELDS, history_at(vcs, max(at, vcs.last.at if vcs.last else at)).get(tenant, (0.0,) * 5),
