@@ -54,6 +54,20 @@ def test_rigid_jobs_lose_their_work_when_a_guarantee_is_reclaimed() -> None:
     assert m.lost_work == 0.0 and m.done[1] == pytest.approx(110.0)
 
 
+def test_reclaim_preempts_a_borrower_above_its_target_at_once() -> None:
+    # 4 servers, capacities 1 and 1: VC0 takes 3 at t=0 (1 000 s jobs); VC1 over-demands at t=100
+    # (three 50 s jobs). MaxMin's targets are 2 and 2: settle gives VC1 the free server and lets
+    # VC0 keep its borrowed two until its jobs end; reclaim kills one of VC0's at once.
+    rows = [(0, 1000, 1, 0), (0, 1000, 1, 0), (0, 1000, 1, 0), (100, 50, 1, 1), (100, 50, 1, 1), (100, 50, 1, 1)]
+    jobs = jobs_of(rows, 2)
+    cap, total = np.array([1, 1]), 4
+    kept = simulate(jobs, cap, total, make_policy("maxmin"), rigid=True)
+    taken = simulate(jobs, cap, total, make_policy("maxmin"), rigid=True, reclaim=True)
+    assert kept.preemptions == 0 and kept.done[3:].tolist() == pytest.approx([150.0, 200.0, 250.0])
+    assert taken.preemptions == 1 and taken.lost_work == pytest.approx(100.0)
+    assert taken.done[3:].tolist() == pytest.approx([150.0, 150.0, 200.0])
+
+
 def test_strict_history_leaves_servers_idle_while_a_vc_in_debt_waits() -> None:
     # VC0 borrows the whole cell for 23 h (balance: earns 10/s, spends 20/s), still in debt on day
     # 2, when it waits for 10 more servers while VC1's 10 sit idle

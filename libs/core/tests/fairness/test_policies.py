@@ -51,6 +51,20 @@ def test_decayed_usage_gives_less_of_the_pool_to_the_heavier_past_user() -> None
     assert got[0] < got[1] and got.sum() == 30
 
 
+def test_decayed_equal_base_is_maxmin_without_history_and_its_strength_sharpens_the_penalty() -> None:
+    # capacities 40 and 10, both over-demanding by 30, 20 free servers
+    cap, dem, total = np.array([40, 10]), np.array([70, 40]), 70
+    none = History.empty(2)
+    eq = make_policy("decayed", equal_base=True)
+    assert eq.targets(cap, dem, total, none).tolist() == make_policy("maxmin").targets(cap, dem, total, none).tolist()
+    assert make_policy("decayed").targets(cap, dem, total, none).tolist() == [56, 14]  # capacity base: 4:1
+    # the small VC used as much as the large one: per unit of capacity, 4 × more
+    used = History(np.zeros(2), np.zeros(2), np.zeros(2), np.array([1.0, 1.0]), np.zeros(2))
+    mild = eq.targets(cap, dem, total, used)
+    sharp = make_policy("decayed", equal_base=True, strength=3.0).targets(cap, dem, total, used)
+    assert mild[0] > 50 and sharp[0] > mild[0] and sharp.sum() == mild.sum() == total
+
+
 def test_borrowing_servers_nobody_wanted_costs_no_credit_but_lending_used_servers_earns() -> None:
     p = HistoryParams(credit_half_life_s=1e12)  # no decay over the test's hour
     cap, total = np.array([10, 10]), 30

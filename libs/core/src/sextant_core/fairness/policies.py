@@ -101,14 +101,19 @@ class Decayed:
 
     NAME: ClassVar[str] = "decayed"
     WORK_CONSERVING: ClassVar[bool] = True
+    # the exponent's scale k in `2^(−k · usage share / capacity share)` (Slurm: 1)
+    strength: float = 1.0
+    # base weight 1 (MaxMin's) instead of the capacity: the variant of bench/fairness_frontier.py
+    equal_base: bool = False
 
     def targets(self, capacity: IntArray, demand: IntArray, total: int, history: History) -> IntArray:
         c = capacity_weights(capacity)
+        base = np.ones_like(c) if self.equal_base else c
         u_sum = float(history.usage.sum())
         if u_sum <= 0:
-            return split(capacity, demand, total, c)
-        factor = np.exp2(-(history.usage / u_sum) / (c / c.sum()))
-        return split(capacity, demand, total, c * factor)
+            return split(capacity, demand, total, base)
+        factor = np.exp2(-self.strength * (history.usage / u_sum) / (c / c.sum()))
+        return split(capacity, demand, total, base * factor)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,10 @@ done), then the VC-level scheduler's servers per job. Between events every job p
 its servers (server-seconds per second) and the history is advanced over the interval.
 
 Rigid jobs (`rigid=True`, the LCG log's one-processor jobs) restart from zero when preempted:
-their lost work is counted. Malleable jobs (the synthetic set-up) keep their progress. Deterministic:
+their lost work is counted. With `reclaim=True` a rigid VC above its target is preempted at once
+(its most recently submitted running jobs first, the VC scheduler's order) so every target takes
+effect at the event that sets it, instead of `settle`'s wait for borrowers' jobs to end: the
+reclamation ablation of bench/fairness_frontier.py, whose price is the work it throws away. Malleable jobs (the synthetic set-up) keep their progress. Deterministic:
 no randomness, ties in order of job rows; the same inputs give the same floats.
 """
 
@@ -37,7 +40,7 @@ class SimResult:
 
 def simulate(jobs: Jobs, capacity: IntArray, total: int, policy: Policy, *,
              scheduler: VCScheduler | None = None, params: HistoryParams | None = None,
-             rigid: bool = False) -> SimResult:
+             rigid: bool = False, reclaim: bool = False) -> SimResult:
     """Run `jobs` to completion on `total` servers under `policy`; see the module docstring."""
     sched = scheduler or Fifo()
     params = params or HistoryParams()
@@ -98,7 +101,7 @@ def simulate(jobs: Jobs, capacity: IntArray, total: int, policy: Policy, *,
             held = demand.copy()  # the policy's contract: every demand is met
         else:
             targets = policy.targets(cap, demand, total, hist)
-            held = settle(targets, np.minimum(held, demand), cap, demand, total) if rigid else targets
+            held = settle(targets, np.minimum(held, demand), cap, demand, total) if rigid and not reclaim else targets
         old = cand[xg[cand] > 0]
         if sched.PREFIX:
             starts = np.searchsorted(act_key, vc_base).tolist()
