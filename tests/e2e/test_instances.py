@@ -38,7 +38,7 @@ from sextant_cli.replay import read_log
 from sextant_contracts.envelope import Envelope
 from sextant_core.profiles import policy_set as _policy_set
 from sextant_core.replay import replay
-from sextant_core.state import EMPTY, evolve
+from sextant_core.state import EMPTY, ServerState, evolve
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
@@ -59,6 +59,7 @@ class Run:
     ids: list[str]
     logs: Path
     killed: list[str]
+    stats: dict[str, dict[str, int]]  # consumer counters of each decider process but admission's (`GET /v1/stats`)
 
 
 def _post(client: httpx.Client, body: dict[str, object], key: str, deadline_s: float = 120.0) -> str:
@@ -75,6 +76,14 @@ def _post(client: httpx.Client, body: dict[str, object], key: str, deadline_s: f
         if time.monotonic() > end:
             raise TimeoutError(f"submission {key} not accepted in {deadline_s}s")
         time.sleep(0.5)
+
+
+def _stats(url: str) -> dict[str, int]:
+    try:
+        r = httpx.get(f"{url}/v1/stats", timeout=10)
+        return dict(r.json()["consumer"] or {}) if r.status_code == 200 else {}
+    except httpx.HTTPError:
+        return {}
 
 
 def _placed(log: list[Envelope]) -> set[str]:
@@ -117,9 +126,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         while time.monotonic() < deadline and not set(ids) <= _placed(log):
             time.sleep(2.0)
             log = asyncio.run(read_log(url))
+        stats = {n: _stats(platform.url(n)) for n in names  # admission serves no /v1/stats
+                 if n.split("-")[0] in DECIDERS and n.split("-")[0] != "admission"}
+        print("\nconsumer counters per instance:", stats)  # an account (docs/platform/instances.md)
         platform.stop()
         log = asyncio.run(read_log(url))
-        yield Run(log=log, ids=ids, logs=run_dir / "logs", killed=killed)
+        yield Run(log=log, ids=ids, logs=run_dir / "logs", killed=killed, stats=stats)
     finally:
         platform.stop()
         stack.stop()
@@ -161,9 +173,9 @@ def test_no_server_is_ever_over_committed(run: Run) -> None:
     assert max(s.used_cores for s in fold_peak(run.log)) > 0
 
 
-def fold_peak(log: list[Envelope]) -> list:  # type: ignore[type-arg]
+def fold_peak(log: list[Envelope]) -> list[ServerState]:
     """The servers at the moment the most cores were in use."""
-    state, best, peak = EMPTY, [], -1
+    state, best, peak = EMPTY, list[ServerState](), -1
     for env in log:
         state = evolve(state, env.event(), env.position)
         used = sum(s.used_cores for s in state.servers.values())
@@ -192,3 +204,6 @@ def test_two_instances_shared_the_work(run: Run) -> None:
     placing = [n for n in ("planning", "planning-2")
                if OUTPUT.search((run.logs / f"{n}.log").read_text(errors="replace"))]
     assert placing == ["planning", "planning-2"], f"only {placing} placed workloads"
+    assert len(run.stats) == 2 * (len(DECIDERS) - 1)
+    for name, counters in run.stats.items():  # every instance handled records of its group
+        assert counters.get("processed", 0) > 0, (name, counters)

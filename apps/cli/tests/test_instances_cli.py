@@ -54,5 +54,5 @@ def test_each_instance_is_its_own_process_with_its_own_port_and_the_services_nam
     ports = {n: str(proc.port) for n, proc in p.procs.items()}
     assert len(set(ports.values())) == 2 and set(seen) == set(ports.values())
     for name in ("planning", "planning-2"):
-        assert f'"SEXTANT_SERVICE_NAME": "planning"' in seen[ports[name]]
+        assert '"SEXTANT_SERVICE_NAME": "planning"' in seen[ports[name]]
         assert p.procs[name].log.name == f"{name}.log"

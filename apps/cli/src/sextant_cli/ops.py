@@ -264,6 +264,8 @@ def platform_up(args: argparse.Namespace) -> int:
         dead = [n for n, p in procs.items() if p["state"] in ("STOPPED", "EXITED", "FATAL")]
         for name in dead:
             sup.rpc(run).supervisor.startProcess(name, False)
+        if getattr(args, "instances", None):
+            console.print("--instances changes nothing on a running platform: `sextant down` first", highlight=False)
         if dead:
             console.print(f"the platform is up; started again: {', '.join(dead)}", highlight=False)
         else:
