@@ -280,8 +280,13 @@ def platform_up(args: argparse.Namespace) -> int:
     port = int(os.environ.get("SEXTANT_API_PORT", "8080"))
     url = f"http://{host}:{port}"
     programs, procs = [], {}
+    taken = {port}  # free_port() may hand out a port chosen but not bound yet (the API's, another's)
     for name in names:
-        bind = (host, port) if name == "admission" else ("127.0.0.1", free_port())
+        other = free_port()
+        while other in taken:
+            other = free_port()
+        taken.add(other)
+        bind = (host, port) if name == "admission" else ("127.0.0.1", other)
         log = run / "logs" / f"{name}.log"
         module = MODULES[service_of(name)]
         programs.append(sup.Program(name, module, {"SEXTANT_SERVICE_NAME": service_of(name),
