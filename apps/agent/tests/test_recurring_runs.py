@@ -12,7 +12,13 @@ from sextant_agent.twin import TwinExecutor
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
-from sextant_contracts.model import Allocation, Assignment, CompletionTimeTarget, TwinWorkloadRef, WorkloadKind
+from sextant_contracts.model import (
+    Allocation,
+    Assignment,
+    CompletionTimeTarget,
+    TwinWorkloadRef,
+    WorkloadKind,
+)
 from sextant_core.profiles import policy_set
 from sextant_core.recurring.decisions import template_id
 from sextant_core.replay import replay
@@ -118,7 +124,7 @@ def test_a_skyline_follows_resizes_and_a_failed_run_is_reported_failed() -> None
     (run,) = rec.facts([ev.WorkloadFailed(at=250.0, workload_id="w1", reason="crash")], state)
     assert isinstance(run, rc.RecurringRunObserved) and not run.succeeded
     assert (run.template_id, run.name) == (template_id("acme", "report-7"), "report-42")
-    assert (run.submit_s, run.start_s, run.end_s) == (10.0, 100.0, 250.0)
+    assert (run.instance, run.submit_s, run.start_s, run.end_s) == ("w1", 10.0, 100.0, 250.0)
     assert run.skyline == (2.0, 4.0, 6.0) and run.container_memory_gb == 2.0
     assert rec.facts([ev.WorkloadFailed(at=260.0, workload_id="w1", reason="again")], state) == []  # no start
     assert skyline(0.0, 150.0, [(0.0, 2), (90.0, 6)]) == (2.0, 4.0, 6.0)

@@ -6,13 +6,13 @@ executor anything) and, when a workload with a name ends (`WorkloadCompleted`: s
 (`recurring.decisions.template_id(tenant, name)`), to be appended with the ending fact. Workloads
 without a name are nobody's template and report nothing.
 
-What the agent knows, from the log's time base: `submit_s` (the submission), `start_s` (its
-`WorkloadStarted`), `end_s` (the ending fact), `succeeded`, and its skyline: the cores it held,
-as containers of one core, per `step_s` from its start (a start or resize changes it; at most one
-day of steps). What it cannot know stays None: `input_available_s` (the last write to its
-inputs) and `first_read_s` / `reader_period_s` (the first read of its output by a consumer). The
-SLO inference needs reads, so from the agent's runs alone a template is detected but no contract
-is inferred (docs/recurring/platform.md).
+What the agent knows, in the log's time base: `instance` (the workload id), `submit_s` (the
+submission), `start_s` (its `WorkloadStarted`), `end_s` (the ending fact), `succeeded`, and its
+skyline: the cores it held, as containers of one core, per `step_s` from its start (a start or
+resize changes it; at most one day of steps). What it cannot know stays None: `input_available_s`
+(the last write to its inputs) and `first_read_s` / `reader_period_s` (the first read of its
+output by a consumer). The SLO inference needs reads, so from the agent's runs alone a template is
+detected but no contract is inferred (docs/recurring/platform.md).
 
 Off by default (`SEXTANT_AGENT_RECURRING_RUNS`): logs recorded without it are unchanged.
 """
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
-from sextant_contracts.ids import derive_id
 from sextant_contracts.model import Allocation
 from sextant_core.recurring.decisions import template_id
 from sextant_core.state.model import ClusterState
@@ -107,7 +106,7 @@ class RunRecorder:
         mem = run.memory_per_core if run is not None else 8.0
         tid = template_id(w.tenant, w.name)
         return rc.RecurringRunObserved(
-            at=end, template_id=tid, tenant=w.tenant, name=w.name[:200], instance=derive_id("run", tid, wid),
+            at=end, template_id=tid, tenant=w.tenant, name=w.name[:200], instance=wid[:128],
             submit_s=submit, start_s=start, end_s=end, succeeded=ok,
             skyline=skyline(start, end, changes, self.step_s), container_cores=1.0,
             container_memory_gb=min(max(round(mem, 6), 1e-6), 4096.0))
