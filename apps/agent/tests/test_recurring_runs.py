@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 
+from sextant_agent.main import AgentCore
 from sextant_agent.recurring import RunRecorder, skyline
 from sextant_agent.twin import TwinExecutor
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
+from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import (
     Allocation,
     Assignment,
@@ -24,6 +26,7 @@ from sextant_core.recurring.decisions import template_id
 from sextant_core.replay import replay
 from sextant_core.state import fold
 from sextant_core.testing.loop import InProcessPlatform
+from sextant_kit.eventstore.memory import MemoryEventStore
 
 DAY_S = 86400.0
 POLICY = policy_set("foundation")
@@ -129,3 +132,20 @@ def test_a_skyline_follows_resizes_and_a_failed_run_is_reported_failed() -> None
     assert rec.facts([ev.WorkloadFailed(at=260.0, workload_id="w1", reason="again")], state) == []  # no start
     assert skyline(0.0, 150.0, [(0.0, 2), (90.0, 6)]) == (2.0, 4.0, 6.0)
     assert skyline(10.0, 10.0, [(10.0, 3)]) == (3.0,)  # an instant run still holds one step
+
+
+def test_the_agent_process_appends_the_run_with_the_end_only_when_the_setting_is_on() -> None:
+    sub = ev.WorkloadSubmitted(at=10.0, workload_id="w1", tenant="acme", name="report-42", kind=WorkloadKind.BATCH,
+                               target=CompletionTimeTarget(seconds=600.0), spec=TwinWorkloadRef(ref="x"))
+    two = Allocation(assignments=(Assignment(server_id="s1", cores=2, memory_gb=8.0),))
+    def core(recorder: RunRecorder | None) -> AgentCore:
+        return AgentCore(TwinExecutor("smoke", 1, speed=60.0, wall0=0.0), MemoryEventStore(), "foundation", recorder)
+
+    cores = {"on": core(RunRecorder(enabled=True)), "off": core(RunRecorder(enabled=False)), "default": core(None)}
+    for name, core in cores.items():
+        core.decider.fold([Envelope.wrap(sub, id="e1", source="edge", stream_version=0, time=10.0).with_position(1)])
+        started = [ev.WorkloadStarted(at=20.0, workload_id="w1", allocation=two)]
+        assert core.with_runs(started) == started
+        facts = core.with_runs([ev.WorkloadCompleted(at=80.0, workload_id="w1")])
+        assert [f.TYPE for f in facts] == (["WorkloadCompleted", "RecurringRunObserved"] if name == "on"
+                                           else ["WorkloadCompleted"]), name
