@@ -138,13 +138,13 @@ def test_the_agent_process_appends_the_run_with_the_end_only_when_the_setting_is
     sub = ev.WorkloadSubmitted(at=10.0, workload_id="w1", tenant="acme", name="report-42", kind=WorkloadKind.BATCH,
                                target=CompletionTimeTarget(seconds=600.0), spec=TwinWorkloadRef(ref="x"))
     two = Allocation(assignments=(Assignment(server_id="s1", cores=2, memory_gb=8.0),))
-    def core(recorder: RunRecorder | None) -> AgentCore:
+    def make(recorder: RunRecorder | None) -> AgentCore:
         return AgentCore(TwinExecutor("smoke", 1, speed=60.0, wall0=0.0), MemoryEventStore(), "foundation", recorder)
 
-    cores = {"on": core(RunRecorder(enabled=True)), "off": core(RunRecorder(enabled=False)), "default": core(None)}
+    cores = {"on": make(RunRecorder(enabled=True)), "off": make(RunRecorder(enabled=False)), "default": make(None)}
     for name, core in cores.items():
         core.decider.fold([Envelope.wrap(sub, id="e1", source="edge", stream_version=0, time=10.0).with_position(1)])
-        started = [ev.WorkloadStarted(at=20.0, workload_id="w1", allocation=two)]
+        started: list[ev.Event] = [ev.WorkloadStarted(at=20.0, workload_id="w1", allocation=two)]
         assert core.with_runs(started) == started
         facts = core.with_runs([ev.WorkloadCompleted(at=80.0, workload_id="w1")])
         assert [f.TYPE for f in facts] == (["WorkloadCompleted", "RecurringRunObserved"] if name == "on"
