@@ -74,7 +74,7 @@ class ServiceStagesDeclared(WorkloadEvent):
                 raise ValueError(f"edge ({a}, {b}) is a self-loop")
             succ[a].append(b)
         indeg = {n: 0 for n in names}
-        for a, b in v:
+        for _a, b in v:
             indeg[b] += 1
         ready = [n for n, d in indeg.items() if d == 0]
         seen = 0
