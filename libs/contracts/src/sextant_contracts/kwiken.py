@@ -41,10 +41,10 @@ class StageSpec(Frozen):
     utility: Literal["fraction"] = "fraction"
 
 
-class ServiceStagesDeclared(WorkloadEvent):
-    """A service's stage DAG and Kwiken budgets (module doc). `edges`: (from, to) stage names."""
+class ServiceStages(Frozen):
+    """A service's stage DAG and Kwiken budgets (module doc). `edges`: (from, to) stage names.
+    Also the body of `PUT /v1/workloads/{id}/stages`."""
 
-    TYPE: ClassVar[str] = "ServiceStagesDeclared"
     stages: tuple[StageSpec, ...] = Field(min_length=1, max_length=MAX_STAGES)
     edges: tuple[tuple[str, str], ...] = Field(default=(), max_length=MAX_STAGES * 40)
     reissue_budget: Budget = 0.05
@@ -91,6 +91,12 @@ class ServiceStagesDeclared(WorkloadEvent):
 
     def index(self) -> dict[str, int]:
         return {s.name: i for i, s in enumerate(self.stages)}
+
+
+class ServiceStagesDeclared(WorkloadEvent, ServiceStages):
+    """The fact that a service declared its stages (`ServiceStages`), recorded by the API."""
+
+    TYPE: ClassVar[str] = "ServiceStagesDeclared"
 
 
 class StageSamples(Frozen):
