@@ -221,7 +221,10 @@ def _plan_kwiken(state: ClusterState, w: WorkloadState, c: cmd.Command, p: Polic
                              trigger="first" if svc.plan is None else "drift", stages=stages,
                              reissue_budget=d.reissue_budget, loss_budget=d.loss_budget, reissue_spent=spent,
                              drift=moved)
-    return Decision(events=(e,), detail={"drift": list(moved), "alpha": kwiken.ALPHA})
+    plan = [f"{s.stage}: {s.policy} r={s.fraction:g}" + (f" T={s.timeout_ms:g}ms" if s.timeout_ms is not None else "")
+            + (f" partial p={s.partial_p:g}" if s.partial_p is not None else "") for s in stages]
+    return Decision(events=(e,), detail={"drift": list(moved), "alpha": kwiken.ALPHA, "reissue_spent": spent,
+                                         "plan": plan[:20]})
 
 
 def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: PolicySet, seed: int, at: float,
