@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from immutables import Map
 from sextant_contracts import kwiken as kw
 
 from .partial import Responders, kwiken_policy
@@ -48,14 +49,14 @@ class ServiceKwiken:
 
 @dataclass(frozen=True)
 class KwikenState:
-    services: dict[str, ServiceKwiken] = field(default_factory=dict)
+    services: Map[str, ServiceKwiken] = field(default_factory=Map)
 
     def get(self, workload_id: str) -> ServiceKwiken | None:
         return self.services.get(workload_id)
 
 
 def _with(state: KwikenState, wid: str, svc: ServiceKwiken) -> KwikenState:
-    return KwikenState({**state.services, wid: svc})
+    return KwikenState(state.services.set(wid, svc))
 
 
 def evolve_kwiken(state: KwikenState, event: kw.ServiceStagesDeclared | kw.StageLatenciesObserved
