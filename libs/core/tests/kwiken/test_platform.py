@@ -13,7 +13,7 @@ from sextant_core.kwiken import platform as kp
 from sextant_core.profiles import policy_set
 from sextant_core.replay import replay
 from sextant_core.state import fold
-from sextant_core.testing.builders import server, submitted
+from sextant_core.testing.builders import record, server, submitted
 from sextant_core.testing.loop import InProcessPlatform, steady_agent
 
 POLICY = policy_set("foundation")
@@ -118,3 +118,23 @@ def test_a_declaration_alone_decides_nothing() -> None:
     p.submit([server("s1"), submitted(WID, cores=2), declared()])
     assert not any(e.type == "KwikenPlanDecided" for e in p.log)
     assert isinstance(p.log[0].event(), ev.ServerRegistered)
+
+
+def test_a_steady_150_stage_service_is_rarely_replanned_by_chance() -> None:
+    """Family-wise α over the stages: 20 windows of a steady service (independent draws of the same
+    laws as the plan's samples) give at most 2 drifts, where a per-stage α = 0.01 flags most windows."""
+    specs = tuple(kw.StageSpec(name=f"s{i}") for i in range(150))
+    dec = kw.ServiceStagesDeclared(at=1.0, workload_id=WID, stages=specs)
+    plan = kw.KwikenPlanDecided(at=2.0, workload_id=WID, decision=record(), trigger="first", stages=(),
+                                reissue_budget=0.05, loss_budget=0.001, reissue_spent=0.0)
+    sigma = np.linspace(0.3, 1.2, 150)[:, None]
+
+    def draw(seed: int) -> tuple[tuple[float, ...], ...]:
+        x = np.random.default_rng(seed).lognormal(0.0, 1.0, (150, 1000)) ** sigma
+        return tuple(tuple(row) for row in x)
+
+    used = draw(0)
+    windows = [draw(s) for s in range(1, 21)]
+    flagged = [kp.due(kp.ServiceKwiken(dec, w, plan, used))[0] for w in windows]
+    per_stage = [any(kp.drifted(c, u) for c, u in zip(w, used, strict=True)) for w in windows[:5]]
+    assert sum(flagged) <= 2 and sum(per_stage) >= 3

@@ -5,9 +5,11 @@ Fold (`KwikenState`): per service its `ServiceStagesDeclared` (the latest replac
 per stage the newest `WINDOW` latency samples (bounded memory: `WINDOW` floats per stage), its
 latest `KwikenPlanDecided` and the samples that plan was computed from.
 
-Drift test [choice]: a stage has drifted when a two-sample Kolmogorov–Smirnov test rejects, at
-`ALPHA` = 0.01, that its current samples and those the last plan used come from one distribution
-(asymptotic critical value `c(α)·sqrt((n + m)/(n m))`, c(0.01) = 1.628). It is run on every
+Drift test [choice]: a stage has drifted when a two-sample Kolmogorov–Smirnov test rejects that
+its current samples and those the last plan used come from one distribution, at `ALPHA` = 0.01
+family-wise over the service's N stages (Bonferroni: α / N per stage, so that a steady 150-stage
+service is not re-planned at most windows by chance; asymptotic critical value
+`c(α/N)·sqrt((n + m)/(n m))`, `c(a) = sqrt(−ln(a / 2) / 2)`). It is run on every
 `StageLatenciesObserved` window, never on a timer. A plan needs `MIN_SAMPLES` per stage.
 
 Plan: reissue curves per stage (`reissue.reissue_curve`, seeded) for stages without partial
@@ -32,7 +34,6 @@ from .sumvar import sumvar
 WINDOW = 2000
 MIN_SAMPLES = 200
 ALPHA = 0.01
-KS_C_ALPHA = 1.628  # sqrt(-ln(α / 2) / 2) at α = 0.01
 PARTIAL_REQUESTS = 400
 GAMMA = 3.0
 
@@ -91,13 +92,18 @@ def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(fa - fb)))
 
 
-def drifted(current: tuple[float, ...], used: tuple[float, ...], alpha_c: float = KS_C_ALPHA) -> bool:
-    """Whether the KS test rejects one distribution for `current` and `used` (module doc)."""
+def ks_critical(alpha: float) -> float:
+    """The asymptotic two-sample KS coefficient `c(α) = sqrt(−ln(α / 2) / 2)` (c(0.01) ≈ 1.628)."""
+    return float(np.sqrt(-np.log(alpha / 2.0) / 2.0))
+
+
+def drifted(current: tuple[float, ...], used: tuple[float, ...], alpha: float = ALPHA) -> bool:
+    """Whether the KS test at level `alpha` rejects one distribution for `current` and `used`."""
     n, m = len(current), len(used)
     if n == 0 or m == 0:
         return False
     d = ks_statistic(np.asarray(current), np.asarray(used))
-    return d > alpha_c * float(np.sqrt((n + m) / (n * m)))
+    return d > ks_critical(alpha) * float(np.sqrt((n + m) / (n * m)))
 
 
 def ready(svc: ServiceKwiken) -> bool:
@@ -111,7 +117,9 @@ def due(svc: ServiceKwiken) -> tuple[bool, tuple[str, ...]]:
     if svc.plan is None or len(svc.plan_samples) != len(svc.samples):
         return True, ()
     names = tuple(s.name for s in svc.declared.stages)
-    moved = tuple(n for n, cur, old in zip(names, svc.samples, svc.plan_samples, strict=True) if drifted(cur, old))
+    per_stage = ALPHA / len(names)  # Bonferroni over the stages (module doc)
+    moved = tuple(n for n, cur, old in zip(names, svc.samples, svc.plan_samples, strict=True)
+                  if drifted(cur, old, per_stage))
     return bool(moved), moved
 
 
