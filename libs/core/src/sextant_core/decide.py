@@ -18,6 +18,7 @@ from typing import Any
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
 from sextant_contracts import vc
 from sextant_contracts.ids import seed_from
@@ -26,6 +27,7 @@ from sextant_contracts.model import DecisionTrace
 from .context import DecisionContext
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
 from .fairness import platform as vcs
+from .kwiken import platform as kwiken
 from .policies import (
     ObservationAssessor,
     PolicySet,
@@ -204,6 +206,27 @@ def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     return Decision(events=tuple(events))
 
 
+def _plan_kwiken(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+                 ctx: DecisionContext) -> Decision:
+    """Kwiken's plan of a service (`kwiken.platform`): only when due (first plan or drift)."""
+    svc = state.kwiken.get(w.workload_id)
+    if svc is None:
+        return Decision(events=(), detail={"skipped": "no stages declared"})
+    is_due, moved = kwiken.due(svc)
+    if not is_due:
+        return Decision(events=(), detail={"skipped": "no plan due (samples short or no drift)"})
+    stages, spent = kwiken.compute_plan(svc, ctx.seed)
+    d = svc.declared
+    e = kw.KwikenPlanDecided(at=ctx.at, workload_id=w.workload_id, decision=ctx.record("kwiken", w.workload_id),
+                             trigger="first" if svc.plan is None else "drift", stages=stages,
+                             reissue_budget=d.reissue_budget, loss_budget=d.loss_budget, reissue_spent=spent,
+                             drift=moved)
+    plan = [f"{s.stage}: {s.policy} r={s.fraction:g}" + (f" T={s.timeout_ms:g}ms" if s.timeout_ms is not None else "")
+            + (f" partial p={s.partial_p:g}" if s.partial_p is not None else "") for s in stages]
+    return Decision(events=(e,), detail={"drift": list(moved), "alpha": kwiken.ALPHA, "reissue_spent": spent,
+                                         "plan": plan[:20]})
+
+
 def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: PolicySet, seed: int, at: float,
                      causation: tuple[str, ...]) -> Decision:
     """A recurring template's decision (`recurring.decisions`): inference, planning or DRA."""
@@ -244,6 +267,7 @@ _HANDLERS = {
     cmd.AssessObservation: _assess,
     cmd.AssessProbe: _assess,
     cmd.AssessTasks: _assess,
+    kw.PlanKwiken: _plan_kwiken,
 }
 
 DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation,

@@ -14,11 +14,13 @@ from functools import singledispatch
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
 from sextant_contracts import vc
 
 from .admission.queues import class_queues, heads
 from .domain.lifecycle import TERMINAL, WorkloadPhase
+from .kwiken.platform import due
 from .state.model import ClusterState
 
 Commands = tuple[cmd.Command, ...]
@@ -320,3 +322,17 @@ def _capacity_freed(state: ClusterState, freed: tuple[str, ...]) -> Commands:
     if freed:
         out.extend(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed", freed=freed) for w in state.deferred)
     return tuple(out)
+
+
+# --- Kwiken (multi-stage services) ---------------------------------------------------------------
+
+
+@_react.register(kw.ServiceStagesDeclared)
+@_react.register(kw.StageLatenciesObserved)
+def _kwiken(event: kw.ServiceStagesDeclared | kw.StageLatenciesObserved, state: ClusterState) -> Commands:
+    """New samples or stages: a plan is asked for when one is due (first plan, or the KS drift test)."""
+    svc = state.kwiken.get(event.workload_id)
+    w = state.workloads.get(event.workload_id)
+    if svc is None or w is None or w.phase in TERMINAL or not due(svc)[0]:
+        return ()
+    return (kw.PlanKwiken(workload_id=event.workload_id),)

@@ -37,7 +37,7 @@ from sextant_core.qos import target_fits
 from sextant_core.workflow import Decider
 from sextant_kit.problems import Problem, not_found_route, problem_responses, problem_route
 
-from . import contracts, tenants, views
+from . import contracts, stages, tenants, views
 from .auth import Gatekeeper, Principal, Throttled, Unauthenticated
 from .handlers import (
     Conflict,
@@ -189,7 +189,8 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
     not_found_route(r)
     from . import console  # the web console on the same app (its routes are not in the OpenAPI document)
 
-    return [contracts.router(ctx, caller, time.time), tenants.router(ctx, caller, time.time), r,
+    return [contracts.router(ctx, caller, time.time), tenants.router(ctx, caller, time.time),
+            stages.router(ctx, caller, time.time), r,
             console.router(ctx)]  # before the 404 catch-all
 
 

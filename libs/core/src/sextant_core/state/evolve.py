@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from functools import singledispatch
 
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
 from sextant_contracts import vc
 from sextant_contracts.envelope import Envelope
@@ -33,6 +34,7 @@ from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
 from ..fairness.load import moved
 from ..fairness.vcstate import evolve_vc
+from ..kwiken.platform import evolve_kwiken
 from ..recurring.state import evolve_recurring
 from .model import (
     EMPTY,
@@ -108,6 +110,15 @@ def _(event: rc.TemplateEvent, state: ClusterState) -> ClusterState:
 def _vc(event: vc.VcCapacitySet | vc.VcAllocationDecided, state: ClusterState) -> ClusterState:
     """Virtual clusters fold on their own (`fairness.vcstate`): capacities, allocation, history."""
     return replace(state, vcs=evolve_vc(state.vcs, event))
+
+
+@_apply.register(kw.ServiceStagesDeclared)
+@_apply.register(kw.StageLatenciesObserved)
+@_apply.register(kw.KwikenPlanDecided)
+def _kwiken(event: kw.ServiceStagesDeclared | kw.StageLatenciesObserved | kw.KwikenPlanDecided,
+            state: ClusterState) -> ClusterState:
+    """Kwiken's services fold on their own (`kwiken.platform`); a plan is counted by `evolve`."""
+    return replace(state, kwiken=evolve_kwiken(state.kwiken, event))
 
 
 def _count_decision(state: ClusterState, event: ev.DecisionEvent) -> ClusterState:

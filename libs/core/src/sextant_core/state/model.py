@@ -33,6 +33,7 @@ from ..classification.knowledge import KnowledgeBase
 from ..domain.lifecycle import HOLDING, WorkloadPhase
 from ..fairness.load import Load
 from ..fairness.vcstate import VcState
+from ..kwiken.platform import KwikenState
 from ..recurring.state import RecurringState
 from .records import copy_with
 
@@ -232,6 +233,7 @@ class ClusterState:
     knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices
     recurring: RecurringState = field(default_factory=RecurringState)  # recurring templates (Morpheus)
     vcs: VcState = field(default_factory=VcState)  # virtual clusters: capacities, allocation, history
+    kwiken: KwikenState = field(default_factory=KwikenState)  # services' stage DAGs, samples, plans
     # kept by `evolve` (`fairness.load`): per tenant with a live workload (demand, held) in servers,
     # and the servers that are up and not drained — what an allocation between tenants reads
     load: Load = field(default_factory=Map)
