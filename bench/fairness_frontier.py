@@ -82,8 +82,11 @@ def rung_row(r: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     factor = vs / bs
     worst = int(np.argmax(factor))
     large = r["large_vc"]
-    over_red = (base["large_vc_overload_stretch"] - 1) / max(r["large_vc_overload_stretch"] - 1, 1e-9)
-    ratio_red = (base["similar_load_stretch_ratio"] - 1) / max(r["similar_load_stretch_ratio"] - 1, 1e-9)
+    def reduction(before: float, after: float) -> float:  # excess over 1 divided; none left: inf
+        return (before - 1) / (after - 1) if after > 1 else float("inf")
+
+    over_red = reduction(base["large_vc_overload_stretch"], r["large_vc_overload_stretch"])
+    ratio_red = reduction(base["similar_load_stretch_ratio"], r["similar_load_stretch_ratio"])
     price = bool(factor.max() <= 2.0 and r["preempted_work_share"] <= 0.01 and r["idle_while_waiting_s"] <= 0)
     return {
         "large_vc_stretch": round(float(vs[large]), 3),
