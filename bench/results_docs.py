@@ -109,6 +109,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "Sextant's configuration chosen on seeds 1–5); `priority_large` is a reference bound, not a "
         "policy. Written by `bench/fairness.py --json bench/results/fairness.json`. "
         "Definitions: docs/fairness.md."),
+    "fairness-frontier": (
+        "Fairness: what the LCG replay allows",
+        "A ladder of sharing rules on the LCG log, from MaxMin to the whole free pool to the large VC "
+        "first, each with and without immediate reclamation; per capacity rule, the large VC's "
+        "stretch, the VC that pays most against MaxMin and whether the bars and the price hold "
+        "together. Written by `bench/fairness_frontier.py --json bench/results/fairness-frontier.json`. "
+        "Reading: docs/fairness/frontier.md."),
     "quality-cf": (
         "Decision quality, every profile on the classification engine",
         "`paragon-ec2-2500`, seeds 6–10, every profile classifying with the seeded engine. Written by "
