@@ -339,3 +339,45 @@ def test_a_restarted_process_counts_the_restarts_its_supervisor_recorded(tmp_pat
     (tmp_path / metrics.RESTARTS_FILE).write_text('{"restarts": {"restart-probe": 3}}')
     metrics.process_started("restart-probe")  # the larger of the environment's 1 and the record's 3
     assert metrics.RESTARTS.labels(process="restart-probe")._value.get() == before + 3
+
+
+async def test_the_spans_of_an_attempt_refused_for_a_moved_head_are_dropped() -> None:
+    """A decider's append refused because another writer moved the head first is re-decided; the
+    spans of the refused attempts are not exported (CI once saw 31 refused appends in one trace)."""
+    from sextant_contracts.envelope import Envelope
+    from sextant_contracts.events import Event, WorkloadCompleted
+    from sextant_kit.bus import MemoryBus
+    from sextant_kit.consumer import ConsumerLoop, RetryPolicy
+    from sextant_kit.errors import HeadMovedError
+    from sextant_kit.eventstore.memory import MemoryEventStore
+    from sextant_kit.telemetry import SUPERSEDED_ATTRIBUTE, TelemetryConfig, setup_tracing
+    from sextant_kit.testing.envelopes import make_envelope
+
+    tel = setup_tracing(TelemetryConfig("svc", exporter="memory", set_global=False))
+    attempts: list[int] = []
+
+    class Busy(MemoryEventStore):
+        async def append_and_track(self, *args: Any, **kw: Any) -> Any:
+            with tel.tracer().start_as_current_span(f"append {len(attempts)}"):
+                if len(attempts) < 4:
+                    raise HeadMovedError(len(attempts), len(attempts) + 1)
+                return await super().append_and_track(*args, **kw)
+
+    async def handler(env: Envelope) -> Sequence[Event]:
+        attempts.append(len(attempts) + 1)
+        with tel.tracer().start_as_current_span(f"decide {len(attempts)}"):
+            return [WorkloadCompleted(workload_id="w-1", at=1.0)]
+
+    bus = MemoryBus({"in": 1, "dlq": 1})
+    loop = ConsumerLoop(name="c", source=bus.source("c", ["in"]), store=Busy(topic_of=lambda s: None),
+                        handler=handler, dead_letters=bus, dead_letter_topic="dlq", tracer=tel.tracer(),
+                        retry=RetryPolicy(initial_backoff=0.0, max_backoff=0.0), fetch_timeout=0.0)
+    await bus.publish("in", *make_envelope("workload-1", 1, 1).with_position(1).to_kafka())
+    while await loop.run_once():
+        pass
+    assert attempts == [1, 2, 3, 4] and loop.stats.head_retries == 3 and loop.stats.processed == 1
+    assert tel.memory is not None
+    spans = tel.memory.get_finished_spans()
+    assert [s.name for s in spans] == ["decide 4", "append 4", "consume in"]
+    (consume,) = [s for s in spans if s.kind == SpanKind.CONSUMER]
+    assert consume.attributes is not None and consume.attributes[SUPERSEDED_ATTRIBUTE] > 0

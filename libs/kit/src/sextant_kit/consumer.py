@@ -68,7 +68,7 @@ from .errors import (
 from .logs import recovered
 from .ports import Publisher, Record, RecordSource, TrackingRecorder
 from .quarantine import REASON, quarantine, workload_of
-from .telemetry import OUTPUTS_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
+from .telemetry import OUTPUTS_ATTRIBUTE, SUPERSEDED_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -251,6 +251,7 @@ class ConsumerLoop:
                     return await self._dead_letter(record, "duplicate-output", exc)
                 except HeadMovedError:
                     self.stats.head_retries += 1
+                    span.set_attribute(SUPERSEDED_ATTRIBUTE, time.time_ns())  # its spans are dropped
                     attempt -= 1  # another writer got there first: re-read and re-decide
                     continue
                 except Exception as exc:

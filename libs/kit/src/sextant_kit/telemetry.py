@@ -97,13 +97,19 @@ EFFECTS_ATTRIBUTE = "sextant.effects"
 """Set by a handler on the current span when handling the record acted otherwise than by
 appending (the agent starting a run whose facts come later and continue this span's trace): such
 a handling is exported even with no outputs."""
+SUPERSEDED_ATTRIBUTE = "sextant.superseded_until_ns"
+"""Set by the consumer loop on a CONSUMER span when an attempt's append was refused because another
+writer moved the head first (`HeadMovedError`): the time (ns) that attempt ended. The spans under the
+handling that ended by then belong to attempts whose outputs were thrown away and re-decided; they
+are dropped, so a busy log (each retry is one more append statement) does not inflate the trace."""
 
 
 class NoOpHandlingDropped(SpanProcessor):
     """Drops the spans of a record's handling that decided nothing: a CONSUMER span that ends with
     `sextant.outputs = 0` (and no `sextant.effects`), with every span started under it in this process (they are held until
-    it ends). A handling that appended something, failed, or was dead-lettered is exported whole;
-    spans outside a handling pass straight through. In-flight handlings are the only state."""
+    it ends). A handling that appended something, failed, or was dead-lettered is exported without
+    the spans of its superseded attempts (`SUPERSEDED_ATTRIBUTE`); spans outside a handling pass
+    straight through. In-flight handlings are the only state."""
 
     def __init__(self, inner: SpanProcessor) -> None:
         self._inner = inner
@@ -137,6 +143,9 @@ class NoOpHandlingDropped(SpanProcessor):
                 held = self._held.pop(root, [])
                 attrs = span.attributes or {}
                 decided_nothing = attrs.get(OUTPUTS_ATTRIBUTE) == 0 and not attrs.get(EFFECTS_ATTRIBUTE)
+                superseded = attrs.get(SUPERSEDED_ATTRIBUTE)
+                if isinstance(superseded, int):
+                    held = [s for s in held if s.end_time is None or s.end_time > superseded]
                 release = [] if decided_nothing else [*held, span]
         for s in release:
             self._inner.on_end(s)
