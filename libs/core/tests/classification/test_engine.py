@@ -94,3 +94,29 @@ def test_with_the_bias_prior_a_rows_level_tells_its_family_and_so_its_unmeasured
         est = fold_in(model, cols, truth[cols])
         err[bp] = float(np.abs(est.mean[4:] - truth[4:]).mean())
     assert err[True] < 0.1 < err[False] / 3  # the flat prior cannot tell the families apart
+
+
+def test_a_retrain_decided_again_on_the_same_rows_is_not_trained_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision re-made after a refused append (the log's head moved) repeats its retrain: the
+    second one reuses the first one's model, and the event it records is the same."""
+    engine.clear_memo()
+    trained: list[int] = []
+    real = engine.train
+
+    def counting(y, *a, **k):  # type: ignore[no-untyped-def]
+        trained.append(len(y))
+        return real(y, *a, **k)
+
+    monkeypatch.setattr(engine, "train", counting)
+    m = _matrix(40, None)
+    first, model = engine.retrain(m, EngineParams(), at=1.0, trigger_position=7)
+    again, model2 = engine.retrain(m, EngineParams(), at=2.0, trigger_position=9)
+    assert trained == [40] and model2 is model
+    assert (again.content_hash, again.rank, again.rows) == (first.content_hash, first.rank, first.rows)
+    assert (again.at, again.trigger_position) == (2.0, 9)
+    engine.retrain(m.with_row("w40", [("p0", 1.0)]), EngineParams(), at=3.0, trigger_position=10)
+    engine.retrain(m, EngineParams(retrain_min_rows=5, selection_rows=100), at=3.0, trigger_position=10)
+    assert trained == [40, 41, 40]  # another row, other parameters: trained
+    engine.clear_memo()
+    engine.retrain(m, EngineParams(), at=1.0, trigger_position=7)
+    assert trained == [40, 41, 40, 40]

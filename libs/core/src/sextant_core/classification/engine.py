@@ -38,6 +38,12 @@ from .selection import PATIENCE, select_rank
 
 _MEMO: OrderedDict[tuple[str, str, int, str], FactorModel] = OrderedDict()
 _MEMO_SIZE = 64
+# retrains by (matrix, row-prefix digest, the model it replaces, parameters): a decision refused
+# because the log's head moved (`HeadMovedError`) is decided again at once, and its retrain (rank
+# cross-validation + training, seconds on a loaded machine) must not be paid again — else a slow
+# retrain loses every race against the clock's ticks (CI saw 31 attempts for one classification)
+_RETRAINED: OrderedDict[tuple[str, str, tuple[int, int] | None, str, str], FactorModel] = OrderedDict()
+_RETRAINED_SIZE = 32
 
 
 class ModelMismatch(RuntimeError):
@@ -145,11 +151,21 @@ def choose_rank(matrix: Matrix, rows: int, params: EngineParams) -> int:
 
 def retrain(matrix: Matrix, params: EngineParams, *, at: float, trigger_position: int
             ) -> tuple[ev.ModelRetrained, FactorModel]:
-    """Train `matrix` on all its rows now; the event to record it and the model (memoised)."""
+    """Train `matrix` on all its rows now; the event to record it and the model (memoised; a
+    second call on the same rows, model and parameters returns the first one's model untrained)."""
     rows = len(matrix)
-    rank = choose_rank(matrix, rows, params)
-    y, mask, _ = matrix.dense(rows)
-    model = train(y, mask, replace(fit_params(matrix, params), rank=rank)).model
+    fact = matrix.model
+    key = (matrix.key, matrix.rows.digest_at(rows), None if fact is None else (fact.rows, fact.rank),
+           params.tag(), fit_params(matrix, params).tag())
+    model = _RETRAINED.get(key)
+    if model is None:
+        rank = choose_rank(matrix, rows, params)
+        y, mask, _ = matrix.dense(rows)
+        model = train(y, mask, replace(fit_params(matrix, params), rank=rank)).model
+        _RETRAINED[key] = model
+        while len(_RETRAINED) > _RETRAINED_SIZE:
+            _RETRAINED.popitem(last=False)
+    _RETRAINED.move_to_end(key)
     _remember(_memo_key(matrix, rows, model.rank, params), model)
     h = model.content_hash()
     event = ev.ModelRetrained(at=at, classification=matrix.classification, group=matrix.group,
@@ -183,4 +199,5 @@ def model_for(matrix: Matrix, params: EngineParams) -> FactorModel | None:
 
 def clear_memo() -> None:
     """Forget every memoised model (tests use it to force rebuilds from the log)."""
+    _RETRAINED.clear()
     _MEMO.clear()
