@@ -10,7 +10,7 @@ the synthetic claims are the worst of `--seeds` (6–10). `--quick`: the LCG log
 capacity rule and synthetic seed 6 only, no tuning (the chosen default), no other rules (≤ 10 min).
 Runs go to a pool of `--jobs` processes and are cached under bench/results/fairness/ by code
 version. JSON: `lcg` {POLICY: metrics}, `lcg_rules`, `synthetic` {per_seed, worst, claims,
-tuning}, `allocate_ms_median`, `strict_cost`, `code_version`, `load_avg`.
+tuning}, `allocate_ms_median`, `platform_allocate_ms_median`, `strict_cost`, `code_version`, `load_avg`.
 """
 
 from __future__ import annotations
@@ -192,6 +192,44 @@ def allocate_ms(n_vcs: int = 100, n_jobs: int = 10_000, events: int = 300) -> fl
     return round(statistics.median(times), 3)
 
 
+def platform_allocate_ms(n_tenants: int = 100, n_running: int = 10_000, n_servers: int = 12_000,
+                         events: int = 300) -> float:
+    """Median thread time (ms) of one platform allocation step — fold an arrival or a completion,
+    planning's `AllocateVcs` decision (demand, held, the policy, the record), fold the decision —
+    with `n_tenants` tenants that have a VC capacity and `n_running` running one-server workloads
+    on `n_servers` servers, Sextant's policy; arrivals and completions alternate."""
+    from sextant_contracts import events as ev
+    from sextant_contracts import vc as vcs
+    from sextant_core.decide import decide, seed_for
+    from sextant_core.profiles import policy_set
+    from sextant_core.state import evolve, fold
+    from sextant_core.testing.builders import alloc, server, submitted, through_placement
+
+    rng = np.random.default_rng(1)
+    tenants = [f"t{i:03d}" for i in range(n_tenants)]
+    log: list[Any] = [server(f"s{k:05d}") for k in range(n_servers)]
+    log += [vcs.VcCapacitySet(at=1.0, tenant=t, servers=n_servers * 4 // 5 // n_tenants) for t in tenants]
+    running = [f"w{k:05d}" for k in range(n_running)]
+    for k, wid in enumerate(running):
+        a = alloc((f"s{k:05d}", 8, 16.0))
+        log += [submitted(wid, tenant=tenants[int(rng.integers(n_tenants))], fast_path=True),
+                *through_placement(wid, a), ev.WorkloadStarted(at=2.0, workload_id=wid, allocation=a)]
+    state, params, times = fold(log), policy_set("foundation"), []
+    for i in range(events):
+        at = 10.0 + i
+        if i % 2:
+            e: Any = ev.WorkloadCompleted(at=at, workload_id=running.pop(int(rng.integers(len(running)))))
+        else:
+            e = submitted(f"n{i:05d}", at=at, tenant=tenants[int(rng.integers(n_tenants))], fast_path=True)
+        c = vcs.AllocateVcs(reason="completion" if i % 2 else "arrival")
+        t0 = time.thread_time_ns()
+        state = evolve(state, e)
+        (decided,) = decide(state, c, params=params, seed=seed_for(c, state), at=at).events
+        state = evolve(state, decided)
+        times.append((time.thread_time_ns() - t0) / 1e6)
+    return round(statistics.median(times), 3)
+
+
 def plots(lcg: dict[str, dict[str, Any]], syn: dict[str, dict[str, Any]], folder: Path) -> list[str]:
     import matplotlib
 
@@ -316,6 +354,7 @@ def main() -> int:
                                  "candidates": tuning}},
         "strict_cost": strict_cost,
         "allocate_ms_median": alloc,
+        "platform_allocate_ms_median": platform_allocate_ms(),
         "plots": figures,
         "seeds": seeds, "quick": args.quick,
         "code_version": version,

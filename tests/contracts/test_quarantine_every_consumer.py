@@ -61,9 +61,10 @@ async def log_with_w1() -> MemoryEventStore:
 
 async def run(name: str, handler: Handler, store: MemoryEventStore, bus: MemoryBus, topic: str,
               poison: Envelope, following: Envelope, headers: list[tuple[str, bytes]] | None = None,
-              source: Any = None) -> ConsumerLoop:
+              source: Any = None, batch_appends: bool = False) -> ConsumerLoop:
     loop = ConsumerLoop(name=name, source=source or bus.source(name, [topic]), store=store, handler=handler,
-                        dead_letters=bus, dead_letter_topic="dlq", retry=FAST, fetch_timeout=0.0)
+                        dead_letters=bus, dead_letter_topic="dlq", retry=FAST, fetch_timeout=0.0,
+                        batch_appends=batch_appends)
     for env in (poison, following):
         key, value, hdrs = env.to_kafka()
         await bus.publish(topic, key, value, [*hdrs, *(headers or [])])
@@ -88,12 +89,13 @@ async def assert_quarantined(name: str, loop: ConsumerLoop, store: MemoryEventSt
         assert (w.phase, w.end_reason) == (WorkloadPhase.FAILED, "quarantined")
 
 
+@pytest.mark.parametrize("batch_appends", [True, False], ids=["batched", "one-by-one"])
 @pytest.mark.parametrize("name", DECIDERS)
-async def test_a_decider_quarantines_a_record_it_cannot_handle(name: str) -> None:
+async def test_a_decider_quarantines_a_record_it_cannot_handle(name: str, batch_appends: bool) -> None:
     store, bus = await log_with_w1(), MemoryBus({"events": 1, "dlq": 1})
     handler = DeciderHandler(name, Decider(name, policy_set(PROFILE)), store)
     await handler.start()
-    loop = await run(name, handler, store, bus, "events", MALFORMED, NEXT)
+    loop = await run(name, handler, store, bus, "events", MALFORMED, NEXT, batch_appends=batch_appends)
     await assert_quarantined(name, loop, store, bus, MALFORMED, "ValidationError", "w1")
 
 

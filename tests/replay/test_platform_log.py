@@ -115,3 +115,20 @@ def test_a_changed_sample_is_a_reported_difference(log: list[Envelope]) -> None:
                *log[i + 1:]]
     report = replay(changed, functools.cache(policy_set))
     assert not report.ok
+
+
+def test_the_folds_per_tenant_counts_equal_a_recount_all_along_the_log(log: list[Envelope]) -> None:
+    """`ClusterState.load` and `schedulable_servers` (kept per event by the fold) equal a full
+    recount of the workloads and servers at every 200th event and at the end."""
+    from sextant_core.fairness.load import recount
+    from sextant_core.state import ClusterState, evolve
+
+    state, checked, held = ClusterState(), 0, 0
+    for k, e in enumerate(log, start=1):
+        state = evolve(state, e.event(), e.position)
+        if k % 200 == 0 or k == len(log):
+            assert state.load == recount(state.workloads.values()), e.position
+            assert state.schedulable_servers == sum(s.schedulable for s in state.servers.values())
+            checked += 1
+            held = max(held, *(h for _, h in state.load.values()), 0)
+    assert checked > 5 and state.schedulable_servers > 0 and held > 0

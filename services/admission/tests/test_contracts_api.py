@@ -8,17 +8,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
-from sextant_admission.api import ApiContext, routers
-from sextant_admission.auth import Gatekeeper
-from sextant_admission.frontdoor import catch_up
-from sextant_admission.handlers import make_decider
-from sextant_admission.settings import Settings
-from sextant_contracts import events as ev
+from sextant_admission import memtesting as harness
+from sextant_admission.memtesting import as_
 from sextant_contracts import recurring as rc
 from sextant_contracts.envelope import Envelope
 from sextant_core.profiles import policy_set
@@ -26,26 +20,10 @@ from sextant_core.recurring.decisions import template_id
 from sextant_core.testing.builders import server
 from sextant_core.testing.loop import InProcessPlatform, steady_agent
 from sextant_core.testing.recurring import runs
-from sextant_core.workflow import Decider
-from sextant_kit.app import create_app
-from sextant_kit.eventstore.memory import MemoryEventStore
-from sextant_kit.tenancy import Tenant
 
 POLICY = "foundation"
 ACME = template_id("acme", "etl-hourly-0")
 GLOBEX = template_id("globex", "report-daily-0")
-
-
-class Registry:
-    """Tokens `tok-<tenant>`; `op` is an operator's."""
-
-    async def any_active(self) -> bool:
-        return True
-
-    async def authenticate(self, token: str) -> Tenant | None:
-        if token == "op":
-            return Tenant("ops", 0.0, operator=True)
-        return Tenant(token[4:], 0.0) if token.startswith("tok-") else None
 
 
 def history() -> list[Envelope]:
@@ -57,42 +35,10 @@ def history() -> list[Envelope]:
     return p.log
 
 
-@dataclass
-class Api:
-    client: httpx.AsyncClient
-    store: MemoryEventStore
-
-    async def log(self) -> list[Envelope]:
-        return await self.store.read_all(0, limit=10_000)
-
-    async def planned(self) -> list[ev.Event]:
-        """What the planning decider decides about the log's last event."""
-        planning = Decider("planning", policy_set(POLICY))
-        log = await self.log()
-        planning.fold(log)
-        return list(planning.handle(log[-1]).events)
-
-
 @asynccontextmanager
-async def api(seed: Sequence[Envelope]) -> AsyncIterator[Api]:
-    store = MemoryEventStore()
-    for env in seed:
-        await store.append(env.stream, None, [env])
-    settings = Settings(database_url="postgresql+asyncpg://unused/x", kafka_bootstrap="unused:9092")
-    decider = make_decider(settings.model_copy(update={"policy_profile": POLICY}))
-
-    async def fresh() -> None:
-        await catch_up(decider, store)
-
-    ctx = ApiContext(decider=decider, store=store, gate=Gatekeeper(Registry(), settings),  # type: ignore[arg-type]
-                     catch_up=fresh)
-    app = create_app("admission", routers=tuple(routers(ctx)))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://admission") as client:
-        yield Api(client, store)
-
-
-def as_(tenant: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer tok-{tenant}"}
+async def api(seed: Sequence[Envelope]) -> AsyncIterator[harness.Api]:
+    async with harness.api(seed, policy=POLICY, registry=harness.Registry()) as a:
+        yield a
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,9 @@ Two tasks share one executor (a single asyncio loop, so they never interleave in
 - **clock**: every `agent_step_s` lets the executor's time advance; the facts of each happening
   are appended tracked under the happening's key; raw samples go to `sextant.telemetry.samples`.
 
+With `agent_recurring_runs`, a named workload's end is appended with its `RecurringRunObserved`
+(`recurring.RunRecorder`: what the agent saw of the run, in the same append as the ending fact).
+
 At start it registers the executor's servers (once: optimistic concurrency on each server stream),
 appends the executor's offline profiling campaign when the profile's classifier learns from one
 (once per model stream), and resumes what the log says should be running.
@@ -38,6 +41,7 @@ from sextant_kit.ports import EventStore
 from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
 
 from .executor import Executor
+from .recurring import RunRecorder
 from .settings import Settings
 from .twin import TwinExecutor
 
@@ -47,8 +51,10 @@ log = logging.getLogger(__name__)
 class AgentCore:
     """The agent's view of the log plus its executor."""
 
-    def __init__(self, executor: Executor, store: EventStore, profile: str) -> None:
+    def __init__(self, executor: Executor, store: EventStore, profile: str,
+                 recorder: RunRecorder | None = None) -> None:
         self.executor = executor
+        self.recorder = recorder or RunRecorder(enabled=False)
         self.store = store
         self.decider = Decider("agent", policy_set(profile))
         # trace context of the command that set a workload's timers: its delayed facts (profiling
@@ -90,8 +96,15 @@ class AgentCore:
             tp = current_traceparent()
             if tp:
                 self.traces[c.workload_id] = tp
-            facts.extend(self.executor.execute(c, self.decider.state, time.time()))
+            now = time.time()
+            self.recorder.command(c, now)
+            done = self.executor.execute(c, self.decider.state, now)
+            facts.extend(done + self.recorder.facts(done, self.decider.state))
         return Outputs(items=facts)
+
+    def with_runs(self, facts: list[ev.Event]) -> list[ev.Event]:
+        """`facts` reported by the executor, followed by the recurring runs they end."""
+        return facts + self.recorder.facts(facts, self.decider.state)
 
 
 def envelopes(facts: Sequence[ev.Event], key: str, traces: dict[str, str] | None = None) -> list[Envelope]:
@@ -140,13 +153,14 @@ def main() -> None:
                             wall0=wall0, inject_failures=settings.agent_inject_failures)
 
     async def agent(rt: Runtime, stop: asyncio.Event) -> None:
-        core = AgentCore(executor, rt.store, settings.policy_profile)
+        core = AgentCore(executor, rt.store, settings.policy_profile,
+                         RunRecorder(enabled=settings.agent_recurring_runs))
 
         async def start() -> None:
             await register_servers(rt.store, executor)
             await seed_knowledge(rt.store, executor, settings.policy_profile)
             await core.catch_up()
-            facts = executor.resume(core.decider.state, time.time())
+            facts = core.with_runs(executor.resume(core.decider.state, time.time()))
             if facts:
                 await rt.store.append_and_track("agent-clock", derive_id("resume", wall0), None,
                                                 envelopes(facts, f"resume:{wall0}"))
@@ -165,7 +179,7 @@ def main() -> None:
         samples_due: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]]]] = []
         while not stop.is_set():
             happenings, samples = executor.advance(core.decider.state, time.time())
-            facts_due.extend(happenings)
+            facts_due.extend((key, core.with_runs(facts)) for key, facts in happenings)
             samples_due.extend((TELEMETRY_SAMPLES.name, s.workload_id.encode(), codec.dumpb(s), [])
                                for s in samples)
             try:

@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "sextant_cli.replay",
     "sextant_cli.ops",
     "sextant_cli.tenants",
+    "sextant_cli.stages",
     "sextant_cli.demo",
 )
 

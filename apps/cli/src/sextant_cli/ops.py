@@ -134,6 +134,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=_reaching(update))
     p = sub.add_parser("up", help="start the platform's processes over the stack of `sextant-infra up`")
     p.add_argument("--run-dir", default=None, help="the stack's folder (default $SEXTANT_RUN_DIR or .run/)")
+    p.add_argument("--instances", action="append", metavar="SERVICE=N",
+                   help="run N processes of SERVICE (repeatable; docs/platform/instances.md): SERVICE, "
+                        "SERVICE-2 … SERVICE-N, one consumer group, each its own port")
     p.set_defaults(func=platform_up)
     p = sub.add_parser("down", help="stop the processes `sextant up` started")
     p.add_argument("--run-dir", default=None, help="the stack's folder (default $SEXTANT_RUN_DIR or .run/)")
@@ -237,7 +240,8 @@ def platform_up(args: argparse.Namespace) -> int:
     command), the admission service on $SEXTANT_API_HOST:$SEXTANT_API_PORT (default
     127.0.0.1:8080), and wait until the API is ready; `<run-dir>/platform.json` records the API's
     URL and each process's module, port and log. When supervisord already runs, programs that are
-    not running (stopped, given up after repeated start failures) are started again."""
+    not running (stopped, given up after repeated start failures) are started again (`--instances`
+    then changes nothing: `sextant down` first)."""
     import subprocess
     import time
 
@@ -245,8 +249,12 @@ def platform_up(args: argparse.Namespace) -> int:
     from sextant_kit.migrations import migrate
 
     from . import supervision as sup
-    from .platform import MODULES, SERVICES
+    from .platform import MODULES, instance_names, parse_instances, service_of
 
+    try:
+        names = instance_names(parse_instances(getattr(args, "instances", None)))
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
     run = Path(args.run_dir or run_dir()).resolve()
     env_file = run / "stack.env"
     if not env_file.exists():
@@ -256,12 +264,14 @@ def platform_up(args: argparse.Namespace) -> int:
         dead = [n for n, p in procs.items() if p["state"] in ("STOPPED", "EXITED", "FATAL")]
         for name in dead:
             sup.rpc(run).supervisor.startProcess(name, False)
+        if getattr(args, "instances", None):
+            console.print("--instances changes nothing on a running platform: `sextant down` first", highlight=False)
         if dead:
             console.print(f"the platform is up; started again: {', '.join(dead)}", highlight=False)
         else:
             console.print(f"the platform is already up ({run / PLATFORM_FILE}); `sextant ps` shows it", highlight=False)
         return 0
-    for name, pid in sup.strays(run, MODULES).items():  # supervisord died, its programs did not
+    for name, pid in sup.strays(run, _recorded_modules(run, MODULES)).items():  # supervisord died, its programs did not
         console.print(f"stopping {name} (pid {pid}), left running by a supervisord that died", highlight=False)
         stop_pid(pid, grace=sup.STOPWAITSECS)
     stack = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
@@ -270,12 +280,19 @@ def platform_up(args: argparse.Namespace) -> int:
     port = int(os.environ.get("SEXTANT_API_PORT", "8080"))
     url = f"http://{host}:{port}"
     programs, procs = [], {}
-    for name in (*SERVICES, "relay", "agent"):
-        bind = (host, port) if name == "admission" else ("127.0.0.1", free_port())
+    taken = {port}  # free_port() may hand out a port chosen but not bound yet (the API's, another's)
+    for name in names:
+        other = free_port()
+        while other in taken:
+            other = free_port()
+        taken.add(other)
+        bind = (host, port) if name == "admission" else ("127.0.0.1", other)
         log = run / "logs" / f"{name}.log"
-        programs.append(sup.Program(name, MODULES[name], {"SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_HOST": bind[0],
-                                                          "SEXTANT_HTTP_PORT": str(bind[1])}, log))
-        procs[name] = {"module": MODULES[name], "port": bind[1], "log": str(log)}
+        module = MODULES[service_of(name)]
+        programs.append(sup.Program(name, module, {"SEXTANT_SERVICE_NAME": service_of(name),
+                                                   "SEXTANT_HTTP_HOST": bind[0], "SEXTANT_HTTP_PORT": str(bind[1])},
+                                    log))
+        procs[name] = {"module": module, "port": bind[1], "log": str(log)}
     config = sup.write_config(run, programs)
     (run / sup.RESTARTS).unlink(missing_ok=True)
     (run / PLATFORM_FILE).write_text(json.dumps({"api": url, "supervisor": {"config": str(config),
@@ -320,20 +337,30 @@ def platform_down(args: argparse.Namespace) -> int:
     run = Path(args.run_dir or run_dir()).resolve()
     path = run / PLATFORM_FILE
     pid = sup.supervisord_pid(run)
-    if pid is None and not path.exists() and not sup.strays(run, MODULES):
+    modules = _recorded_modules(run, MODULES)  # before platform.json goes: it names the instances
+    if pid is None and not path.exists() and not sup.strays(run, modules):
         console.print("no platform recorded")
         return 0
     stopped = []
     if pid is not None:
         stopped = sorted(sup.processes(run))
         stop_pid(pid, grace=2 * sup.STOPWAITSECS + 10)
-    for name, stray in sup.strays(run, MODULES).items():  # supervisord died, its programs did not
+    for name, stray in sup.strays(run, modules).items():  # supervisord died, its programs did not
         stop_pid(stray, grace=sup.STOPWAITSECS)
         stopped.append(name)
     path.unlink(missing_ok=True)
     (run / sup.RESTARTS).unlink(missing_ok=True)
     console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
     return 0
+
+
+def _recorded_modules(run: Path, modules: dict[str, str]) -> dict[str, str]:
+    """`modules` plus the processes the last `sextant up` recorded in platform.json (instances)."""
+    try:
+        recorded = json.loads((run / PLATFORM_FILE).read_text())["processes"]
+        return {**modules, **{n: str(p["module"]) for n, p in recorded.items()}}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return dict(modules)
 
 
 def platform_ps(args: argparse.Namespace) -> int:

@@ -5,6 +5,12 @@ stack (real PostgreSQL and Kafka from `sextant_infra`). Used by `sextant demo` a
 Each process's output goes to `<run_dir>/logs/<name>.log` (and its spans, with
 `SEXTANT_OTEL_EXPORTER=jsonl`, to `<run_dir>/traces/<name>.jsonl`); a process that dies during start-up
 fails `wait_ready` with the tail of its log.
+
+**Instances** (`sextant up --instances SERVICE=N`, docs/platform/instances.md): a service can run as
+N processes. The first keeps the service's name; the others are `SERVICE-2` … `SERVICE-N`, each
+with its own port (API and `/metrics`) and log, but all with `SEXTANT_SERVICE_NAME=SERVICE`: the
+same Kafka consumer groups (the topics' partitions are split between them), the same tracking id
+and the same derived output ids (so whichever instance handles a record, it is handled once).
 """
 
 from __future__ import annotations
@@ -28,6 +34,36 @@ MODULES = {**{s: f"sextant_{s}.main" for s in SERVICES}, "relay": "sextant_kit.r
 
 class PlatformError(RuntimeError):
     pass
+
+
+def service_of(name: str) -> str:
+    """The service a process name runs: `planning-2` → `planning`; any other name is its own."""
+    base, _, n = name.rpartition("-")
+    return base if base in SERVICES and n.isdigit() and int(n) >= 2 else name
+
+
+def instance_names(instances: Mapping[str, int] | None = None,
+                   names: tuple[str, ...] = (*SERVICES, "relay", "agent")) -> tuple[str, ...]:
+    """The process names of `names` with `instances[service]` processes each (default 1):
+    `("planning", "planning-2", ...)`. Only the six services may have more than one."""
+    instances = instances or {}
+    bad = [s for s, n in instances.items() if s not in SERVICES or n < 1]
+    if bad:
+        raise ValueError(f"--instances: not a service, or fewer than 1 instance: {', '.join(bad)} "
+                         f"(services: {', '.join(SERVICES)})")
+    return tuple(f"{n}-{i}" if i > 1 else n for n in names for i in range(1, instances.get(n, 1) + 1))
+
+
+def parse_instances(specs: list[str] | None) -> dict[str, int]:
+    """`["planning=2", "admission=3"]` → `{"planning": 2, "admission": 3}` (ValueError if malformed)."""
+    out: dict[str, int] = {}
+    for spec in specs or ():
+        service, sep, n = spec.partition("=")
+        if not sep or not n.strip().isdigit():
+            raise ValueError(f"--instances {spec!r}: expected SERVICE=N")
+        out[service.strip()] = int(n)
+    instance_names(out)  # validates
+    return out
 
 
 def tail(path: Path, lines: int = 30) -> str:
@@ -59,18 +95,19 @@ class Platform:
     extra: dict[str, Mapping[str, str]] = field(default_factory=dict)
 
     def start(self, name: str, extra_env: Mapping[str, str] | None = None) -> Proc:
-        """Start (or restart, on the same port) one process."""
+        """Start (or restart, on the same port) one process (`name`: a service, `relay`, `agent`,
+        or an instance `SERVICE-N`)."""
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         self.extra[name] = extra_env or {}
         port = self.ports.setdefault(name, free_port())
         env = {**os.environ, "SEXTANT_RUN_DIR": str(self.run_dir),  # traces/ next to logs/ (jsonl export)
-               **self.env, "SEXTANT_SERVICE_NAME": name, "SEXTANT_HTTP_PORT": str(port),
+               **self.env, "SEXTANT_SERVICE_NAME": service_of(name), "SEXTANT_HTTP_PORT": str(port),
                "SEXTANT_HTTP_HOST": "127.0.0.1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                **(extra_env or {})}
         log = logs / f"{name}.log"
         # killed with us (PR_SET_PDEATHSIG): an interrupted demo or test leaks no process
-        popen = spawn([sys.executable, "-m", MODULES[name]], log_path=log, env=env, die_with_parent=True)
+        popen = spawn([sys.executable, "-m", MODULES[service_of(name)]], log_path=log, env=env, die_with_parent=True)
         self.procs[name] = Proc(name, port, popen, log)
         return self.procs[name]
 

@@ -164,11 +164,16 @@ async def lags(stack: Mapping[str, str], names: list[str]) -> dict[str, int | No
     from sqlalchemy.ext.asyncio import create_async_engine
 
     out: dict[str, int | None] = dict.fromkeys(names)
-    groups = [g for n in names for g in GROUPS.get(n, ())]
+    from .platform import service_of
+
+    def groups_of(name: str) -> tuple[str, ...]:  # an instance (`planning-2`) shares its service's groups
+        return GROUPS.get(service_of(name), ())
+
+    groups = [g for n in names for g in groups_of(n)]
     with contextlib.suppress(Exception):
         found = await group_lag(stack["SEXTANT_KAFKA_BOOTSTRAP"], groups)
         for n in names:
-            values = [found[g].lag for g in GROUPS.get(n, ()) if g in found and found[g].lag is not None]
+            values = [found[g].lag for g in groups_of(n) if g in found and found[g].lag is not None]
             if values:
                 out[n] = sum(v for v in values if v is not None)
     if "relay" in names:

@@ -11,10 +11,12 @@
                                       revoke one token (ID: the part between `sxt_` and the next
                                       `_`), or the tenant and every token it has
     sextant tenants list              tenants, their limits and active tokens
+    sextant tenants capacity NAME SERVERS / usage NAME
+                                      a tenant's virtual cluster over the REST API (`vcs.py`)
 
 These are operator verbs: they talk to the database (`--url`, default `$SEXTANT_DATABASE_URL` or the
-one `make up` wrote in .run/), migrating it first. Tokens are shown once and stored hashed
-(`sextant_kit.tenancy`).
+one `make up` wrote in .run/), migrating it first — but `capacity` and `usage`, which go through the
+API (`--api`, `--token`). Tokens are shown once and stored hashed (`sextant_kit.tenancy`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
+from . import vcs
 from .ops import _db_url
 
 console = Console()
@@ -60,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.set_defaults(func=revoke)
     ls = verbs.add_parser("list", help="list tenants")
     ls.set_defaults(func=listing)
+    vcs.add_verbs(verbs)
 
 
 def _run(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:

@@ -26,6 +26,7 @@ SERVER_EVENTS = Topic("sextant.events.servers", 1, "server lifecycle")
 CLOCK_EVENTS = Topic("sextant.events.clock", 1, "Tick events")
 MODEL_EVENTS = Topic("sextant.events.models", 1, "ModelRetrained")
 RECURRING_EVENTS = Topic("sextant.events.recurring", 1, "recurring templates: runs, contracts, reservations")
+TENANT_EVENTS = Topic("sextant.events.tenants", 1, "virtual clusters: capacities set, allocations decided")
 QUARANTINE_EVENTS = Topic("sextant.events.quarantine", 1, "RecordQuarantined of records naming no workload")
 AGENT_COMMANDS = Topic("sextant.commands.agent", 3, "commands executed by the cluster agent")
 SUBMISSIONS = Topic("sextant.submissions", 3, "public: SubmitWorkload from integrations")
@@ -35,13 +36,13 @@ TELEMETRY_SAMPLES = Topic("sextant.telemetry.samples", 3, "raw performance sampl
                           retention_ms=7 * 24 * 3600 * 1000)
 
 ALL_TOPICS: tuple[Topic, ...] = (WORKLOAD_EVENTS, SERVER_EVENTS, CLOCK_EVENTS, MODEL_EVENTS, QUARANTINE_EVENTS,
-                                 RECURRING_EVENTS,
+                                 RECURRING_EVENTS, TENANT_EVENTS,
                                  AGENT_COMMANDS, SUBMISSIONS, DECISIONS, DEAD_LETTERS,
                                  TELEMETRY_SAMPLES)
 
 _STREAM_PREFIX_TOPICS = {"workload-": WORKLOAD_EVENTS, "server-": SERVER_EVENTS,
                          "clock": CLOCK_EVENTS, "model-": MODEL_EVENTS, "quarantine-": QUARANTINE_EVENTS,
-                         "template-": RECURRING_EVENTS}
+                         "template-": RECURRING_EVENTS, "tenant-": TENANT_EVENTS, "vc-": TENANT_EVENTS}
 
 
 def topic_for_stream(stream: str) -> Topic:

@@ -18,12 +18,16 @@ from typing import Any
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
+from sextant_contracts import vc
 from sextant_contracts.ids import seed_from
 from sextant_contracts.model import DecisionTrace
 
 from .context import DecisionContext
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
+from .fairness import platform as vcs
+from .kwiken import platform as kwiken
 from .policies import (
     ObservationAssessor,
     PolicySet,
@@ -53,6 +57,8 @@ class Decision:
 def seed_for(command: cmd.Command, state: ClusterState) -> int:
     """The seed of a decision: from the workload (or recurring template) id and how many decisions
     it has had."""
+    if isinstance(command, vc.AllocateVcs):
+        return seed_from(vc.VC_STREAM, command.TYPE, state.vcs.decisions)
     if isinstance(command, rc.TemplateCommand):
         t = state.recurring.templates.get(command.template_id)
         return seed_from(command.template_id, command.TYPE, 0 if t is None else t.decisions)
@@ -65,6 +71,8 @@ def decide(state: ClusterState, command: cmd.Command, *, params: PolicySet, seed
     """Decide `command` against `state` under the policies of `params`. Pure and deterministic."""
     if isinstance(command, rc.TemplateCommand):
         return _decide_template(state, command, params=params, seed=seed, at=at, causation=causation)
+    if isinstance(command, vc.AllocateVcs):
+        return _allocate_vcs(state, command, params=params, seed=seed, at=at, causation=causation)
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise NotADecision(f"{command.TYPE} is not decided by the core")
@@ -138,6 +146,12 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     if (c.freed and w.phase == WorkloadPhase.DEFERRED and isinstance(p.planner, RetryHint)
             and not p.planner.could_use(state, w, c.freed)):
         return Decision(events=(), detail={"still_deferred": "no freed server fits it"})
+    if vcs.over_allocation(state, w):  # its tenant holds its VC allocation already: it waits
+        if w.phase == WorkloadPhase.DEFERRED:
+            return Decision(events=(), detail={"still_deferred": vcs.GATE_REASON})
+        gated = ev.PlacementDeferred(at=ctx.at, workload_id=w.workload_id, decision=ctx.record("placement", w.workload_id),
+                                     reasons=(vcs.GATE_REASON,))
+        return Decision(events=(gated,), detail={"deferred": vcs.GATE_REASON})
     out = p.planner.place(state, w, ctx)
     rec = ctx.record("placement", w.workload_id)
     e: ev.Event
@@ -192,6 +206,27 @@ def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     return Decision(events=tuple(events))
 
 
+def _plan_kwiken(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
+                 ctx: DecisionContext) -> Decision:
+    """Kwiken's plan of a service (`kwiken.platform`): only when due (first plan or drift)."""
+    svc = state.kwiken.get(w.workload_id)
+    if svc is None:
+        return Decision(events=(), detail={"skipped": "no stages declared"})
+    is_due, moved = kwiken.due(svc)
+    if not is_due:
+        return Decision(events=(), detail={"skipped": "no plan due (samples short or no drift)"})
+    stages, spent = kwiken.compute_plan(svc, ctx.seed)
+    d = svc.declared
+    e = kw.KwikenPlanDecided(at=ctx.at, workload_id=w.workload_id, decision=ctx.record("kwiken", w.workload_id),
+                             trigger="first" if svc.plan is None else "drift", stages=stages,
+                             reissue_budget=d.reissue_budget, loss_budget=d.loss_budget, reissue_spent=spent,
+                             drift=moved)
+    plan = [f"{s.stage}: {s.policy} r={s.fraction:g}" + (f" T={s.timeout_ms:g}ms" if s.timeout_ms is not None else "")
+            + (f" partial p={s.partial_p:g}" if s.partial_p is not None else "") for s in stages]
+    return Decision(events=(e,), detail={"drift": list(moved), "alpha": kwiken.ALPHA, "reissue_spent": spent,
+                                         "plan": plan[:20]})
+
+
 def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: PolicySet, seed: int, at: float,
                      causation: tuple[str, ...]) -> Decision:
     """A recurring template's decision (`recurring.decisions`): inference, planning or DRA."""
@@ -212,6 +247,17 @@ def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: Poli
     return Decision(events=tuple(events))
 
 
+def _allocate_vcs(state: ClusterState, c: vc.AllocateVcs, *, params: PolicySet, seed: int, at: float,
+                  causation: tuple[str, ...]) -> Decision:
+    """The allocation between virtual clusters (`fairness.platform`), under `params.vc_policy`."""
+    if not state.vcs.active:
+        return Decision(events=(), detail={"skipped": "no tenant has a VC capacity"})
+    ctx = DecisionContext(at=at, seed=seed, state_position=state.position, causation=causation,
+                          profile=params.profile, policy_version=params.version)
+    e = vcs.allocate(state, c.reason, params.vc_policy, at, ctx.record("vc-allocation", vc.VC_STREAM))
+    return Decision(events=(e,))
+
+
 _HANDLERS = {
     cmd.PlanProfiling: _plan_profiling,
     cmd.ClassifyWorkload: _classify,
@@ -221,6 +267,8 @@ _HANDLERS = {
     cmd.AssessObservation: _assess,
     cmd.AssessProbe: _assess,
     cmd.AssessTasks: _assess,
+    kw.PlanKwiken: _plan_kwiken,
 }
 
-DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation}
+DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation,
+                                            vc.AllocateVcs}

@@ -13,6 +13,7 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     full verdicts switched on; returns the lines `sextant explain` prints."""
     from sextant_contracts import events as ev
     from sextant_contracts import recurring as rc
+    from sextant_contracts import vc
 
     from .decide import decide, seed_for
     from .policies import ExplainablePlanner
@@ -34,7 +35,9 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
     if isinstance(params.planner, ExplainablePlanner):  # every plugin's verdict on every server
         params = replace(params, planner=params.planner.explaining())
     noun = "template" if isinstance(event, rc.TemplateEvent) else "workload"
-    out = [f"{event.TYPE} for {noun} {subject} at position {found.position}",
+    head = (f"{event.TYPE} between virtual clusters ({event.policy}, {event.reason})"
+            if isinstance(event, vc.VcAllocationDecided) else f"{event.TYPE} for {noun} {subject}")
+    out = [f"{head} at position {found.position}",
            f"  decided on the state at position {rec.state_position}, profile {rec.profile} "
            f"v{rec.policy_version}, model {rec.model_version or '-'}, seed {rec.seed}"]
     if cause is not None:

@@ -172,6 +172,9 @@ class PolicySet:
     admission: AdmissionPolicy
     planner: Planner
     reprovisioner: Reprovisioner
+    # the policy allocating servers between virtual clusters (`sextant_core.fairness`); another
+    # one than the default is named in the profile (`profiles.with_vc_policy`), so replay finds it
+    vc_policy: str = "sextant"
 
 
 # --- starting policies -------------------------------------------------------------------------

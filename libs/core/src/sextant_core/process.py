@@ -14,10 +14,13 @@ from functools import singledispatch
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
+from sextant_contracts import vc
 
 from .admission.queues import class_queues, heads
 from .domain.lifecycle import TERMINAL, WorkloadPhase
+from .kwiken.platform import due
 from .state.model import ClusterState
 
 Commands = tuple[cmd.Command, ...]
@@ -42,8 +45,8 @@ def _react(event: ev.Event, state: ClusterState) -> Commands:
 @_react.register
 def _(event: ev.WorkloadSubmitted, state: ClusterState) -> Commands:
     if event.fast_path:
-        return (cmd.ClassifyWorkload(workload_id=event.workload_id),)
-    return (cmd.PlanProfiling(workload_id=event.workload_id),)
+        return (cmd.ClassifyWorkload(workload_id=event.workload_id),) + _allocate(state, "arrival")
+    return (cmd.PlanProfiling(workload_id=event.workload_id),) + _allocate(state, "arrival")
 
 
 @_react.register
@@ -107,17 +110,17 @@ def _(event: ev.QosVerdict, state: ClusterState) -> Commands:
 @_react.register
 def _(event: ev.WorkloadRevoked, state: ClusterState) -> Commands:
     return (cmd.StopWorkload(workload_id=event.workload_id, reason=event.reason or "revoked"),) + \
-        _capacity_freed(state, _held(state, event.workload_id))
+        _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.WorkloadCompleted, state: ClusterState) -> Commands:
-    return _capacity_freed(state, _held(state, event.workload_id))
+    return _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.WorkloadFailed, state: ClusterState) -> Commands:
-    return _capacity_freed(state, _held(state, event.workload_id))
+    return _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
@@ -126,17 +129,17 @@ def _(event: ev.RecordQuarantined, state: ClusterState) -> Commands:
     if not event.workload_id:
         return ()
     return (cmd.StopWorkload(workload_id=event.workload_id, reason="quarantined"),) + \
-        _capacity_freed(state, _held(state, event.workload_id))
+        _allocate(state, "completion") + _capacity_freed(state, _held(state, event.workload_id))
 
 
 @_react.register
 def _(event: ev.ServerRegistered, state: ClusterState) -> Commands:
-    return _capacity_freed(state, (event.server_id,))
+    return _servers_changed(state) + _capacity_freed(state, (event.server_id,))
 
 
 @_react.register
 def _(event: ev.ServerRecovered, state: ClusterState) -> Commands:
-    return _capacity_freed(state, (event.server_id,))
+    return _servers_changed(state) + _capacity_freed(state, (event.server_id,))
 
 
 @_react.register
@@ -144,9 +147,14 @@ def _(event: ev.ServerFailed, state: ClusterState) -> Commands:
     s = state.servers.get(event.server_id)
     if s is None:
         return ()
-    return tuple(cmd.PlaceWorkload(workload_id=w, reason="server_failed", server_id=event.server_id)
-                 for w in s.residents
-                 if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
+    return _servers_changed(state) + tuple(
+        cmd.PlaceWorkload(workload_id=w, reason="server_failed", server_id=event.server_id)
+        for w in s.residents if state.workloads[w].phase in (WorkloadPhase.RUNNING, WorkloadPhase.PLACED))
+
+
+@_react.register
+def _(event: ev.ServerDrained, state: ClusterState) -> Commands:
+    return _servers_changed(state)
 
 
 @_react.register
@@ -259,6 +267,36 @@ def _(event: ev.TasksObserved, state: ClusterState) -> Commands:
                             attempts=() if a is None else a.attempts),)
 
 
+# --- virtual clusters ----------------------------------------------------------------------------
+
+
+def _allocate(state: ClusterState, reason: vc.Reason) -> Commands:
+    """Planning recomputes the allocation between VCs — only while a tenant has a VC capacity, so a
+    log without capacities is decided exactly as before they existed."""
+    return (vc.AllocateVcs(reason=reason),) if state.vcs.active else ()
+
+
+def _servers_changed(state: ClusterState) -> Commands:
+    """The cell's schedulable servers changed (a server registered, failed, drained or returned):
+    a new allocation (reason `servers`) when an allocation is in force and the total differs from
+    the one it was decided over — before the re-plans and retries that follow, so they see it.
+    Nothing when no tenant has a capacity, the total is unchanged (a re-registration), or no
+    allocation was decided yet (a decider folded past the event: the `VcCapacitySet` reaction
+    allocates with the current total)."""
+    last = state.vcs.last
+    if not state.vcs.active or last is None or last.total == state.schedulable_servers:
+        return ()
+    return (vc.AllocateVcs(reason="servers"),)
+
+
+@_react.register
+def _(event: vc.VcCapacitySet, state: ClusterState) -> Commands:
+    """A capacity changed: a new allocation, then every deferred placement retried (a full search:
+    a tenant's allocation may have grown)."""
+    return _allocate(state, "capacity") + tuple(
+        cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred)
+
+
 def _held(state: ClusterState, workload_id: str) -> tuple[str, ...]:
     """The servers an ended workload held (its allocation is kept after it ends), sorted."""
     w = state.workloads.get(workload_id)
@@ -284,3 +322,17 @@ def _capacity_freed(state: ClusterState, freed: tuple[str, ...]) -> Commands:
     if freed:
         out.extend(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed", freed=freed) for w in state.deferred)
     return tuple(out)
+
+
+# --- Kwiken (multi-stage services) ---------------------------------------------------------------
+
+
+@_react.register(kw.ServiceStagesDeclared)
+@_react.register(kw.StageLatenciesObserved)
+def _kwiken(event: kw.ServiceStagesDeclared | kw.StageLatenciesObserved, state: ClusterState) -> Commands:
+    """New samples or stages: a plan is asked for when one is due (first plan, or the KS drift test)."""
+    svc = state.kwiken.get(event.workload_id)
+    w = state.workloads.get(event.workload_id)
+    if svc is None or w is None or w.phase in TERMINAL or not due(svc)[0]:
+        return ()
+    return (kw.PlanKwiken(workload_id=event.workload_id),)

@@ -16,11 +16,13 @@ from .profiling.plan import DefaultProfilingPlan
 _FACTORIES: dict[str, Callable[[], PolicySet]] = {}
 _PAST: dict[str, Callable[[str], PolicySet]] = {}  # name -> factory(version), KeyError if not kept
 AT = "@"
+VC = "~vc="
 
 
 def at_version(name: str, version: str) -> str:
-    """The profile name that denotes `name` at policy version `version`."""
-    return f"{name}{AT}{version}"
+    """The profile name that denotes `name` at policy version `version` (before a `~vc=` part)."""
+    head, vc, vc_policy = name.partition(VC)
+    return f"{head}{AT}{version}{vc}{vc_policy}"
 
 
 def register(name: str) -> Callable[[Callable[[], PolicySet]], Callable[[], PolicySet]]:
@@ -45,8 +47,29 @@ def register_past(name: str) -> Callable[[Callable[[str], PolicySet]], Callable[
     return deco
 
 
+def with_vc_policy(name: str, vc_policy: str) -> str:
+    """The profile `name` whose virtual clusters are allocated by `vc_policy` (a
+    `sextant_core.fairness` policy): `name` itself for the default, else `NAME~vc=POLICY` — the
+    name every decision records, so replay rebuilds the same policy set."""
+    from .fairness.platform import DEFAULT_POLICY, check_policy
+
+    return name if check_policy(vc_policy) == DEFAULT_POLICY else f"{name}{VC}{vc_policy}"
+
+
 def policy_set(name: str) -> PolicySet:
-    """The policy set `name` (current version), or `NAME@VERSION` (an earlier version kept)."""
+    """The policy set `name` (current version), or `NAME@VERSION` (an earlier version kept);
+    either followed by `~vc=POLICY` (`with_vc_policy`)."""
+    head, vc, vc_policy = name.partition(VC)
+    if vc:
+        from dataclasses import replace
+
+        from .fairness.platform import check_policy
+
+        try:
+            check_policy(vc_policy)
+        except ValueError as exc:
+            raise KeyError(str(exc)) from None
+        return replace(policy_set(head), profile=name, vc_policy=vc_policy)
     base, at, version = name.partition(AT)
     if at:
         try:

@@ -14,6 +14,19 @@ Per record, in partition-offset order:
    one per record) and commit the Kafka offsets of every record handled — always after the
    database commit, so a crash in between only causes a redelivery that step 2 skips.
 
+**Batched appends** (`batch_appends=True`, a store with `append_and_track_many` — `BatchRecorder` —
+and a handler with `begin_batch`/`stage`/`end_batch` — `Staging`, e.g. `runtime.DeciderHandler`):
+steps 3–4 run for the whole fetched batch first — each record's handler decides on the state
+plus the outputs *staged* for the records before it (numbered as they will be stored, right after
+the head the first one pinned) — then ONE `append_and_track_many` writes every tracking row,
+output and outbox row. A record the batch cannot take (undecodable, a handler error, pinned stream
+versions, a head that does not follow the staged outputs, `FlushFirst`) ends the batched part: what
+was staged is committed, and that record and the rest are handled one by one as above. A batch
+whose append fails (the head moved, an input tracked meanwhile, a duplicate output, any error) is
+rolled back in the handler (`end_batch(False)`) and handled again one record at a time — so a poison
+record is still dead-lettered or quarantined alone, and every other record lands exactly once.
+A crash before the batch's commit writes nothing: the redelivered batch is decided again.
+
 Failures never stop the loop:
 - a **transient** error (`errors.is_transient`: database or broker unavailable) waits with capped
   exponential backoff and retries the same record, forever — no crash loop, no dropped record;
@@ -48,9 +61,10 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from opentelemetry import trace
+from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope, EnvelopeError
 from sextant_contracts.events import Event
 from sextant_contracts.ids import derive_id
@@ -60,13 +74,14 @@ from . import metrics
 from .errors import (
     ConcurrencyError,
     DuplicateEventError,
+    FlushFirst,
     HeadMovedError,
     PoisonMessage,
     dependency_of,
     is_transient,
 )
 from .logs import recovered
-from .ports import Publisher, Record, RecordSource, TrackingRecorder
+from .ports import BatchRecorder, Publisher, Record, RecordSource, TrackedInput, TrackingRecorder
 from .quarantine import REASON, quarantine, workload_of
 from .telemetry import OUTPUTS_ATTRIBUTE, SUPERSEDED_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
 
@@ -94,6 +109,37 @@ StageHook = Callable[[Stage, Record, int], None]
 """Called as hook(stage, record, records handled so far); fault-injection tests die in it."""
 
 
+@runtime_checkable
+class Staging(Protocol):
+    """A handler that can decide a batch's records before their outputs are stored."""
+
+    def begin_batch(self) -> None:
+        """A batch starts: remember the state to return to if the batch is not stored."""
+        ...
+
+    def stage(self, outputs: Sequence[Envelope]) -> None:
+        """The outputs of the record just handled, as they will be stored (positions set when
+        the head was pinned, payloads canonical): decide the next records on a state with them."""
+        ...
+
+    def end_batch(self, stored: bool) -> None:
+        """The batched part is over: its staged outputs were stored (`stored`; they are now the
+        log's), or not — then forget everything staged since `begin_batch`."""
+        ...
+
+
+@dataclass
+class _Staged:
+    record: Record
+    env: Envelope
+    outputs: list[Envelope]
+    started: float
+
+
+class _Abort(Exception):
+    """The batched part ends before this record (consumer-internal)."""
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Handler attempts before dead-lettering, and the backoff between any two attempts."""
@@ -117,6 +163,8 @@ class ConsumerStats:
     transient_waits: int = 0
     commit_failures: int = 0
     head_retries: int = 0
+    batches: int = 0
+    batch_fallbacks: int = 0
 
 
 class ConsumerLoop:
@@ -127,7 +175,8 @@ class ConsumerLoop:
                  output_source: str | None = None, retry: RetryPolicy | None = None,
                  tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
-                 track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None) -> None:
+                 track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None,
+                 batch_appends: bool = False) -> None:
         self.name = name
         self._source = source
         self._store = store
@@ -146,6 +195,10 @@ class ConsumerLoop:
         self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
         self.handled = 0
+        self._fetched = 0  # records of the current batch the hook saw "fetched" for
+        # one append per fetched batch: needs a store and a handler that support it
+        self._batch_store: BatchRecorder | None = (
+            store if batch_appends and isinstance(store, BatchRecorder) and isinstance(handler, Staging) else None)
 
     # --- driving -----------------------------------------------------------------------------
 
@@ -176,9 +229,13 @@ class ConsumerLoop:
         done: dict[tuple[str, int], int] = {}
         ids = [i for i in (r.header("ce_id") for r in records) if i]
         tracked = await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
-        for record in records:
-            self._stage("fetched", record)
-            await self.process(record, tracked)
+        self._fetched = 0
+        first = await self._process_batch(records, tracked) if self._batch_store is not None and records else 0
+        for i, record in enumerate(records):
+            if i >= first:
+                if i >= self._fetched:
+                    self._stage("fetched", record)
+                await self.process(record, tracked)
             done[(record.topic, record.partition)] = record.offset + 1
         if done:
             # outputs were appended with durable=False: one barrier for the whole batch, before
@@ -201,6 +258,10 @@ class ConsumerLoop:
         (looked up once per batch); None looks the record up on its own."""
         started = time.monotonic()
         outcome = await self._process(record, tracked)
+        self._count(outcome, started)
+        return outcome
+
+    def _count(self, outcome: Outcome, started: float) -> None:
         metrics.record_handled(self.name, outcome, time.monotonic() - started)
         self.handled += 1
         if outcome == "processed":
@@ -211,7 +272,118 @@ class ConsumerLoop:
             self.stats.quarantined += 1
         else:
             self.stats.dead_lettered += 1
-        return outcome
+
+    # --- a whole batch (batch_appends) --------------------------------------------------------
+
+    async def _process_batch(self, records: Sequence[Record], tracked: set[str]) -> int:
+        """Decide `records` in order on the staged state and store them with ONE append; returns
+        how many records are done (the rest are handled one by one). 0 = the batch failed (rolled
+        back; every record is handled again one by one)."""
+        store, handler = self._batch_store, self._handler
+        assert store is not None and isinstance(handler, Staging)
+        handler.begin_batch()
+        staged: list[_Staged] = []
+        done: list[tuple[Outcome, float]] = []  # outcomes of records that write nothing
+        first_head: int | None = None  # the head the first outputs were decided on (None: unpinned)
+        head: int | None = None  # first_head + the outputs staged so far
+        ids: set[str] = set()  # event ids staged (a second copy in the batch is skipped)
+        n = 0
+        for record in records:
+            started = time.monotonic()
+            self._stage("fetched", record)
+            self._fetched = n + 1
+            try:
+                env = Envelope.from_kafka(record.key, record.value, record.headers)
+            except (EnvelopeError, ValueError, UnicodeDecodeError):
+                break  # dead-lettered one by one
+            if env.id in tracked or env.id in ids:
+                done.append(("skipped", started))
+                n += 1
+                continue
+            try:
+                outputs, expected_head = await self._decide_staged(record, env, head)
+            except _Abort:
+                break
+            if outputs and staged and (expected_head is None) != (first_head is None):
+                break  # pinned after unpinned outputs (or the reverse): one by one
+            if outputs and expected_head is not None:
+                if first_head is None:
+                    first_head = head = expected_head
+                assert head is not None
+                outputs = [e.model_copy(update={"position": head + 1 + i}) for i, e in enumerate(outputs)]
+                head += len(outputs)
+            if outputs or self._track_empty:
+                handler.stage(outputs)
+                staged.append(_Staged(record, env, outputs, started))
+                ids.add(env.id)
+            else:
+                done.append(("processed", started))  # a no-op reaction: nothing to write
+            self._stage("handled", record)
+            n += 1
+        if staged and not await self._store_staged(store, staged, first_head, tracked):
+            handler.end_batch(False)
+            self.stats.batch_fallbacks += 1
+            return 0
+        handler.end_batch(True)
+        for outcome, started in done:
+            self._count(outcome, started)
+        return n
+
+    async def _decide_staged(self, record: Record, env: Envelope, head: int | None
+                             ) -> tuple[list[Envelope], int | None]:
+        """The record's outputs (canonical payloads) and pinned head, or `_Abort` when the batch
+        cannot take it (any handler error, pinned stream versions, a head that does not follow the
+        staged outputs): it is then handled on its own."""
+        tracer = self._tracer or default_tracer()
+        attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
+                 "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
+                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type,
+                 "sextant.batched": True}
+        with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
+              if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
+            try:
+                result = await self._handler(env)
+                outputs, expected = self._wrap(env, result)
+                outputs = [e.model_copy(update={"payload": codec.loads(codec.dumps(e.payload))}) for e in outputs]
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # FlushFirst, or a failure the one-by-one path retries
+                if not isinstance(exc, FlushFirst):
+                    log.info("%s: %s leaves the batch (%r); handled on its own", self.name, env.id, exc)
+                raise _Abort from exc
+            expected_head = result.expected_head if isinstance(result, Outputs) else None
+            if expected or (outputs and head is not None and expected_head != head):
+                raise _Abort
+            span.set_attribute(OUTPUTS_ATTRIBUTE, len(outputs))
+        return outputs, expected_head
+
+    async def _store_staged(self, store: BatchRecorder, staged: list[_Staged], head: int | None,
+                            tracked: set[str]) -> bool:
+        """ONE append for every staged record; False (nothing written) when it fails."""
+        inputs = [TrackedInput(s.env.id, s.env.position, tuple(s.outputs)) for s in staged]
+        try:
+            stored = await self._with_patience("append", lambda: store.append_and_track_many(
+                self.name, inputs, expected_head=head, durable=False))
+        except asyncio.CancelledError:
+            raise
+        except HeadMovedError:
+            self.stats.head_retries += 1
+            return False
+        except Exception as exc:  # one by one: a poison record is isolated there
+            log.warning("%s: batched append of %d records failed (%r); handling them one by one",
+                        self.name, len(staged), exc)
+            return False
+        if stored is None:  # an input was tracked meanwhile: one by one skips it
+            return False
+        self.stats.batches += 1
+        for s, out in zip(staged, stored, strict=True):
+            self._stage("stored", s.record)
+            tracked.add(s.env.id)
+            if out:
+                metrics.record_outputs(self.name, s.env.time, (e.type for e in out), time.time())
+                log.info("%s: %s %s -> %s", self.name, s.env.type, s.env.stream, ", ".join(e.type for e in out))
+            self._count("processed", s.started)
+        return True
 
     # --- one record --------------------------------------------------------------------------
 

@@ -51,6 +51,12 @@ class DuplicateEventError(KitError):
         self.event_id = event_id
 
 
+class FlushFirst(KitError):
+    """Raised by a staging handler (`consumer.Staging`) inside a batch when it cannot decide on
+    the staged state (it needs the log past it): the consumer loop commits what it staged and
+    handles the record on its own. Never a failure of the record."""
+
+
 class TransientError(KitError):
     """A dependency is temporarily unavailable; retry with backoff."""
 

@@ -159,6 +159,36 @@ class TrackingRecorder(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class TrackedInput:
+    """One input of a batched append: its event id and position, and the outputs decided for it
+    (in order; they land right after the previous input's outputs)."""
+
+    event_id: str
+    position: int | None
+    outputs: tuple[Envelope, ...]
+
+
+@runtime_checkable
+class BatchRecorder(Protocol):
+    """A `TrackingRecorder` that also records a whole fetched batch in one transaction."""
+
+    async def append_and_track_many(self, consumer: str, inputs: Sequence[TrackedInput], *,
+                                    expected_head: int | None = None,
+                                    durable: bool = True) -> list[list[Envelope]] | None:
+        """Record every input's tracking row and outputs (and their outbox rows) in ONE
+        transaction: the outputs of all inputs, concatenated in input order, land right after
+        position `expected_head` (when given; `HeadMovedError` otherwise).
+
+        Returns the stored outputs of each input, in input order; or None — with nothing
+        written — when any input was already tracked for `consumer` (or appears twice): the
+        caller then handles the inputs one by one (`append_and_track`), which skips those.
+        All or nothing: every error of `append_and_track` writes nothing for any input.
+        `durable` as in `append_and_track`.
+        """
+        ...
+
+
 @runtime_checkable
 class OutboxReader(Protocol):
     """What the relay needs: unsent events in position order, and a way to mark them sent."""

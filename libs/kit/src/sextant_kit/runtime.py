@@ -14,6 +14,18 @@ A `DeciderHandler` is the `ConsumerLoop` handler of a deciding service. For each
    calls the handler again, which catches up and decides again (DESIGN §4: "the state a decision
    saw" is exactly a prefix of the log).
 
+**Batches** (`consumer.Staging`): within one fetched batch the consumer loop stages each record's
+outputs — numbered right after the state they were decided on — and the handler folds them at
+once, so the next record of the batch is decided on the log as it will be once the batch is
+stored (one append for the batch instead of one per record, plus a refused append and a second
+decision for every record after the first). A record past the staged state (it needs a catch-up:
+the log grew under the batch) raises `FlushFirst`: the loop stores what it staged and handles that
+record on its own. The batch works on a shallow copy of the decider (states are immutable: the
+copy costs nothing), never on the shared one: another task of the process may fold the shared
+decider meanwhile (admission's API and front door do), and it must only ever hold a prefix of the
+log. A stored batch hands its state to the shared decider when it is further along; a batch that
+is not stored is simply dropped.
+
 Snapshots: the handler loads the newest valid snapshot at start (`restore`) and saves one every
 `snapshot_every` folded events, but not more often than every `snapshot_min_interval_s` seconds
 (pickling a large state costs a service a noticeable share of its CPU under load: measured with
@@ -24,12 +36,13 @@ floor); they are disposable caches tagged with the code version. Both numbers ar
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import Protocol
+from typing import Any, Protocol
 
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import suppress_instrumentation
@@ -37,7 +50,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.events import Event
 
 from .consumer import Outputs
-from .errors import LogUnfoldable
+from .errors import FlushFirst, LogUnfoldable
 from .ports import EventStore, Snapshot, SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -67,6 +80,10 @@ class DeciderPort(Protocol):
     def snapshot(self) -> bytes: ...
 
     def restore(self, blob: bytes) -> None: ...
+
+    state: Any
+    """The folded state, immutable: a batch works on a shallow copy of the decider and hands its
+    state over once stored (`DeciderHandler`)."""
 
 
 def code_version(*packages: str) -> str:
@@ -106,6 +123,8 @@ class DeciderHandler:
         self._last_snapshot = 0
         self._retry_of: str | None = None  # the last input handled: seen again = a retry
         self.folded = 0
+        self._shared: DeciderPort | None = None  # during a batch: the decider; self.decider its copy
+        self._staged = 0  # outputs staged in the current batch
 
     async def start(self) -> None:
         """Restore the newest valid snapshot, then fold the tail of the log.
@@ -164,14 +183,43 @@ class DeciderHandler:
         # head otherwise is harmless: the head-conditional append refuses outputs decided on it
         # (HeadMovedError) and the consumer loop calls us again — then `retry` forces a catch-up.
         if self._retry_of == env.id or env.position is None or env.position > self.decider.position:
+            if self._staged:  # the staged outputs are not in the log yet: store them first
+                raise FlushFirst(env.id)
             await self.catch_up()
         self._retry_of = env.id
         result = self.decider.handle(env)
         return Outputs(items=tuple(result.events), expected_head=self.decider.position)
 
 
+    # --- consumer.Staging: one append per fetched batch -----------------------------------------
+
+    def begin_batch(self) -> None:
+        if self._shared is None:
+            self._shared, self.decider = self.decider, copy.copy(self.decider)
+        self._staged = 0
+
+    def stage(self, outputs: Sequence[Envelope]) -> None:
+        """Fold the outputs just decided (positions right after the state): the next record of
+        the batch is decided on the log as it will be once the batch is stored."""
+        if outputs:
+            self.decider.fold(outputs)
+            self._staged += len(outputs)
+
+    def end_batch(self, stored: bool) -> None:
+        """Back to the shared decider: with the batch's state when the batch was stored and got
+        further (both are prefixes of the log: the longer one is right), else as it is."""
+        work, shared = self.decider, self._shared
+        if shared is not None:
+            if stored and work.position > shared.position:
+                shared.state = work.state
+            self.decider, self._shared = shared, None
+        if not stored:
+            self._retry_of = None
+        self._staged = 0
+
+
 EVENT_TOPICS = ("sextant.events.workloads", "sextant.events.servers", "sextant.events.clock",
-                "sextant.events.models", "sextant.events.recurring")
+                "sextant.events.models", "sextant.events.recurring", "sextant.events.tenants")
 
 
 def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sextant_core", "sextant_contracts"),
@@ -194,7 +242,8 @@ def decider_task(decider: DeciderPort, *, code_packages: Sequence[str] = ("sexta
         await with_patience(f"{name}: kafka consumer", source.start, rt.settings.retry_backoff_s,
                             rt.settings.retry_backoff_max_s, stop)
         loop = ConsumerLoop(name=name, source=source, store=rt.store, handler=handler, reacts=handler.reacts,
-                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name), track_empty=False)
+                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer(name), track_empty=False,
+                            batch_appends=True)
         rt.consumers[name] = loop
         rt.handlers[name] = handler
         metrics.watch_decider(name, decider)  # type: ignore[arg-type]  # the core's Decider has `state`

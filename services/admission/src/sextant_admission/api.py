@@ -8,6 +8,8 @@
     GET    /v1/state              operators: the cluster; a tenant: its own    200
     /v1/contracts...              recurring jobs' contracts: list, show, accept / override / reject
                                   (`contracts.py`)
+    PUT    /v1/tenants/{id}/capacity  an operator sets a tenant's VC capacity     202 (`tenants.py`)
+    GET    /v1/tenants/{id}/usage     a tenant's VC: capacity, load, credit, ... 200
 
 The web console (`console`, `/console/`) is served by the same app with the same auth.
 
@@ -35,7 +37,7 @@ from sextant_core.qos import target_fits
 from sextant_core.workflow import Decider
 from sextant_kit.problems import Problem, not_found_route, problem_responses, problem_route
 
-from . import contracts, views
+from . import contracts, stages, tenants, views
 from .auth import Gatekeeper, Principal, Throttled, Unauthenticated
 from .handlers import (
     Conflict,
@@ -187,7 +189,9 @@ def routers(ctx: ApiContext) -> list[APIRouter]:
     not_found_route(r)
     from . import console  # the web console on the same app (its routes are not in the OpenAPI document)
 
-    return [contracts.router(ctx, caller, time.time), r, console.router(ctx)]  # before the 404 catch-all
+    return [contracts.router(ctx, caller, time.time), tenants.router(ctx, caller, time.time),
+            stages.router(ctx, caller, time.time), r,
+            console.router(ctx)]  # before the 404 catch-all
 
 
 def _acting_for(who: Principal, named: str | None) -> str:

@@ -14,7 +14,8 @@ here are registered as such (`_unchanged`).
 
 Every change of a server's row (resources, residents, interference aggregates, flags) is also
 pushed on `state.server_journal` (see `state.model`), so columnar indexes can follow the fold
-incrementally.
+incrementally. The per-tenant (demand, held) servers (`state.load`) follow the one workload an
+event changes, and `state.schedulable_servers` the server flags (`fairness.load`).
 """
 
 from __future__ import annotations
@@ -23,12 +24,17 @@ from collections.abc import Iterable
 from functools import singledispatch
 
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
+from sextant_contracts import vc
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
+from ..fairness.load import moved
+from ..fairness.vcstate import evolve_vc
+from ..kwiken.platform import evolve_kwiken
 from ..recurring.state import evolve_recurring
 from .model import (
     EMPTY,
@@ -63,6 +69,11 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
     if isinstance(event, ev.DecisionEvent) and not (isinstance(event, ev.ProbeRequested) and not event.counted):
         new = _count_decision(new, event)
     changes: dict[str, object] = {}
+    if new.workloads is not state.workloads:  # an event changes at most the workload it names
+        wid = getattr(event, "workload_id", "")
+        load = moved(new.load, state.workloads.get(wid), new.workloads.get(wid))
+        if load is not new.load:
+            changes["load"] = load
     kb = evolve_knowledge(new.knowledge, event)  # the classification matrices
     if kb is not new.knowledge:
         changes["knowledge"] = kb
@@ -92,6 +103,22 @@ def _apply(event: ev.Event, state: ClusterState) -> ClusterState:
 def _(event: rc.TemplateEvent, state: ClusterState) -> ClusterState:
     """Recurring templates fold on their own (`recurring.state`), decisions counted there."""
     return replace(state, recurring=evolve_recurring(state.recurring, event))
+
+
+@_apply.register(vc.VcCapacitySet)
+@_apply.register(vc.VcAllocationDecided)
+def _vc(event: vc.VcCapacitySet | vc.VcAllocationDecided, state: ClusterState) -> ClusterState:
+    """Virtual clusters fold on their own (`fairness.vcstate`): capacities, allocation, history."""
+    return replace(state, vcs=evolve_vc(state.vcs, event))
+
+
+@_apply.register(kw.ServiceStagesDeclared)
+@_apply.register(kw.StageLatenciesObserved)
+@_apply.register(kw.KwikenPlanDecided)
+def _kwiken(event: kw.ServiceStagesDeclared | kw.StageLatenciesObserved | kw.KwikenPlanDecided,
+            state: ClusterState) -> ClusterState:
+    """Kwiken's services fold on their own (`kwiken.platform`); a plan is counted by `evolve`."""
+    return replace(state, kwiken=evolve_kwiken(state.kwiken, event))
 
 
 def _count_decision(state: ClusterState, event: ev.DecisionEvent) -> ClusterState:
@@ -382,15 +409,23 @@ def _(event: ev.ServerRegistered, state: ClusterState) -> ClusterState:
                     residents_changed_at=old.residents_changed_at)
     added = old is None or old.platform != s.platform
     return replace(state, servers=state.servers.set(event.server_id, s),
-                   server_journal=journal_push(state.server_journal, event.server_id, added))
+                   server_journal=journal_push(state.server_journal, event.server_id, added),
+                   schedulable_servers=_schedulable(state, old, s))
+
+
+def _schedulable(state: ClusterState, old: ServerState | None, new: ServerState) -> int:
+    """`state.schedulable_servers` after one server's row went from `old` (None: new) to `new`."""
+    return state.schedulable_servers + new.schedulable - (old is not None and old.schedulable)
 
 
 def _server_flag(state: ClusterState, server_id: str, **changes: object) -> ClusterState:
     s = state.servers.get(server_id)
     if s is None:
         return state
-    return replace(state, servers=state.servers.set(server_id, replace(s, **changes)),  # type: ignore[arg-type]
-                   server_journal=journal_push(state.server_journal, server_id))
+    s2 = replace(s, **changes)  # type: ignore[arg-type]
+    return replace(state, servers=state.servers.set(server_id, s2),
+                   server_journal=journal_push(state.server_journal, server_id),
+                   schedulable_servers=_schedulable(state, s, s2))
 
 
 @_apply.register

@@ -31,6 +31,9 @@ from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, ServerCapa
 
 from ..classification.knowledge import KnowledgeBase
 from ..domain.lifecycle import HOLDING, WorkloadPhase
+from ..fairness.load import Load
+from ..fairness.vcstate import VcState
+from ..kwiken.platform import KwikenState
 from ..recurring.state import RecurringState
 from .records import copy_with
 
@@ -229,6 +232,12 @@ class ClusterState:
     deferred: tuple[str, ...] = ()  # admitted but not placed, in order
     knowledge: KnowledgeBase = field(default_factory=KnowledgeBase)  # classification matrices
     recurring: RecurringState = field(default_factory=RecurringState)  # recurring templates (Morpheus)
+    vcs: VcState = field(default_factory=VcState)  # virtual clusters: capacities, allocation, history
+    kwiken: KwikenState = field(default_factory=KwikenState)  # services' stage DAGs, samples, plans
+    # kept by `evolve` (`fairness.load`): per tenant with a live workload (demand, held) in servers,
+    # and the servers that are up and not drained — what an allocation between tenants reads
+    load: Load = field(default_factory=Map)
+    schedulable_servers: int = 0
     server_journal: ServerJournal | None = field(default=None, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> ClusterState:

@@ -75,3 +75,15 @@ def number(batch: StreamBatch, current: int, first_position: int) -> list[Envelo
         raise ConcurrencyError(batch.stream, batch.expected, current)
     return [env.model_copy(update={"stream_version": current + 1 + i, "position": first_position + i})
             for i, env in enumerate(batch.envelopes)]
+
+
+def split(stored: Sequence[Envelope], sizes: Sequence[int]) -> list[list[Envelope]]:
+    """`stored` cut into consecutive runs of `sizes` (a batched append's outputs, per input)."""
+    out: list[list[Envelope]] = []
+    start = 0
+    for n in sizes:
+        out.append(list(stored[start:start + n]))
+        start += n
+    if start != len(stored):
+        raise ValueError(f"{len(stored)} stored envelopes for {start} outputs")
+    return out

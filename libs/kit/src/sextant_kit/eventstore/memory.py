@@ -18,7 +18,7 @@ from sextant_contracts.envelope import Envelope
 
 from .. import outbox
 from ..errors import DuplicateEventError, HeadMovedError
-from ..ports import OutboxItem, Snapshot
+from ..ports import OutboxItem, Snapshot, TrackedInput
 from . import batches
 
 
@@ -94,6 +94,21 @@ class MemoryEventStore:
         stored = self._write(todo)  # raises before tracking on any error: nothing half-written
         seen[input_event_id] = input_position
         return stored
+
+    async def append_and_track_many(self, consumer: str, inputs: Sequence[TrackedInput], *,
+                                    expected_head: int | None = None,
+                                    durable: bool = True) -> list[list[Envelope]] | None:
+        todo = batches.group([e for i in inputs for e in i.outputs], None)
+        seen = self._tracking.setdefault(consumer, {})
+        ids = [i.event_id for i in inputs]
+        if len(set(ids)) != len(ids) or any(i in seen for i in ids):
+            return None
+        if todo and expected_head is not None and expected_head != len(self._log):
+            raise HeadMovedError(expected_head, len(self._log))
+        stored = self._write(todo)  # raises before tracking on any error: nothing half-written
+        for i in inputs:
+            seen[i.event_id] = i.position
+        return batches.split(stored, [len(i.outputs) for i in inputs])
 
     async def sync(self) -> None:
         return None  # memory is as durable as it gets

@@ -43,6 +43,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
 from sqlalchemy import bindparam, text
@@ -66,6 +67,7 @@ _CALL = text(
 ).bindparams(bindparam("consumer", type_=TEXT), bindparam("input_id", type_=TEXT),
              bindparam("input_position", type_=BIGINT), bindparam("expected_head", type_=BIGINT),
              *(bindparam(name, type_=ARRAY(t)) for name, t in _ARRAYS.items()))
+_PG_TYPES = {TEXT: "text", INTEGER: "integer", DOUBLE_PRECISION: "double precision"}
 _KEY_VALUE = re.compile(r"\(id\)=\((?P<id>[^)]*)\)")
 
 
@@ -124,8 +126,54 @@ async def write(conn: AsyncConnection, batches: Sequence[StreamBatch], topic_of:
     return stored
 
 
+_MANY_ARGS = ("consumer", "input_ids", "input_positions", "expected_head", *_ARRAYS)
+_MANY_TYPES = {"consumer": "text", "input_ids": "text[]", "input_positions": "bigint[]", "expected_head": "bigint",
+               **{name: f"{_PG_TYPES[t]}[]" for name, t in _ARRAYS.items()}}
+_CALL_MANY = ("SELECT r_stream, r_version, r_head FROM sextant_append_many("
+              + ", ".join(f"${i}::{_MANY_TYPES[name]}" for i, name in enumerate(_MANY_ARGS, 1)) + ")")
+
+
+async def write_many(conn: Any, inputs: Sequence[tuple[str, int | None]], batches: Sequence[StreamBatch],
+                     topic_of: outbox.TopicResolver, *, consumer: str,
+                     expected_head: int | None = None) -> list[Envelope] | None:
+    """Run one batched append (`sextant_append_many`, migration 0006) on a raw asyncpg connection
+    outside any transaction (the call is the transaction): the tracking rows of `inputs` (event
+    id, position) and `batches`, the outputs of all of them in order. Raw asyncpg, not SQLAlchemy:
+    the hot path of every consumer (one prepared statement per connection, no Core compilation).
+
+    Returns the stored envelopes, or None when an input was already tracked (nothing was written).
+    Raises ConcurrencyError / HeadMovedError / DuplicateEventError (nothing written).
+    """
+    params = call_params(batches, topic_of, consumer=consumer, input_id=None, input_position=None,
+                         expected_head=expected_head)
+    params["input_ids"] = [i for i, _ in inputs]
+    params["input_positions"] = [p for _, p in inputs]
+    try:
+        rows = await conn.fetch(_CALL_MANY, *(params[name] for name in _MANY_ARGS))
+    except asyncpg.PostgresError as exc:
+        if exc.sqlstate == "SX003":
+            return None
+        raise _translate_driver(exc, exc, batches, expected_head) from None
+    if not rows or rows[0]["r_head"] is None:  # tracked, no outputs
+        return []
+    versions = {r["r_stream"]: int(r["r_version"]) for r in rows}
+    position = int(rows[0]["r_head"]) - len(params["id"]) + 1
+    stored: list[Envelope] = []
+    for b in batches:
+        stored.extend(number(b, versions[b.stream], position))
+        versions[b.stream] += len(b.envelopes)
+        position += len(b.envelopes)
+    return stored
+
+
 def _translate(exc: DBAPIError, batches: Sequence[StreamBatch], expected_head: int | None) -> Exception:
     driver = exc.orig.__cause__ if exc.orig is not None and exc.orig.__cause__ is not None else exc.orig
+    return _translate_driver(exc, driver, batches, expected_head)
+
+
+def _translate_driver(exc: Exception, driver: Any, batches: Sequence[StreamBatch],
+                      expected_head: int | None) -> Exception:
+    """The kit's error for a failed append (`exc` as raised, `driver` the asyncpg error)."""
     sqlstate = getattr(driver, "sqlstate", None)
     detail = getattr(driver, "detail", None) or ""
     if sqlstate == "SX001":
@@ -133,9 +181,9 @@ def _translate(exc: DBAPIError, batches: Sequence[StreamBatch], expected_head: i
         return ConcurrencyError(d["stream"], d["expected"], d["actual"])
     if sqlstate == "SX002":
         return HeadMovedError(expected_head if expected_head is not None else -1, int(detail))
-    if isinstance(exc, IntegrityError):
+    if isinstance(exc, IntegrityError) or sqlstate == "23505":
         constraint = getattr(driver, "constraint_name", None) or ""
-        message = f"{exc.orig} {constraint} {detail}"
+        message = f"{driver} {constraint} {detail}"
         if "uq_events_id" in message:
             m = _KEY_VALUE.search(message)
             return DuplicateEventError(m.group("id") if m else batches[0].envelopes[0].id)

@@ -40,6 +40,8 @@ def stream_visible(state: ClusterState, scope: str | None, stream: str) -> bool:
     if stream.startswith(TEMPLATE_STREAM):  # a recurring template's: its tenant's
         t = state.recurring.templates.get(stream[len(TEMPLATE_STREAM):])
         return t is not None and t.tenant == scope
+    if stream == f"tenant-{scope}":  # its own VC capacity; the allocation between tenants is operators'
+        return True
     return stream.startswith(WORKLOAD_STREAM) and \
         visible(state, scope, stream[len(WORKLOAD_STREAM):]) is not None
 

@@ -1,0 +1,279 @@
+"""The consumer loop's batched appends (`batch_appends=True`): one `append_and_track_many` per
+fetched batch, decided on staged outputs, with the one-by-one path's outcomes — in memory, no I/O.
+
+The decider below makes every decision depend on the state it saw (the number of outputs folded
+so far is in each output's id): a record decided on a state missing an earlier record's outputs
+would leave a different log than the one-by-one loop does."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from sextant_contracts.envelope import Envelope
+from sextant_contracts.events import WorkloadCompleted
+from sextant_kit.bus import MemoryBus
+from sextant_kit.consumer import ConsumerLoop, RetryPolicy
+from sextant_kit.errors import PoisonMessage
+from sextant_kit.eventstore.memory import MemoryEventStore
+from sextant_kit.runtime import DeciderHandler
+from sextant_kit.testing.envelopes import make_envelope
+
+FAST = RetryPolicy(handler_attempts=2, initial_backoff=0.0, max_backoff=0.0)
+
+
+@dataclass(frozen=True)
+class CountState:
+    position: int = 0
+    outputs: int = 0
+
+
+class CountDecider:
+    """Reacts to each Tick with one WorkloadCompleted whose id counts the outputs folded so far."""
+
+    def __init__(self, poison: set[int] | None = None) -> None:
+        self.state = CountState()
+        self.poison = poison or set()
+
+    @property
+    def position(self) -> int:
+        return self.state.position
+
+    def fold(self, envelopes: Any) -> None:
+        st = self.state
+        for env in envelopes:
+            if env.position is None or env.position <= st.position:
+                continue
+            st = CountState(env.position, st.outputs + (env.type == "WorkloadCompleted"))
+        self.state = st
+
+    def reacts(self, env: Envelope) -> bool:
+        return env.type == "Tick"
+
+    def handle(self, env: Envelope) -> Any:
+        if env.payload["n"] in self.poison:
+            raise PoisonMessage("poison")
+        return SimpleNamespace(events=[WorkloadCompleted(workload_id=f"w{env.payload['n']}-after-{self.state.outputs}",
+                                                         at=1.0)])
+
+    def snapshot(self) -> bytes:
+        return pickle.dumps(self.state)
+
+    def restore(self, blob: bytes) -> None:
+        self.state = pickle.loads(blob)
+
+
+class CountingStore(MemoryEventStore):
+    """The memory store, counting appends (and able to fail the next batched ones)."""
+
+    def __init__(self) -> None:
+        super().__init__(topic_of=lambda s: None)
+        self.single = self.many = 0
+        self.before_many: Any = None
+
+    async def append_and_track(self, *args: Any, **kw: Any) -> Any:
+        self.single += 1
+        return await super().append_and_track(*args, **kw)
+
+    async def append_and_track_many(self, *args: Any, **kw: Any) -> Any:
+        self.many += 1
+        if self.before_many is not None:
+            await self.before_many()
+        return await super().append_and_track_many(*args, **kw)
+
+
+class World:
+    def __init__(self, n: int, *, poison: set[int] | None = None) -> None:
+        self.bus = MemoryBus({"in": 1, "dlq": 1})
+        self.store = CountingStore()
+        self.n = n
+        self.poison = poison
+
+    async def publish_inputs(self) -> list[Envelope]:
+        stored = [(await self.store.append(f"clock-{i}", 0, [make_envelope(f"clock-{i}", 1, i)]))[0]
+                  for i in range(self.n)]
+        for env in stored:
+            await self.bus.publish("in", *env.to_kafka())
+        return stored
+
+    def loop(self, *, batch: bool, hook: Any = None) -> ConsumerLoop:
+        handler = DeciderHandler("svc", CountDecider(self.poison), self.store)
+        return ConsumerLoop(name="svc", source=self.bus.source("svc", ["in"]), store=self.store, handler=handler,
+                            reacts=handler.reacts, dead_letters=self.bus, dead_letter_topic="dlq", retry=FAST,
+                            fetch_timeout=0.0, clock=lambda: 42.0, track_empty=False, batch_appends=batch,
+                            hook=hook)
+
+    async def drain(self, loop: ConsumerLoop) -> None:
+        while await loop.run_once():
+            pass
+
+    async def log(self) -> list[tuple[Any, ...]]:
+        return [(e.position, e.id, e.type, e.payload.get("workload_id"), e.causation_id)
+                for e in await self.store.read_all(0, 10_000)]
+
+
+async def reference_log(n: int, poison: set[int] | None = None) -> list[tuple[Any, ...]]:
+    w = World(n, poison=poison)
+    await w.publish_inputs()
+    await w.drain(w.loop(batch=False))
+    return await w.log()
+
+
+async def test_one_append_per_batch_and_the_same_log_as_one_by_one() -> None:
+    w = World(20)
+    await w.publish_inputs()
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    assert await w.log() == await reference_log(20)
+    assert (w.store.many, w.store.single) == (1, 0)
+    assert loop.stats.processed == 20 and loop.stats.batches == 1 and loop.stats.batch_fallbacks == 0
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(20)]  # each saw the ones before
+
+
+async def test_a_duplicate_within_a_batch_is_decided_once() -> None:
+    w = World(3)
+    stored = await w.publish_inputs()
+    await w.bus.publish("in", *stored[1].to_kafka())  # a relay duplicate: same event, new offset
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    assert await w.log() == await reference_log(3)
+    assert loop.stats.processed == 3 and loop.stats.skipped == 1 and w.store.many == 1
+
+
+@pytest.mark.parametrize("stage", ["handled", "stored"])
+async def test_a_crash_mid_batch_replays_it_and_every_output_lands_once(stage: str) -> None:
+    """Killed after the 5th record was decided (nothing stored) or after the batch was stored
+    (offsets not committed): a new process re-consumes the batch; the log is the uninterrupted one."""
+    w = World(10)
+    await w.publish_inputs()
+
+    class Crash(Exception):
+        pass
+
+    def hook(s: str, record: Any, handled: int) -> None:
+        if s == stage and record.offset == 4:
+            raise Crash
+
+    with pytest.raises(Crash):
+        await w.loop(batch=True, hook=hook).run_once()
+    written = len([r for r in await w.log() if r[2] == "WorkloadCompleted"])
+    assert written == (0 if stage == "handled" else 10)
+    again = w.loop(batch=True)  # the restarted process: a fresh decider, the same store and group
+    await w.drain(again)
+    assert await w.log() == await reference_log(10)
+    assert again.stats.skipped == (0 if stage == "handled" else 10)
+
+
+async def test_a_poison_record_is_dead_lettered_alone() -> None:
+    w = World(6, poison={2})
+    await w.publish_inputs()
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    assert await w.log() == await reference_log(6, poison={2})
+    (dead,) = w.bus.records("dlq")
+    assert dead.header("dlq_reason") == "poison" and dead.offset == 0 and dead.header("dlq_offset") == "2"
+    assert loop.stats.processed == 5 and loop.stats.dead_lettered == 1
+    assert w.store.many == 1  # records 0-1 in one append; 3-5 one by one after the poison record
+
+
+async def test_a_failed_batch_is_rolled_back_and_handled_one_by_one() -> None:
+    """Another writer appends under the batch: its append is refused (head moved), the decider's
+    staged state is dropped, and the records are decided again on the real log, each once."""
+    w = World(4)
+    await w.publish_inputs()
+    intruder = make_envelope("clock-x", 1, 99)
+
+    async def intrude() -> None:
+        w.store.before_many = None
+        await w.store.append("clock-x", 0, [intruder])
+
+    w.store.before_many = intrude
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    log = await w.log()
+    outs = [r for r in log if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    assert [r[1] for r in log].index(intruder.id) < [r[1] for r in log].index(outs[0][1])
+    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 0 and loop.stats.processed == 4
+    assert w.store.many == 1  # the refused one; then one append per record (plus their own refusals)
+
+
+async def planning_log(batch: bool) -> tuple[list[tuple[Any, ...]], ConsumerLoop]:
+    """Planning (the core's decider, `sextant-adaptive`) places three admitted workloads (it sizes
+    each at one core here) on one 2-core server, all three records in one fetched batch."""
+    from sextant_contracts import events as ev
+    from sextant_core.profiles import policy_set
+    from sextant_core.testing.builders import record, server, submitted
+    from sextant_core.workflow import Decider
+
+    store = CountingStore()
+    setup: list[ev.Event] = [server("s0", cores=2)]
+    for w in ("w1", "w2", "w3"):
+        setup += [submitted(w, cores=2, memory_gb=1.0, fast_path=True),
+                  ev.WorkloadClassified(at=2.0, workload_id=w, decision=record(1))]
+    await store.append_and_track("edge", "setup", None, [
+        Envelope.wrap(e, id=f"setup-{i}", source="edge", stream_version=0, time=e.at) for i, e in enumerate(setup)])
+    admitted = [Envelope.wrap(ev.WorkloadAdmitted(at=3.0, workload_id=w, decision=record(2), arq_class=0),
+                              id=f"admit-{w}", source="admission", stream_version=0, time=3.0)
+                for w in ("w1", "w2", "w3")]
+    bus = MemoryBus({"in": 1, "dlq": 1})
+    for env in admitted:
+        (stored,) = await store.append(env.stream, None, [env])
+        await bus.publish("in", *stored.to_kafka())
+    handler = DeciderHandler("planning", Decider("planning", policy_set("sextant-adaptive")), store)
+    await handler.start()
+    loop = ConsumerLoop(name="planning", source=bus.source("planning", ["in"]), store=store, handler=handler,
+                        reacts=handler.reacts, dead_letters=bus, dead_letter_topic="dlq", retry=FAST,
+                        fetch_timeout=0.0, clock=lambda: 42.0, track_empty=False, batch_appends=batch)
+    while await loop.run_once():
+        pass
+    return [(e.position, e.id, e.type, e.payload) for e in await store.read_all(0, 10_000)], loop
+
+
+async def test_the_core_planner_decides_a_batch_as_it_decides_one_record_at_a_time() -> None:
+    """No double booking: the second and third placements are decided on a state holding the
+    first's (staged) allocation; the log is byte for byte the one-by-one loop's."""
+    batched, loop = await planning_log(batch=True)
+    one_by_one, _ = await planning_log(batch=False)
+    assert batched == one_by_one
+    placed = [p for _, _, t, p in batched if t == "PlacementDecided"]
+    deferred = [p for _, _, t, p in batched if t == "PlacementDeferred"]
+    assert len(placed) == 2 and len(deferred) == 1
+    assert sum(a["cores"] for p in placed for a in p["allocation"]["assignments"]) <= 2
+    assert loop.stats.batches == 1 and loop.stats.head_retries == 0
+
+
+async def test_a_decider_shared_with_another_task_only_ever_holds_a_prefix_of_the_log() -> None:
+    """Admission's API and front door fold the decider its consumer uses: a batch stages on a
+    copy, so another task catching the shared decider up under the batch (while its append is in
+    flight) folds the real log, not staged outputs that are not in it."""
+    w = World(4)
+    await w.publish_inputs()
+    loop = w.loop(batch=True)
+    handler = loop._handler
+    assert isinstance(handler, DeciderHandler)
+    shared = handler.decider
+    seen: list[CountState] = []
+
+    def prefix(log: list[Envelope], upto: int) -> CountState:
+        d = CountDecider()
+        d.fold(e for e in log if e.position is not None and e.position <= upto)
+        return d.state
+
+    async def other_task() -> None:  # under the batch's append: someone appends, the API catches up
+        w.store.before_many = None
+        await w.store.append("clock-x", 0, [make_envelope("clock-x", 1, 99)])
+        await DeciderHandler("api", shared, w.store).catch_up()
+        seen.append(shared.state)
+        assert shared.state == prefix(await w.store.read_all(0, 10_000), shared.position)
+
+    w.store.before_many = other_task
+    await w.drain(loop)
+    assert seen and handler.decider is shared
+    log = await w.store.read_all(0, 10_000)
+    assert shared.state == prefix(log, shared.position)
+    assert [r[3] for r in await w.log() if r[2] == "WorkloadCompleted"] == [f"w{i}-after-{i}" for i in range(4)]
