@@ -277,3 +277,45 @@ async def test_a_decider_shared_with_another_task_only_ever_holds_a_prefix_of_th
     log = await w.store.read_all(0, 10_000)
     assert shared.state == prefix(log, shared.position)
     assert [r[3] for r in await w.log() if r[2] == "WorkloadCompleted"] == [f"w{i}-after-{i}" for i in range(4)]
+
+
+async def test_a_failed_batch_leaves_one_handling_per_record_in_the_traces_and_logs_carry_them(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A batch whose append was refused is decided again one by one: each record's trace holds the
+    handling that stored its outputs, not the abandoned batched one too; a stored batch's log lines
+    carry each record's own trace id."""
+    import logging
+
+    from opentelemetry.trace import SpanKind
+    from sextant_kit.logs import TraceIds
+    from sextant_kit.telemetry import OUTPUTS_ATTRIBUTE, TelemetryConfig, setup_tracing
+
+    tel = setup_tracing(TelemetryConfig("svc", exporter="memory", set_global=False))
+    assert tel.memory is not None
+    caplog.handler.addFilter(TraceIds())
+    caplog.set_level(logging.INFO, logger="sextant_kit.consumer")
+
+    async def run(fail: bool) -> list[Any]:
+        tel.memory.clear()
+        w = World(4)
+        await w.publish_inputs()
+        if fail:
+            async def intrude() -> None:
+                w.store.before_many = None
+                await w.store.append("clock-x", 0, [make_envelope("clock-x", 1, 99)])
+            w.store.before_many = intrude
+        loop = w.loop(batch=True)
+        loop._tracer = tel.tracer()
+        await w.drain(loop)
+        assert loop.stats.batch_fallbacks == int(fail) and loop.stats.processed == 4
+        return [s for s in tel.memory.get_finished_spans() if s.kind == SpanKind.CONSUMER]
+
+    for fail in (True, False):
+        caplog.clear()
+        spans = await run(fail)
+        assert sorted(s.attributes["messaging.kafka.offset"] for s in spans) == [0, 1, 2, 3]
+        assert all(s.attributes[OUTPUTS_ATTRIBUTE] == 1 for s in spans)
+        assert all(bool(s.attributes.get("sextant.batched")) is not fail for s in spans)
+        decided = [r for r in caplog.records if "-> WorkloadCompleted" in r.getMessage()]
+        assert len(decided) == 4
+        assert {r.trace_ids.split()[0] for r in decided} == {f"trace_id={s.context.trace_id:032x}" for s in spans}

@@ -83,7 +83,7 @@ from .errors import (
 from .logs import recovered
 from .ports import BatchRecorder, Publisher, Record, RecordSource, TrackedInput, TrackingRecorder
 from .quarantine import REASON, quarantine, workload_of
-from .telemetry import OUTPUTS_ATTRIBUTE, SUPERSEDED_ATTRIBUTE, consumer_span, current_traceparent, default_tracer
+from .telemetry import OUTPUTS_ATTRIBUTE, SUPERSEDED_ATTRIBUTE, consumer_span, open_consumer_span, current_traceparent, default_tracer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -134,10 +134,17 @@ class _Staged:
     env: Envelope
     outputs: list[Envelope]
     started: float
+    span: trace.Span  # its handling's CONSUMER span, ended once the batch's append is known
 
 
 class _Abort(Exception):
     """The batched part ends before this record (consumer-internal)."""
+
+
+def _discard(span: trace.Span) -> None:
+    """End a handling's span as one that decided nothing: not exported, nor the spans under it."""
+    span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
+    span.end()
 
 
 @dataclass(frozen=True)
@@ -301,10 +308,11 @@ class ConsumerLoop:
                 n += 1
                 continue
             try:
-                outputs, expected_head = await self._decide_staged(record, env, head)
+                outputs, expected_head, span = await self._decide_staged(record, env, head)
             except _Abort:
                 break
             if outputs and staged and (expected_head is None) != (first_head is None):
+                _discard(span)
                 break  # pinned after unpinned outputs (or the reverse): one by one
             if outputs and expected_head is not None:
                 if first_head is None:
@@ -314,13 +322,22 @@ class ConsumerLoop:
                 head += len(outputs)
             if outputs or self._track_empty:
                 handler.stage(outputs)
-                staged.append(_Staged(record, env, outputs, started))
+                staged.append(_Staged(record, env, outputs, started, span))
                 ids.add(env.id)
             else:
+                _discard(span)  # decided nothing: not exported (telemetry.NoOpHandlingDropped)
                 done.append(("processed", started))  # a no-op reaction: nothing to write
             self._stage("handled", record)
             n += 1
-        if staged and not await self._store_staged(store, staged, first_head, tracked):
+        try:
+            ok = not staged or await self._store_staged(store, staged, first_head, tracked)
+        except BaseException:
+            for s in staged:
+                _discard(s.span)
+            raise
+        if not ok:
+            for s in staged:  # decided again one by one, traced there
+                _discard(s.span)
             handler.end_batch(False)
             self.stats.batch_fallbacks += 1
             return 0
@@ -330,32 +347,39 @@ class ConsumerLoop:
         return n
 
     async def _decide_staged(self, record: Record, env: Envelope, head: int | None
-                             ) -> tuple[list[Envelope], int | None]:
-        """The record's outputs (canonical payloads) and pinned head, or `_Abort` when the batch
-        cannot take it (any handler error, pinned stream versions, a head that does not follow the
-        staged outputs): it is then handled on its own."""
+                             ) -> tuple[list[Envelope], int | None, trace.Span]:
+        """The record's outputs (canonical payloads), pinned head and open CONSUMER span, or
+        `_Abort` when the batch cannot take it (any handler error, pinned stream versions, a head
+        that does not follow the staged outputs): it is then handled, and traced, on its own.
+
+        The span stays open until the batch's append is known: a handling whose outputs were not
+        stored (the batch fell back to one record at a time) is dropped with the spans under it,
+        so a record's trace holds one handling, not the abandoned one beside the stored one."""
         tracer = self._tracer or default_tracer()
         attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
                  "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
                  "messaging.consumer.group.name": self.name, "sextant.event.type": env.type,
                  "sextant.batched": True}
-        with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
-              if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
-            try:
+        span = (open_consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
+                if self._reacts is None or self._reacts(env) else trace.INVALID_SPAN)
+        try:
+            with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
                 result = await self._handler(env)
                 outputs, expected = self._wrap(env, result)
-                outputs = [e.model_copy(update={"payload": codec.loads(codec.dumps(e.payload))}) for e in outputs]
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # FlushFirst, or a failure the one-by-one path retries
-                if not isinstance(exc, FlushFirst):
-                    log.info("%s: %s leaves the batch (%r); handled on its own", self.name, env.id, exc)
-                raise _Abort from exc
-            expected_head = result.expected_head if isinstance(result, Outputs) else None
-            if expected or (outputs and head is not None and expected_head != head):
-                raise _Abort
-            span.set_attribute(OUTPUTS_ATTRIBUTE, len(outputs))
-        return outputs, expected_head
+            outputs = [e.model_copy(update={"payload": codec.loads(codec.dumps(e.payload))}) for e in outputs]
+        except asyncio.CancelledError:
+            _discard(span)
+            raise
+        except Exception as exc:  # FlushFirst, or a failure the one-by-one path retries
+            _discard(span)
+            if not isinstance(exc, FlushFirst):
+                log.info("%s: %s leaves the batch (%r); handled on its own", self.name, env.id, exc)
+            raise _Abort from exc
+        expected_head = result.expected_head if isinstance(result, Outputs) else None
+        if expected or (outputs and head is not None and expected_head != head):
+            _discard(span)
+            raise _Abort
+        return outputs, expected_head, span
 
     async def _store_staged(self, store: BatchRecorder, staged: list[_Staged], head: int | None,
                             tracked: set[str]) -> bool:
@@ -379,9 +403,12 @@ class ConsumerLoop:
         for s, out in zip(staged, stored, strict=True):
             self._stage("stored", s.record)
             tracked.add(s.env.id)
-            if out:
-                metrics.record_outputs(self.name, s.env.time, (e.type for e in out), time.time())
-                log.info("%s: %s %s -> %s", self.name, s.env.type, s.env.stream, ", ".join(e.type for e in out))
+            s.span.set_attribute(OUTPUTS_ATTRIBUTE, len(out))
+            with trace.use_span(s.span, end_on_exit=True):  # the log line carries the record's trace
+                if out:
+                    metrics.record_outputs(self.name, s.env.time, (e.type for e in out), time.time())
+                    log.info("%s: %s %s -> %s", self.name, s.env.type, s.env.stream,
+                             ", ".join(e.type for e in out))
             self._count("processed", s.started)
         return True
 

@@ -373,6 +373,15 @@ def consumer_span(name: str, traceparent: str | None, attributes: Mapping[str, A
                      attributes=attrs)
 
 
+def open_consumer_span(name: str, traceparent: str | None, attributes: Mapping[str, Any] | None = None,
+                       *, tracer: trace.Tracer | None = None) -> trace.Span:
+    """`consumer_span`, started but neither current nor ended: the caller makes it current
+    (`trace.use_span`) and ends it when the handling's outcome is known."""
+    attrs = {"messaging.system": "kafka", "messaging.operation.type": "process", **(attributes or {})}
+    return (tracer or default_tracer()).start_span(name, context=context_from_traceparent(traceparent),
+                                                   kind=trace.SpanKind.CONSUMER, attributes=attrs)
+
+
 def default_tracer() -> trace.Tracer:
     """The kit's tracer from the global provider (a no-op until `setup_tracing` installs one)."""
     return trace.get_tracer(TRACER_NAME)
