@@ -25,6 +25,7 @@ are durable when it returns — one barrier covers any amount of history.
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
+from .rawconn import raw_connection
 
 # Autocommit single statement, committed with the server's synchronous_commit (on by default; a
 # server configured with it off gives up durability everywhere anyway).
@@ -44,7 +45,6 @@ class DurabilityBarrier:
         """Return once every position <= `position` is durable (no round trip if known)."""
         if position <= self.durable_position:
             return
-        async with self._engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            head = await raw.driver_connection.fetchval(BARRIER_SQL)  # type: ignore[union-attr]
+        async with raw_connection(self._engine) as raw:
+            head = await raw.fetchval(BARRIER_SQL)
         self.durable_position = max(self.durable_position, int(head or 0))

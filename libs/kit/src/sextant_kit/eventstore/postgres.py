@@ -28,6 +28,7 @@ from ..ports import OutboxItem, Snapshot, TrackedInput
 from . import batches
 from .durability import DurabilityBarrier
 from .notify import Notifications
+from .rawconn import raw_connection
 from .rows import COLUMNS, envelope_from_record, envelope_from_row
 from .schema import NOTIFY_CHANNEL, events, log_head, snapshots
 from .writer import write, write_many
@@ -96,9 +97,8 @@ class PostgresEventStore:
         """Raw asyncpg (one prepared statement per connection): every decider's catch-up reads
         every event through here, and SQLAlchemy's statement and row layers cost more than the
         query."""
-        async with self.engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            rows = await raw.driver_connection.fetch(_READ_ALL, from_position, limit)  # type: ignore[union-attr]
+        async with raw_connection(self.engine) as raw:
+            rows = await raw.fetch(_READ_ALL, from_position, limit)
         found = [envelope_from_record(r) for r in rows]
         await self._durable(found)
         return found
@@ -158,9 +158,8 @@ class PostgresEventStore:
                                     durable: bool = True) -> list[list[Envelope]] | None:
         """One `sextant_append_many` call on a raw asyncpg connection (writer.write_many)."""
         todo = batches.group([e for i in inputs for e in i.outputs], None)
-        async with self.engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            stored = await write_many(raw.driver_connection, [(i.event_id, i.position) for i in inputs], todo,
+        async with raw_connection(self.engine) as raw:
+            stored = await write_many(raw, [(i.event_id, i.position) for i in inputs], todo,
                                       self._topic_of, consumer=consumer, expected_head=expected_head)
         if stored is None:
             return None
@@ -203,9 +202,8 @@ class PostgresEventStore:
         """One autocommit statement (one round trip): a lost mark only means a re-publication."""
         if not positions:
             return
-        async with self.engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            await raw.driver_connection.execute(outbox.MARK_SENT_SQL, list(positions))  # type: ignore[union-attr]
+        async with raw_connection(self.engine) as raw:
+            await raw.execute(outbox.MARK_SENT_SQL, list(positions))
 
     async def pending_count(self) -> int:
         async with self.engine.connect() as conn:
