@@ -39,6 +39,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_core.profiles import policy_set as _policy_set
 from sextant_core.replay import replay
 from sextant_core.state import EMPTY, ServerState, evolve
+from sextant_kit.testing.platform import submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
@@ -60,22 +61,6 @@ class Run:
     logs: Path
     killed: list[str]
     stats: dict[str, dict[str, int]]  # consumer counters of each decider process but admission's (`GET /v1/stats`)
-
-
-def _post(client: httpx.Client, body: dict[str, object], key: str, deadline_s: float = 120.0) -> str:
-    """Submit with an idempotency key, retrying while the API cannot answer."""
-    end = time.monotonic() + deadline_s
-    while True:
-        try:
-            r = client.post("/v1/workloads", json=body, headers={"Idempotency-Key": key})
-            if r.status_code < 500:
-                r.raise_for_status()
-                return str(r.json()["id"])
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > end:
-            raise TimeoutError(f"submission {key} not accepted in {deadline_s}s")
-        time.sleep(0.5)
 
 
 def _stats(url: str) -> dict[str, int]:
@@ -120,7 +105,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                 delay = at / SPEED - (time.monotonic() - start)
                 if delay > 0:
                     time.sleep(delay)
-                ids.append(_post(client, body, f"inst-{i}"))
+                ids.append(submit(client, body, f"inst-{i}"))
         deadline = time.monotonic() + PLACED_S
         log = asyncio.run(read_log(url))
         while time.monotonic() < deadline and not set(ids) <= _placed(log):

@@ -50,6 +50,7 @@ from sextant_core.policies import PolicySet
 from sextant_core.profiles import policy_set as _policy_set
 from sextant_core.replay import replay
 from sextant_core.state import fold
+from sextant_kit.testing.platform import submit
 
 policy_set = functools.cache(_policy_set)  # planners keep their table index across blocks
 
@@ -77,22 +78,6 @@ class Run:
     kill_at: dict[str, float] = field(default_factory=dict)  # wall clock of each SIGKILL
     outages: dict[str, tuple[float, float]] = field(default_factory=dict)  # wall clock stop, start
     samples: list[tuple[float, dict[str, Any]]] = field(default_factory=list)  # (Kafka timestamp, raw sample)
-
-
-def post(client: httpx.Client, body: dict[str, Any], key: str, deadline_s: float = 180.0) -> str:
-    """Submit with an idempotency key, retrying through outages until the API answers."""
-    end = time.monotonic() + deadline_s
-    while True:
-        try:
-            r = client.post("/v1/workloads", json=body, headers={"Idempotency-Key": key})
-            if r.status_code < 500:
-                r.raise_for_status()
-                return str(r.json()["id"])
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > end:
-            raise TimeoutError(f"submission {key} not accepted in {deadline_s}s")
-        time.sleep(0.5)
 
 
 def all_views(client: httpx.Client) -> dict[str, dict[str, Any]]:
@@ -166,7 +151,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                 delay = at / SPEED - (time.monotonic() - start)
                 if delay > 0:
                     time.sleep(delay)
-                ids.append(post(client, body, f"e2e-{i}"))
+                ids.append(submit(client, body, f"e2e-{i}"))
             deadline = time.monotonic() + 420
             while time.monotonic() < deadline:
                 views = all_views(client)

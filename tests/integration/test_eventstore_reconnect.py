@@ -6,6 +6,8 @@ hit a dead connection first retried on it forever, silently, after the platform'
 
 from __future__ import annotations
 
+import itertools
+
 import asyncpg
 import pytest
 from sextant_kit.errors import is_transient
@@ -33,15 +35,15 @@ async def test_a_killed_pooled_connection_fails_once_and_the_next_call_reconnect
     store = PostgresEventStore.from_url(fresh_pg_url, topic_of=lambda s: None, pool_size=1)
     try:
         await store.append("clock-1", 0, [make_envelope("clock-1", 1, 1)])
-        calls = {
-            "read_all": lambda: store.read_all(0, 10),
-            "append_and_track_many": lambda: store.append_and_track_many(
-                "c", [TrackedInput(f"in-{n}", None, (make_envelope(f"clock-x{n}", 1, 100 + n),))]),
-            "sync": store.sync,
-        }
-        n = 0
+        ids = itertools.count(100)
+
+        async def append_one() -> object:
+            n = next(ids)
+            return await store.append_and_track_many("c", [TrackedInput(f"in-{n}", None,
+                                                                        (make_envelope(f"clock-x{n}", 1, n),))])
+
+        calls = {"read_all": lambda: store.read_all(0, 10), "append_and_track_many": append_one, "sync": store.sync}
         for name, call in calls.items():
-            n += 1
             store._written = 10**9  # type: ignore[attr-defined]  # make the barrier ask the server
             await call()  # the pool holds one live connection
             assert await _kill_backends(store) >= 1, name

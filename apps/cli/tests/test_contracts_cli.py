@@ -5,90 +5,32 @@ and exits 1; an unreachable API is one line and exit 1."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
-from sextant_admission.api import ApiContext, routers
-from sextant_admission.auth import Gatekeeper
-from sextant_admission.frontdoor import catch_up
-from sextant_admission.handlers import make_decider
-from sextant_admission.settings import Settings
+from sextant_admission.memtesting import Registry, Served
+from sextant_admission.memtesting import served as serve_admission
 from sextant_cli.main import main
 from sextant_core.profiles import policy_set
 from sextant_core.recurring.decisions import template_id
 from sextant_core.testing.builders import server
 from sextant_core.testing.loop import InProcessPlatform, steady_agent
 from sextant_core.testing.recurring import runs
-from sextant_kit.app import create_app
-from sextant_kit.eventstore.memory import MemoryEventStore
 
 TID = template_id("default", "etl-hourly-0")
-
-
-class Served:
-    def __init__(self) -> None:
-        self.url = ""
-        self.store: MemoryEventStore | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def log_types(self) -> list[str]:
-        assert self.store is not None and self.loop is not None
-        rows = asyncio.run_coroutine_threadsafe(self.store.read_all(0, limit=10_000), self.loop).result(10)
-        return [e.type for e in rows]
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
     """The admission app in open mode (no tenants: tenant `default`), served on a free port."""
-    out = Served()
     p = InProcessPlatform(policy_set("foundation"), steady_agent)
     p.submit([server("s1", cores=16, memory_gb=128.0)])
     p.submit(runs("default", "etl-hourly", 6))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    holder: list[uvicorn.Server] = []
-
-    class NoTenants:
-        async def any_active(self) -> bool:
-            return False
-
-    async def serve() -> None:
-        store = MemoryEventStore()
-        for env in p.log:
-            await store.append(env.stream, None, [env])
-        settings = Settings(database_url="postgresql+asyncpg://unused/x", kafka_bootstrap="unused:9092",
-                            api_auth="open", policy_profile="foundation")
-        decider = make_decider(settings)
-
-        async def fresh() -> None:
-            await catch_up(decider, store)
-
-        ctx = ApiContext(decider=decider, store=store, gate=Gatekeeper(NoTenants(), settings),  # type: ignore[arg-type]
-                         catch_up=fresh)
-        out.store, out.loop = store, asyncio.get_running_loop()
-        app = create_app("admission", routers=tuple(routers(ctx)))
-        holder.append(uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                                    lifespan="off")))
-        await holder[0].serve()
-
-    thread = threading.Thread(target=lambda: asyncio.run(serve()), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not (holder and holder[0].started):
-        assert thread.is_alive() and time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
-    out.url = f"http://127.0.0.1:{port}"
-    yield out
-    holder[0].should_exit = True
-    thread.join(timeout=10)
+    with serve_admission(p.log, api_auth="open", registry=Registry(tenants=(), active=False)) as out:
+        yield out
 
 
 def cli(served: Served, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:

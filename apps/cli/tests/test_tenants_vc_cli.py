@@ -5,91 +5,25 @@ prints the tenant's view."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
-from sextant_admission.api import ApiContext, routers
-from sextant_admission.auth import Gatekeeper
-from sextant_admission.frontdoor import catch_up
-from sextant_admission.handlers import make_decider
-from sextant_admission.settings import Settings
+from sextant_admission.memtesting import Registry, Served
+from sextant_admission.memtesting import served as serve_admission
 from sextant_cli.main import main
 from sextant_contracts.envelope import Envelope
 from sextant_core.testing.builders import server
-from sextant_kit.app import create_app
-from sextant_kit.eventstore.memory import MemoryEventStore
-from sextant_kit.tenancy import Tenant
-
-
-class Registry:
-    """`op`: an operator's token; `tok-acme`: tenant acme's."""
-
-    async def any_active(self) -> bool:
-        return True
-
-    async def authenticate(self, token: str) -> Tenant | None:
-        return {"op": Tenant("ops", 0.0, operator=True), "tok-acme": Tenant("acme", 0.0)}.get(token)
-
-    async def get(self, name: str) -> Tenant | None:
-        return Tenant(name, 0.0) if name in ("acme", "ops") else None
-
-
-class Served:
-    def __init__(self) -> None:
-        self.url = ""
-        self.store: MemoryEventStore | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def log_types(self) -> list[str]:
-        assert self.store is not None and self.loop is not None
-        rows = asyncio.run_coroutine_threadsafe(self.store.read_all(0, limit=10_000), self.loop).result(10)
-        return [e.type for e in rows]
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    out = Served()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    holder: list[uvicorn.Server] = []
-
-    async def serve() -> None:
-        store = MemoryEventStore()
-        s1 = server("s1")
-        await store.append(s1.stream, None, [Envelope.wrap(s1, id="s1", source="edge", stream_version=1, time=0.0)])
-        settings = Settings(database_url="postgresql+asyncpg://unused/x", kafka_bootstrap="unused:9092",
-                            api_auth="tokens", policy_profile="foundation")
-        decider = make_decider(settings)
-
-        async def fresh() -> None:
-            await catch_up(decider, store)
-
-        ctx = ApiContext(decider=decider, store=store, gate=Gatekeeper(Registry(), settings),  # type: ignore[arg-type]
-                         catch_up=fresh)
-        out.store, out.loop = store, asyncio.get_running_loop()
-        app = create_app("admission", routers=tuple(routers(ctx)))
-        holder.append(uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                                    lifespan="off")))
-        await holder[0].serve()
-
-    thread = threading.Thread(target=lambda: asyncio.run(serve()), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not (holder and holder[0].started):
-        assert thread.is_alive() and time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
-    out.url = f"http://127.0.0.1:{port}"
-    yield out
-    holder[0].should_exit = True
-    thread.join(timeout=10)
+    """`op`: an operator's token; `tok-acme`: tenant acme's; one server on the log."""
+    s1 = server("s1")
+    seed = [Envelope.wrap(s1, id="s1", source="edge", stream_version=1, time=0.0)]
+    with serve_admission(seed, api_auth="tokens", registry=Registry(tenants=("acme",))) as out:
+        yield out
 
 
 def cli(served: Served, capsys: pytest.CaptureFixture[str], token: str, *args: str) -> tuple[int, Any]:

@@ -83,7 +83,14 @@ from .errors import (
 from .logs import recovered
 from .ports import BatchRecorder, Publisher, Record, RecordSource, TrackedInput, TrackingRecorder
 from .quarantine import REASON, quarantine, workload_of
-from .telemetry import OUTPUTS_ATTRIBUTE, SUPERSEDED_ATTRIBUTE, consumer_span, open_consumer_span, current_traceparent, default_tracer
+from .telemetry import (
+    OUTPUTS_ATTRIBUTE,
+    SUPERSEDED_ATTRIBUTE,
+    consumer_span,
+    current_traceparent,
+    default_tracer,
+    open_consumer_span,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

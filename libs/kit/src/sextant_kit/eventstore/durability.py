@@ -25,6 +25,7 @@ are durable when it returns — one barrier covers any amount of history.
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
+
 from .rawconn import raw_connection
 
 # Autocommit single statement, committed with the server's synchronous_commit (on by default; a

@@ -15,6 +15,8 @@ Contracts:
 - `write_stack_env(run_dir, url, bootstrap)` writes `<run_dir>/stack.env` the way
   `sextant-infra up` does, so that `sextant up --run-dir` (or `SEXTANT_RUN_DIR`) finds the stack.
 - `read_log(url)` is the whole event log of a PostgreSQL database, in position order.
+- `submit(client, body, key, deadline_s)` posts a workload with an idempotency key, retrying while
+  the API cannot answer (5xx or no answer: an outage, a restart) until `deadline_s`; returns its id.
 """
 
 from __future__ import annotations
@@ -91,3 +93,19 @@ async def read_log(url: str, batch: int = 5000) -> list[Envelope]:
         return out
     finally:
         await store.close()
+
+
+def submit(client: httpx.Client, body: Mapping[str, Any], key: str, deadline_s: float = 180.0) -> str:
+    """`POST /v1/workloads` with `Idempotency-Key: key`, retried through outages (module doc)."""
+    end = time.monotonic() + deadline_s
+    while True:
+        try:
+            r = client.post("/v1/workloads", json=dict(body), headers={"Idempotency-Key": key})
+            if r.status_code < 500:
+                r.raise_for_status()
+                return str(r.json()["id"])
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > end:
+            raise TimeoutError(f"submission {key} not accepted in {deadline_s}s")
+        time.sleep(0.5)
