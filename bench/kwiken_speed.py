@@ -40,6 +40,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -102,12 +103,14 @@ def small_dags(seed: int, count: int, random_k: int, repeats: int, gamma: float,
         sv: list[float] = []
         rs: list[float] = []
         lk: list[float] = []
+        one_sumvar = partial(sumvar.sumvar, curves, c, BUDGET * kappa, gamma=gamma)
+        search = partial(random_search, tr, c, curves, random_k, seed)
+        lookup = partial(policy_lookup, alloc, curves)
         for _ in range(repeats):  # interleaved, so that both sides see the same machine
-            sv += [cpu_ms(lambda: sumvar.sumvar(curves, c, BUDGET * kappa, gamma=gamma))[1]
-                   for _ in range(SUMVAR_CALLS)]
+            sv += [cpu_ms(one_sumvar)[1] for _ in range(SUMVAR_CALLS)]
             if random_k:
-                rs.append(cpu_ms(lambda: random_search(tr, c, curves, random_k, seed))[1])
-                lk.append(cpu_ms(lambda: policy_lookup(alloc, curves))[1])
+                rs.append(cpu_ms(search)[1])
+                lk.append(cpu_ms(lookup)[1])
         row: dict[str, Any] = {"dag": svc.name, "stages": n, "sumvar_ms": round(statistics.median(sv), 4),
                                "sumvar_ms_fastest": round(min(sv), 4)}
         if rs:
