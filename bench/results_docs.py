@@ -154,8 +154,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "reductions. Written by `bench/kwiken.py --quick --seeds 6-10 --tuned OLD.json --jobs 2 --json "
         "bench/results/kwiken.json`, reusing the (γ, κ) table chosen on seeds 1–5 by an earlier "
         "`--tune-seeds 1-5` run (the reissue code is unchanged since) (the quick sizes: 15 DAGs per seed, 4 000 requests per period, 1 000 "
-        "random allocations; claims the worst of seeds 6–10, κ and γ chosen on seeds 1–5). Definitions: "
-        "docs/kwiken.md."),
+        "random allocations; claims the worst of seeds 6–10, κ and γ chosen on seeds 1–5); its speed "
+        "keys at the top level are that quick run's (1 000 random allocations timed once, against the fastest of 5 "
+        "SumVar calls of the code before its vectorised paths). The `speed` "
+        "section holds the speed bars at 10 000 random allocations: written by `bench/kwiken_speed.py "
+        "--json OUT --merge-into bench/results/kwiken.json` (thread CPU time, 9 small DAGs per seed, "
+        "the median of 3 random searches over the median of 75 SumVar calls; its own code version). "
+        "Definitions: docs/kwiken.md, docs/kwiken/speed.md."),
     "realism": (
         "Twin realism",
         "The twin's observable matrices (co-location, platform speed, 1–8-node scaling) against the "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -46,3 +47,36 @@ def test_the_summary_counts_small_dags_against_94_percent_of_random() -> None:
     # added to both sides: 20.009 / 0.01
     assert s["allocation_speedup_vs_random_min"] == 20000.0 and s["speedup_vs_random_with_curves_min"] == 2000.9
     assert s["reissue_5pct_p99_cut_mean"] == 0.485
+
+
+def _speed() -> ModuleType:
+    return load_script(BENCH / "kwiken_speed.py", "bench_kwiken_speed")  # imports kwiken.py and quality.py
+
+
+def test_the_speed_worst_is_the_least_ratio_and_the_most_milliseconds() -> None:
+    sp = _speed()
+    a = {"allocation_speedup_vs_random_min": 1800.0, "sumvar_ms_150_stages": 2.0, "curve_ms_10000_samples": 30.0,
+         "dags": [{"dag": "x"}]}
+    b = {"allocation_speedup_vs_random_min": 1200.0, "sumvar_ms_150_stages": 3.5, "curve_ms_10000_samples": 20.0,
+         "dags": [{"dag": "y"}]}
+    w = sp.worst({"6": a, "7": b})
+    assert w == {"allocation_speedup_vs_random_min": 1200.0, "sumvar_ms_150_stages": 3.5,
+                 "curve_ms_10000_samples": 30.0}  # per-DAG rows stay in per_seed
+    assert sp.bars(w) == {"sumvar_ms_150_stages_le_50": True, "curve_ms_10000_samples_le_200": True,
+                          "allocation_speedup_ge_1000": True}
+    assert sp.bars(w | {"allocation_speedup_vs_random_min": 999.9})["allocation_speedup_ge_1000"] is False
+    assert "allocation_speedup_ge_1000" not in sp.bars({"sumvar_ms_150_stages": 60.0, "curve_ms_10000_samples": 1.0})
+
+
+def test_the_speed_section_is_merged_and_kept_without_touching_the_other_keys(tmp_path: Path) -> None:
+    sp, kw = _speed(), _load()
+    path = tmp_path / "kwiken.json"
+    path.write_text(json.dumps({"code_version": "old", "reissue_5pct_p99_cut_mean": 0.42, "speed": {"code_version": "x"}}))
+    sp.merge_into(path, {"code_version": "new", "allocation_speedup_vs_random_min": 1500.0})
+    doc = json.loads(path.read_text())
+    assert doc == {"code_version": "old", "reissue_5pct_p99_cut_mean": 0.42,
+                   "speed": {"code_version": "new", "allocation_speedup_vs_random_min": 1500.0}}
+    # a later bench/kwiken.py run rewrites its own keys and keeps the speed section it did not measure
+    fresh = {"code_version": "newer", "reissue_5pct_p99_cut_mean": 0.43}
+    assert kw.keep_speed(path, fresh) == ["speed"] and fresh["speed"]["code_version"] == "new"
+    assert kw.keep_speed(tmp_path / "absent.json", {}) == []
