@@ -381,3 +381,26 @@ async def test_the_spans_of_an_attempt_refused_for_a_moved_head_are_dropped() ->
     assert [s.name for s in spans] == ["decide 4", "append 4", "consume in"]
     (consume,) = [s for s in spans if s.kind == SpanKind.CONSUMER]
     assert consume.attributes is not None and consume.attributes[SUPERSEDED_ATTRIBUTE] > 0
+
+
+def test_a_long_outage_writes_one_reminder_a_minute(logged: tuple[io.StringIO, logging.Handler]) -> None:
+    """A process retrying for minutes (a dependency down, or a connection that will never work again)
+    is not silent: one line a minute says how long and how many lines were counted."""
+    from sextant_kit.logs import OutageLog
+
+    buf, handler = logged
+    outages = next(f for f in handler.filters if isinstance(f, OutageLog))
+    now = [5000.0]
+    outages.clock = lambda: now[0]
+    retry = logging.getLogger("sextant_kit.consumer")
+    for i in range(150):  # one retry a second for 150 s
+        retry.warning("planning: append unavailable; retry %d", i, extra={"dependency": "postgres"})
+        now[0] += 1.0
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 3, lines
+    assert "retry 0 " in lines[0] + " " and "further connection errors are counted" in lines[0]
+    assert "retry 60 [postgres still unreachable after 60.0 s; 59 connection-error lines suppressed so far]" in lines[1]
+    assert "retry 120 [postgres still unreachable after 120.0 s; 118 connection-error lines suppressed so far]" \
+        in lines[2]
+    outages.recovered("postgres")
+    assert "147 connection-error lines suppressed" in buf.getvalue().splitlines()[-1]

@@ -13,7 +13,9 @@ logged once.
   dependency reachable again (`OutageLog.recovered`: the first success after a retry, records
   fetched, a relay round acknowledged), after `quiet_s` seconds without a connection error
   (`OutageLog.sweep`, run every second by `bootstrap.serve` and on every log record), or at exit
-  (`OutageLog.close`).
+  (`OutageLog.close`). An outage that lasts is not silent: every `remind_s` seconds (60) one of
+  its lines is written again, with how long it has lasted and how many lines were counted — a
+  process retrying on a connection that will never work again shows in its log.
 
 What is a connection-error line: a WARNING or above that the kit tagged with
 `extra={"dependency": "kafka" | "postgres"}`, or one of aiokafka's loggers whose text names a
@@ -61,6 +63,7 @@ class _Outage:
     started: float
     last_error: float
     suppressed: int = 0
+    reminded: float = 0.0  # when a line of it was last written
 
 
 class OutageLog(logging.Filter):
@@ -68,9 +71,10 @@ class OutageLog(logging.Filter):
     (see the module docstring). Thread-safe; `clock` is injectable for tests."""
 
     def __init__(self, quiet_s: float = 10.0, clock: Callable[[], float] = time.time,
-                 logger: logging.Logger | None = None) -> None:
+                 logger: logging.Logger | None = None, remind_s: float = 60.0) -> None:
         super().__init__()
         self.quiet_s = quiet_s
+        self.remind_s = remind_s
         self.clock = clock
         self._log = logger or logging.getLogger("sextant_kit.outages")
         self._outages: dict[str, _Outage] = {}
@@ -97,16 +101,24 @@ class OutageLog(logging.Filter):
         with self._lock:
             outage = self._outages.get(dependency)
             if outage is None:
-                self._outages[dependency] = _Outage(started=now, last_error=now)
-                first = True
+                self._outages[dependency] = _Outage(started=now, last_error=now, reminded=now)
+                first, remind = True, None
             else:
                 outage.last_error = now
-                outage.suppressed += 1
+                remind = None
+                if now - outage.reminded >= self.remind_s:
+                    outage.reminded = now
+                    remind = (now - outage.started, outage.suppressed)
+                else:
+                    outage.suppressed += 1
                 first = False
         if first:
             record.msg = f"{record.msg} [{dependency} unreachable: further connection errors are counted, " \
                          f"not logged, until it is back]"
-        return first
+        elif remind is not None:
+            record.msg = f"{record.msg} [{dependency} still unreachable after {_format_duration(remind[0])}; " \
+                         f"{remind[1]} connection-error lines suppressed so far]"
+        return first or remind is not None
 
     def recovered(self, dependency: str) -> None:
         """`dependency` answered again: end its outage (if any) with one summary line."""
