@@ -1,4 +1,4 @@
-"""Where Sextant's worst-case SLO misses come from, on the Morpheus twin (docs/recurring/misses.md).
+"""Where Sextant's worst-case SLO misses come from, on the Morpheus twin (docs/recurring/twin.md).
 
     .venv/bin/python bench/morpheus_misses.py [--seeds 1-5] [--templates 100] [--json PATH]
 
@@ -45,7 +45,7 @@ from sextant_core.recurring.dra import DraParams
 from sextant_sim.recurring.comparison import Trained, plan, simulate_test, train
 from sextant_sim.recurring.evaluation import month
 from sextant_sim.recurring.execution import Outcome, UserStatic, simulate
-from sextant_sim.recurring.workload import MAX_STAGES, WorkloadParams, recurring_version
+from sextant_sim.recurring.workload import WorkloadParams, recurring_version
 
 CLASSES = ("floor", "no_reservation", "started_after_reservation_end", "started_late", "area_short", "shape")
 

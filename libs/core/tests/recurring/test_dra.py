@@ -8,7 +8,6 @@ from sextant_core.recurring import dra
 from sextant_core.recurring.dra import DraParams, fair_share, reprovision
 from sextant_core.recurring.plan import Plan, ReservationRequest
 
-
 HALF = DraParams(bound_fraction=0.5)  # a bound of 25 container-steps on the job below
 
 
