@@ -8,6 +8,8 @@ from sextant_core.recurring import dra
 from sextant_core.recurring.dra import DraParams, fair_share, reprovision
 from sextant_core.recurring.plan import Plan, ReservationRequest
 
+HALF = DraParams(bound_fraction=0.5)  # a bound of 25 container-steps on the job below
+
 
 def one_job(cores: float = 100.0) -> Plan:
     """A daily job pinned to steps 10-14 with 10 containers a step (window = the skyline)."""
@@ -37,7 +39,7 @@ def test_extensions_count_as_skyline_after_the_planned_end() -> None:
     p, d = reprovision(p, "j", "run1", 15, 0, 18, params=loose)
     assert (d.allocated, d.cap, d.granted) == (0, 20, 18)
     # step 16: R_recent over [14, 16] is max(10, 18, 0) = 18 -> cap 36, so the job keeps going
-    _, d = reprovision(p, "j", "run1", 16, 0, 30)  # the default bound (25) leaves 7 after 18
+    _, d = reprovision(p, "j", "run1", 16, 0, 30, params=HALF)  # a bound of 25 leaves 7 after 18
     assert d.granted == 7
     p, d = reprovision(p, "j", "run1", 16, 0, 30, params=loose)
     assert (d.cap, d.granted) == (36, 30)
@@ -58,13 +60,13 @@ def test_the_plan_admits_only_what_fits_and_grants_partially() -> None:
 def test_the_per_instance_bound() -> None:
     # bound = 0.5 × 50 container-steps = 25, counted from the instance's own extensions
     p = one_job()
-    p, d10 = reprovision(p, "j", "run1", 10, 10, 40)  # cap 2·10: +10
-    p, d11 = reprovision(p, "j", "run1", 11, 10, 40)  # step 10 held 20, so cap 40: asks 30, 15 left of 25
+    p, d10 = reprovision(p, "j", "run1", 10, 10, 40, params=HALF)  # cap 2·10: +10
+    p, d11 = reprovision(p, "j", "run1", 11, 10, 40, params=HALF)  # step 10 held 20, so cap 40: asks 30, 15 left
     assert (d10.granted, d11.granted, d11.asked) == (10, 15, 30)
     assert p.extension_area("j", "j/run1/") == 25
-    _, d = reprovision(p, "j", "run1", 12, 10, 40)
+    _, d = reprovision(p, "j", "run1", 12, 10, 40, params=HALF)
     assert (d.granted, d.reason) == (0, dra.BOUND_EXHAUSTED)
-    _, d = reprovision(p, "j", "run2", 14, 10, 40)  # another instance has its own bound
+    _, d = reprovision(p, "j", "run2", 14, 10, 40, params=HALF)  # another instance has its own bound
     assert (d.granted, d.reason) == (10, dra.GRANTED)
 
 

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sextant_core.recurring.periodicity import NATURAL_PERIODS_S, DetectorParams, Verdict, detect, snap_period
+from sextant_core.recurring.periodicity import (
+    NATURAL_PERIODS_S,
+    DetectorParams,
+    Verdict,
+    contract_period,
+    detect,
+    snap_period,
+)
 
 DAY = 86400.0
 
@@ -68,6 +75,20 @@ def test_an_off_kilter_period_is_periodic_without_a_label():
     # 58 min is within 5 % of an hour: labelled hourly, but predicted with its own period
     res = one(series(58 * 60.0, 30))
     assert res.natural_period_s == 3600.0 and res.period_s == pytest.approx(3480.0)
+
+
+def test_a_contract_keeps_the_natural_period_only_while_the_job_keeps_its_place_in_it():
+    # 58 min: labelled hourly, but it drifts 2 min an hour, so its contract is on its own period
+    res = one(series(58 * 60.0, 500, jitter=20.0))
+    assert res.natural_period_s == 3600.0 and contract_period(res) == pytest.approx(3480.0, abs=1.0)
+    # six 58-min runs drift 10 min, more than the 5 % (3 min) an hourly contract tolerates
+    assert contract_period(one(series(58 * 60.0, 6))) == pytest.approx(3480.0)
+    # a jittered hourly job over three weeks keeps its place: the contract is hourly exactly
+    res = one(series(3600.0, 504, jitter=30.0, seed=3))
+    assert contract_period(res) == 3600.0 and res.period_s != 3600.0
+    # off-kilter and not periodic
+    assert contract_period(one(series(50 * 60.0, 30))) == pytest.approx(3000.0)
+    assert np.isnan(contract_period(one(np.array([0.0, 10.0, 500.0, 520.0, 5000.0, 9000.0]) + 1.0)))
 
 
 def test_a_skipped_run_does_not_shift_the_period():

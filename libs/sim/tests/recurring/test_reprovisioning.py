@@ -24,11 +24,11 @@ def one_job(work: float) -> tuple[Instances, Plan]:
     return inst, plan
 
 
-def run(inst: Instances, plan: Plan, dra: bool) -> tuple[float, DraReservations | None]:
+def run(inst: Instances, plan: Plan, dra: bool, params: DraParams = DraParams()) -> tuple[float, DraReservations | None]:
     alloc = plan.get("t0").allocation
     table = reservation_table(inst, {0: 3600.0}, {0: (alloc.offset, alloc.containers)}, 1,
                               UserStatic(np.zeros(1)))
-    policy = DraReservations(table, plan, DraParams()) if dra else None
+    policy = DraReservations(table, plan, params) if dra else None
     out = simulate(inst, 100.0, policy or table, opportunistic=False, horizon_min=60, grace_minutes=60)
     return float(out.end_s[0]), policy
 
@@ -51,7 +51,7 @@ def test_dra_extends_a_slow_job_past_its_reservation_and_releases_the_extension(
 
 def test_dra_stops_at_the_per_instance_bound() -> None:
     inst, plan = one_job(work=90.0)  # needs 40 extra; the bound is 0.5 × 50 = 25 container-minutes
-    end, policy = run(inst, plan, dra=True)
+    end, policy = run(inst, plan, dra=True, params=DraParams(bound_fraction=0.5))
     assert policy is not None
     assert np.isnan(end)
     assert policy.granted_area == 25.0  # 10 + 10 + 5 (a partial last grant), then bound_exhausted

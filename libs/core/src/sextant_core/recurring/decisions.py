@@ -1,8 +1,8 @@
 """Recurring-job decisions on the platform: pure functions of the state (docs/recurring/platform.md).
 
 - `infer` (profiling, `InferContract`): detection on the template's submit times
-  (`periodicity.detect`), the SLO from its runs' provenance (`slo.infer_slo`, on the natural period
-  when the period snaps to one), the skyline LP on its successful runs (`skyline.fit_skyline`).
+  (`periodicity.detect`), the SLO from its runs' provenance (`slo.infer_slo`, on
+  `periodicity.contract_period`: the natural period when the job keeps its place in it), the skyline LP on its successful runs (`skyline.fit_skyline`).
   On a run (`trigger` `run`) it decides only for a template without a contract: the first
   periodic verdict records `RecurringTemplateDetected`, the first actionable SLO `ContractInferred`
   version 1. Daily (`trigger` `daily`) it re-infers a contract and records version n + 1 only when
@@ -47,7 +47,7 @@ from ..state.model import ClusterState
 from .dra import CAPPED, NO_SHORTFALL, DraParams, reprovision
 from .ledger import LedgerError
 from .lowcost import Allocation, LowCostParams
-from .periodicity import DetectorParams, detect
+from .periodicity import DetectorParams, contract_period, detect
 from .plan import Plan, PlanError, ReservationRequest, Unplaceable
 from .skyline import DEFAULT_ALPHA, SkylineError, fit_skyline
 from .slo import InstanceProvenance, OutputRead, SloParams, infer_slo
@@ -100,7 +100,7 @@ def infer(state: ClusterState, t: TemplateState, trigger: str, ctx: DecisionCont
     if not found or not found[0].periodic:
         return ()
     per = found[0]
-    period = per.natural_period_s or per.period_s
+    period = contract_period(per)
     contract = infer_slo(0, period, [_provenance(r) for r in t.runs], p.slo)
     out: list[rc.TemplateEvent] = []
     if t.detected is None:

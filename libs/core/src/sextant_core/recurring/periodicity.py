@@ -20,6 +20,12 @@ Decisions on the spec's gaps (§8.1), each tested in `tests/recurring/test_perio
 - **Natural period (a label only):** the median gap snaps to the nearest natural period (the
   divisors of a day from 5 min to 24 h) when within `snap_tolerance` (5 %) in ratio; otherwise
   the template is periodic but off-kilter (`natural_period_s` None).
+- **The contract's period** (`contract_period`): the natural period only when the fitted line
+  keeps the job in the same place of it over the arrivals seen — the drift |period − natural| ×
+  periods spanned at most the inlier tolerance max(5 % of the natural period, 60 s) — else the
+  fitted period. A 58-minute job is labelled hourly (within 5 %) but drifts two minutes an hour:
+  on an hourly contract its deadline (a time of the hour) moves through its runs and its
+  reservation (a fixed offset in the hour) misses most of them.
 - **The estimated period** is not snapped: arrivals get an index (a gap of about k median gaps
   advances it by k, so a skipped run does not shift the phase); the line is anchored on the
   median offset of the last `anchor_arrivals` (3) arrivals, the arrivals within max(5 % of the
@@ -119,6 +125,20 @@ def snap_period(median_gap_s: float, params: DetectorParams) -> float | None:
     dist = np.abs(np.log(median_gap_s / nat))
     i = int(np.argmin(dist))
     return float(nat[i]) if dist[i] <= np.log1p(params.snap_tolerance) else None
+
+
+def contract_period(p: Periodicity) -> float:
+    """The period a periodic template's SLO is inferred on (module doc): `natural_period_s` when
+    the fitted period stays within the inlier tolerance of it from the first arrival to the last,
+    else `period_s`. NaN for a template that is not periodic."""
+    if not p.periodic:
+        return float("nan")
+    nat = p.natural_period_s
+    if nat is None:
+        return p.period_s
+    spanned = (p.last_arrival_s - p.first_arrival_s) / p.period_s
+    drift = abs(p.period_s - nat) * spanned
+    return nat if drift <= max(0.05 * nat, 60.0) else p.period_s
 
 
 def detect(keys: np.ndarray, submit_s: np.ndarray, params: DetectorParams | None = None, *,

@@ -7,7 +7,8 @@ The split is by submit time: the first `train_share` (70 %) of the month trains,
   `sextant_core.recurring.slo.InstanceProvenance`, from the truths and a run's outcome.
 - `infer_contracts` — the core's detector (`periodicity.detect`, on the training submissions)
   and SLO extractor (`slo.infer_slo`, on the training runs of the baseline); the period handed to
-  the extractor is the detector's natural-period label, or its fitted period when off-kilter.
+  the extractor is the core's `periodicity.contract_period` (the natural period when the job keeps
+  its place in it, else the fitted one), as the platform's `decisions.infer` does.
 - `slo_misses` — per scored instance, whether it finished after its deadline (period start +
   the contract's d; an unfinished run misses). Scored: test instances whose template has an
   actionable contract, terminal failures excluded (their output never exists; counted apart).
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sextant_core.recurring.periodicity import detect
+from sextant_core.recurring.periodicity import contract_period, detect
 from sextant_core.recurring.slo import InstanceProvenance, OutputRead, SloContract, infer_slo
 
 from ..arrivals import rng_for
@@ -70,7 +71,7 @@ def infer_contracts(wl: Workload, outcome: Outcome, train_end_s: float) -> dict[
     train = ins.submit_s < train_end_s
     found = {p.key: p for p in detect(ins.template[train], ins.submit_s[train]) if p.periodic}
     prov = provenance(wl, outcome, train)
-    return {k: infer_slo(k, p.natural_period_s or p.period_s, prov.get(k, [])) for k, p in sorted(found.items())}
+    return {k: infer_slo(k, contract_period(p), prov.get(k, [])) for k, p in sorted(found.items())}
 
 
 def deadlines(wl: Workload, contracts: Mapping[int, SloContract]) -> np.ndarray:
