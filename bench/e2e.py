@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform as pyplatform
@@ -36,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +96,9 @@ PROGRESS_TYPES = ("ProfilingPlanned", "ProfilingCompleted", "WorkloadClassified"
                   "WorkloadQueued", "PlacementDecided", "PlacementDeferred")
 
 
-async def drain(url: str, *, quiet_s: float, cap_s: float) -> None:
-    """Wait until the pipeline's decision stages stop producing events (Ticks and telemetry go on)."""
+async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...] = PROGRESS_TYPES) -> None:
+    """Wait until the pipeline's decision stages (events of `types`) stop producing events (Ticks and
+    telemetry go on): no new one for `quiet_s`, at most `cap_s`."""
     from sqlalchemy import text
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -106,7 +109,7 @@ async def drain(url: str, *, quiet_s: float, cap_s: float) -> None:
         seen, quiet_since = -1, start
         while time.monotonic() - start < cap_s:
             async with engine.connect() as conn:
-                n = (await conn.execute(query, {"types": list(PROGRESS_TYPES)})).scalar_one()
+                n = (await conn.execute(query, {"types": list(types)})).scalar_one()
             now = time.monotonic()
             if n != seen:
                 seen, quiet_since = n, now
@@ -164,24 +167,37 @@ def code_version() -> str:
     return git("rev-parse", "--short=12", "HEAD") + ("+dirty" if git("status", "--porcelain") else "")
 
 
-def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool = True) -> list[dict[str, Any]]:
-    from sextant_cli.demo import submissions
+@contextlib.contextmanager
+def running_platform(profile: str, prefix: str = "sextant-bench-e2e-") -> Iterator[tuple[Any, Any]]:
+    """The whole platform as separate processes, ready: a fresh PostgreSQL + Kafka stack (migrated)
+    and every service, the relay and the twin agent (`platform-demo`'s servers, `SPEED`, Ticks
+    every 5 s) under `profile`. Yields (stack, platform); stops both on exit, whatever happened."""
     from sextant_cli.platform import Platform
-    from sextant_cli.replay import read_log
     from sextant_infra.stack import start_stack
     from sextant_kit.migrations import migrate_async
 
-    run_dir = Path(tempfile.mkdtemp(prefix="sextant-bench-e2e-"))
+    run_dir = Path(tempfile.mkdtemp(prefix=prefix))
     stack = start_stack(run_dir, die_with_parent=True)
     plat = Platform(run_dir, {})
-    infra_pids = {"postgres": stack.postgres.pid, "kafka": stack.kafka.pid}
-    rows = []
     try:
         asyncio.run(migrate_async(stack.env["SEXTANT_DATABASE_URL"]))
         plat.env = {**stack.env, "SEXTANT_POLICY_PROFILE": profile, "SEXTANT_AGENT_SCENARIO": "platform-demo",
                     "SEXTANT_AGENT_SPEED": str(SPEED), "SEXTANT_TICK_PERIOD_S": "5"}
         plat.start_all()
         plat.wait_ready()
+        yield stack, plat
+    finally:
+        plat.stop()
+        stack.stop()
+
+
+def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool = True) -> list[dict[str, Any]]:
+    from sextant_cli.demo import submissions
+    from sextant_cli.replay import read_log
+
+    rows = []
+    with running_platform(profile) as (stack, plat):
+        infra_pids = {"postgres": stack.postgres.pid, "kafka": stack.kafka.pid}
         bodies = [b for _, b in submissions("platform-demo", 1, 0)]
         # servers fill up and workloads wait; short durations free them again: the bench measures
         # the decision pipeline, so the first placement decision (placed or deferred) ends it
@@ -237,9 +253,6 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
                     pending = [r for r in pending if r >= 25.0]
             elif rate > 100.0 and not (row["p99_ms"] <= 1000):
                 break
-    finally:
-        plat.stop()
-        stack.stop()
     return rows
 
 

@@ -200,6 +200,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "services, relay, twin agent as separate processes); a workload's latency ends at its first "
         "placement decision; platform CPU per workload from `/proc`; replay speed over an in-process "
         "log. Written by `bench/e2e.py --json bench/results/e2e.json`. Design: docs/platform.md."),
+    "recurring-platform": (
+        "Recurring reservations through the platform: submission latency",
+        "Sign-offs of inferred contracts (`POST /v1/contracts/{id}/accept` or `/override`) sent open "
+        "loop to the whole platform (Kafka, PostgreSQL, the services, relay, twin agent as processes); "
+        "a reservation's latency ends at the planning decision the sign-off caused "
+        "(`ReservationPlanned` or `ReservationRefused`). Written by `bench/recurring_platform.py "
+        "--json bench/results/recurring-platform.json`. Definitions: docs/recurring/platform-latency.md."),
     "console": (
         "Web console render times",
         "Each console page with 10 000 workloads (the console tests' world), signed in as the "
