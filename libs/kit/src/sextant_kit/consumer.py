@@ -363,10 +363,7 @@ class ConsumerLoop:
         stored (the batch fell back to one record at a time) is dropped with the spans under it,
         so a record's trace holds one handling, not the abandoned one beside the stored one."""
         tracer = self._tracer or default_tracer()
-        attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
-                 "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
-                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type,
-                 "sextant.batched": True}
+        attrs = {**self._attributes(record, env), "sextant.batched": True}
         span = (open_consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
                 if self._reacts is None or self._reacts(env) else trace.INVALID_SPAN)
         try:
@@ -421,6 +418,12 @@ class ConsumerLoop:
 
     # --- one record --------------------------------------------------------------------------
 
+    def _attributes(self, record: Record, env: Envelope) -> dict[str, object]:
+        """The CONSUMER span attributes of one record's handling."""
+        return {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
+                "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
+                "messaging.consumer.group.name": self.name, "sextant.event.type": env.type}
+
     async def _process(self, record: Record, tracked: set[str] | None) -> Outcome:
         try:
             env = Envelope.from_kafka(record.key, record.value, record.headers)
@@ -432,9 +435,7 @@ class ConsumerLoop:
                                                          lambda: self._store.is_tracked(self.name, env.id)):
             return "skipped"
         tracer = self._tracer or default_tracer()
-        attrs = {"messaging.destination.name": record.topic, "messaging.kafka.partition": record.partition,
-                 "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
-                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type}
+        attrs = self._attributes(record, env)
         with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
               if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
             attempt = 0

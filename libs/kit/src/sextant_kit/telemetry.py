@@ -368,18 +368,21 @@ def consumer_span(name: str, traceparent: str | None, attributes: Mapping[str, A
                   *, tracer: trace.Tracer | None = None) -> contextlib.AbstractContextManager[trace.Span]:
     """A CONSUMER span called `name` (e.g. `consume <topic>`), child of a record's `traceparent`
     header (a new root when there is none). Uses the global tracer unless `tracer` is given."""
-    attrs = {"messaging.system": "kafka", "messaging.operation.type": "process", **(attributes or {})}
     return span_from(tracer or default_tracer(), name, traceparent, kind=trace.SpanKind.CONSUMER,
-                     attributes=attrs)
+                     attributes=_consumer_attributes(attributes))
 
 
 def open_consumer_span(name: str, traceparent: str | None, attributes: Mapping[str, Any] | None = None,
                        *, tracer: trace.Tracer | None = None) -> trace.Span:
     """`consumer_span`, started but neither current nor ended: the caller makes it current
     (`trace.use_span`) and ends it when the handling's outcome is known."""
-    attrs = {"messaging.system": "kafka", "messaging.operation.type": "process", **(attributes or {})}
     return (tracer or default_tracer()).start_span(name, context=context_from_traceparent(traceparent),
-                                                   kind=trace.SpanKind.CONSUMER, attributes=attrs)
+                                                   kind=trace.SpanKind.CONSUMER,
+                                                   attributes=_consumer_attributes(attributes))
+
+
+def _consumer_attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"messaging.system": "kafka", "messaging.operation.type": "process", **(attributes or {})}
 
 
 def default_tracer() -> trace.Tracer:
