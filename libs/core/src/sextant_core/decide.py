@@ -153,8 +153,17 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
                                      reasons=(vcs.GATE_REASON,))
         return Decision(events=(gated,), detail={"deferred": vcs.GATE_REASON})
     out = p.planner.place(state, w, ctx)
-    rec = ctx.record("placement", w.workload_id)
+    rules = recurring.params_for(p.recurring_rules)
+    gate = None if out.allocation is None else recurring.placement_gate(state, w, out.allocation, rules)
+    rec = ctx.record("placement", w.workload_id, "" if gate is None else rules.model_version)
     e: ev.Event
+    if gate is not None and gate.reason is not None:  # it would take cores a reservation holds
+        detail = {**out.detail, "deferred": gate.reason, "ledger_left_out": list(gate.left_out)}
+        if w.phase == WorkloadPhase.DEFERRED:
+            return Decision(events=(), trace=out.trace, detail={**detail, "still_deferred": gate.reason})
+        e = ev.PlacementDeferred(at=ctx.at, workload_id=w.workload_id, decision=rec, reasons=(gate.reason,),
+                                 trace=out.trace)
+        return Decision(events=(e,), trace=out.trace, detail=detail)
     if out.allocation is not None:
         e = ev.PlacementDecided(at=ctx.at, workload_id=w.workload_id, decision=rec,
                                 allocation=out.allocation,
@@ -235,13 +244,14 @@ def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: Poli
         return Decision(events=(), detail={"skipped": "unknown template"})
     ctx = DecisionContext(at=at, seed=seed, state_position=state.position, causation=causation,
                           profile=params.profile, policy_version=params.version)
+    rules = recurring.params_for(params.recurring_rules)
     events: Sequence[ev.Event]
     if isinstance(c, rc.InferContract):
-        events = recurring.infer(state, t, c.trigger, ctx)
+        events = recurring.infer(state, t, c.trigger, ctx, rules)
     elif isinstance(c, rc.PlanReservation):
-        events = recurring.plan_reservation(state, t, c.reason, ctx)
+        events = recurring.plan_reservation(state, t, c.reason, ctx, rules)
     elif isinstance(c, rc.ExtendReservation):
-        events = recurring.extend(state, t, c.instance, c.step, c.used, c.pending, ctx)
+        events = recurring.extend(state, t, c.instance, c.step, c.used, c.pending, ctx, rules)
     else:
         raise NotADecision(f"{c.TYPE} is not decided by the core")
     return Decision(events=tuple(events))

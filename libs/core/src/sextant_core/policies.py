@@ -175,6 +175,9 @@ class PolicySet:
     # the policy allocating servers between virtual clusters (`sextant_core.fairness`); another
     # one than the default is named in the profile (`profiles.with_vc_policy`), so replay finds it
     vc_policy: str = "sextant"
+    # the rule set of recurring decisions and of the placement gate (`recurring.decisions.RULES`);
+    # replay takes the one a decision recorded (`recurring.decisions.rules_of`)
+    recurring_rules: str = "3"
 
 
 # --- starting policies -------------------------------------------------------------------------

@@ -18,7 +18,9 @@ before the first of them in the block.
 
 A decision recorded under an earlier policy version than the profile's current one is re-derived
 with the profile at that version, `policies("NAME@VERSION")` (`profiles.policy_set`), when the
-profile keeps it; otherwise the version mismatch is a difference.
+profile keeps it; otherwise the version mismatch is a difference. Recurring decisions and the
+placement gate follow a rule set of their own (`recurring.decisions.RULES`), named in the
+decision's `model_version` (none recorded: rules 2): replay re-derives under the one recorded.
 
 Reactors (the agent, the telemetry edge, the API) are never re-run: their events are facts and
 are only folded. Numerics are pinned (`sextant_core.numerics`: one BLAS kernel on every x86-64 CPU). An event written
@@ -35,7 +37,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sextant_contracts import codec
@@ -45,6 +47,7 @@ from sextant_contracts.envelope import Envelope
 from .classification.engine import ModelMismatch
 from .policies import PolicySet
 from .profiles import at_version
+from .recurring import decisions as recurring_rules
 from .state.evolve import evolve
 from .state.model import ClusterState
 from .workflow import SERVICES, step
@@ -167,6 +170,13 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str,
         else:
             report.differences.append(Difference(env.position, rec.decision_id,
                                                  f"policy version {rec.policy_version} != {params.version}"))
+    if not rec.model_version or rec.model_version.startswith(recurring_rules.MODEL_PREFIX):
+        # the rule set of recurring decisions and of the placement gate the decision recorded
+        rules = recurring_rules.rules_of(rec.model_version)
+        if rules not in recurring_rules.RULES:
+            report.differences.append(Difference(env.position, rec.decision_id, f"recurring rules {rules} not kept"))
+            return []
+        params = replace(params, recurring_rules=rules)
     report.blocks += 1
     try:
         result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))

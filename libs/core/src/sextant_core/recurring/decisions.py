@@ -39,15 +39,17 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from sextant_contracts import model as cm
 from sextant_contracts import recurring as rc
-from sextant_contracts.ids import derive_id
 
 from ..context import DecisionContext
-from ..state.model import ClusterState
+from ..state.model import ClusterState, WorkloadState
+from . import placements
 from .dra import CAPPED, NO_SHORTFALL, DraParams, reprovision
 from .ledger import LedgerError
 from .lowcost import Allocation, LowCostParams
 from .periodicity import DetectorParams, contract_period, detect
+from .placements import template_id as template_id  # its home before placements existed
 from .plan import Plan, PlanError, ReservationRequest, Unplaceable
 from .skyline import DEFAULT_ALPHA, SkylineError, fit_skyline
 from .slo import InstanceProvenance, OutputRead, SloParams, infer_slo
@@ -57,7 +59,8 @@ from .templates import normalise_name
 
 @dataclass(frozen=True)
 class PlatformParams:
-    """Parameters of the platform's recurring decisions (the pure core's defaults)."""
+    """Parameters of the platform's recurring decisions (the pure core's defaults), as of
+    `rules` (`RULES`: a log outlives the code, so every rule set a log may hold is kept)."""
 
     detector: DetectorParams = field(default_factory=DetectorParams)
     slo: SloParams = field(default_factory=SloParams)
@@ -68,14 +71,35 @@ class PlatformParams:
     step_s: int = 60
     window_steps: int = 1440
     capacity_share: float = 1.0
+    rules: str = "3"
+    placements_claim: bool = True  # QoS placements are claims of the plan (`placements`)
+
+    @property
+    def model_version(self) -> str:
+        """What a decision under these rules records as its `model_version` (rules 2 recorded none)."""
+        return "" if self.rules == LEGACY_RULES else f"{MODEL_PREFIX}{self.rules}"
 
 
-PARAMS = PlatformParams()
+MODEL_PREFIX = "recurring-rules/"
+LEGACY_RULES = "2"  # decisions recorded before the rules were named (model_version "")
+# The rule sets a log may hold. 2: DRA's per-instance bound = its skyline's area, a contract's
+# period snapped only while the job keeps its place (`periodicity.contract_period`), placements
+# not in the plan. 3: QoS placements are claims of the plan and pass its gate. Earlier ones
+# (DRA bound at half the area, every period snapped) were never recorded by a released build.
+RULES = {"2": PlatformParams(rules="2", placements_claim=False), "3": PlatformParams()}
+PARAMS = RULES["3"]
 
 
-def template_id(tenant: str, name: str) -> str:
-    """The id of the template a job name belongs to, for one tenant (`templates.normalise_name`)."""
-    return derive_id("template", tenant, normalise_name(name))
+def rules_of(model_version: str) -> str:
+    """The rule set a recorded decision was made under (`model_version` of its record)."""
+    return model_version[len(MODEL_PREFIX):] if model_version.startswith(MODEL_PREFIX) else LEGACY_RULES
+
+
+def params_for(rules: str) -> PlatformParams:
+    try:
+        return RULES[rules]
+    except KeyError:
+        raise KeyError(f"recurring rules {rules!r} are not kept (kept: {', '.join(sorted(RULES))})") from None
 
 
 class TermsError(ValueError):
@@ -105,7 +129,7 @@ def infer(state: ClusterState, t: TemplateState, trigger: str, ctx: DecisionCont
     out: list[rc.TemplateEvent] = []
     if t.detected is None:
         out.append(rc.RecurringTemplateDetected(
-            at=ctx.at, template_id=t.template_id, decision=ctx.record("recurring-detection", t.template_id),
+            at=ctx.at, template_id=t.template_id, decision=ctx.record("recurring-detection", t.template_id, p.model_version),
             tenant=t.tenant, template=normalise_name(t.name), period_s=period,
             natural_period_s=per.natural_period_s, arrivals=per.n_arrivals, cv=_finite(per.cv),
             slo=contract.verdict.value))
@@ -124,7 +148,7 @@ def infer(state: ClusterState, t: TemplateState, trigger: str, ctx: DecisionCont
                                      old.container_cores, old.container_memory_gb):
         return tuple(out)
     out.append(rc.ContractInferred(
-        at=ctx.at, template_id=t.template_id, decision=ctx.record("recurring-contract", t.template_id),
+        at=ctx.at, template_id=t.template_id, decision=ctx.record("recurring-contract", t.template_id, p.model_version),
         tenant=t.tenant, version=1 if old is None else old.version + 1,
         trigger="detected" if old is None else "daily", period_s=period, earliest_start_s=terms[1],
         deadline_s=terms[2], instances=contract.instances, read_cv=_finite(contract.read_cv),
@@ -191,8 +215,10 @@ def request_of(template: str, terms: Terms, p: PlatformParams = PARAMS) -> Reser
                               terms.cores, terms.memory_gb)
 
 
-def build_plan(state: ClusterState, p: PlatformParams = PARAMS) -> tuple[Plan, tuple[str, ...]]:
-    """The plan of the log's reservations (module doc); returns it and the ids left out."""
+def build_plan(state: ClusterState, p: PlatformParams = PARAMS, exclude: str | None = None
+               ) -> tuple[Plan, tuple[str, ...]]:
+    """The plan of the log's reservations and, under rules that claim them, of the placed QoS
+    workloads but `exclude` (module doc, `placements`); returns it and the ids left out."""
     servers = [s for s in state.sorted_servers() if s.schedulable]
     cores = p.capacity_share * sum(s.capacity.cores for s in servers)
     memory = p.capacity_share * sum(s.capacity.memory_gb for s in servers)
@@ -213,7 +239,19 @@ def build_plan(state: ClusterState, p: PlatformParams = PARAMS) -> tuple[Plan, t
                 plan = plan.extend(t.template_id, _claim_id(t.template_id, instance, step), steps, containers)
             except LedgerError:
                 left_out.append(f"{t.template_id}/{instance}@{step}")
+    if p.placements_claim:
+        plan, gone = placements.claim_placements(plan, state, exclude)
+        left_out.extend(f"placement/{w}" for w in gone)
     return plan, tuple(left_out)
+
+
+def placement_gate(state: ClusterState, w: WorkloadState, allocation: cm.Allocation,
+                   p: PlatformParams = PARAMS) -> placements.GateVerdict | None:
+    """The ledger's check of a QoS placement before it is recorded (`placements.gate`); None when
+    the gate does not apply (no reservation, `w` not claimed, or rules without it)."""
+    if not p.placements_claim:
+        return None
+    return placements.gate(state, w, allocation, lambda st, ex: build_plan(st, p, ex))
 
 
 def _claim_id(template: str, instance: str, step: int) -> str:
@@ -275,7 +313,7 @@ def outcome(state: ClusterState, t: TemplateState, signoff: rc.ContractSignedOff
 def plan_reservation(state: ClusterState, t: TemplateState, reason: str, ctx: DecisionContext,
                      p: PlatformParams = PARAMS) -> tuple[rc.TemplateEvent, ...]:
     out = outcome(state, t, t.signoff, p)
-    rec = ctx.record("recurring-plan", t.template_id)
+    rec = ctx.record("recurring-plan", t.template_id, p.model_version)
     version = t.contract.version if t.contract is not None else 1
     if out.release:
         return (rc.ReservationReleased(at=ctx.at, template_id=t.template_id, decision=rec, reason="rejected"),)
@@ -311,7 +349,7 @@ def extend(state: ClusterState, t: TemplateState, instance: str, step: int, used
     _, d = reprovision(plan, t.template_id, instance, step % plan.window, used, pending, p.dra)
     if d.reason in (NO_SHORTFALL, CAPPED):
         return ()
-    return (rc.ReservationExtended(at=ctx.at, template_id=t.template_id, decision=ctx.record("recurring-dra",
-                                                                                             t.template_id),
+    return (rc.ReservationExtended(at=ctx.at, template_id=t.template_id, decision=ctx.record("recurring-dra", t.template_id,
+                                                                                             p.model_version),
                                    instance=instance, step=d.step, allocated=d.allocated, demand=d.demand, cap=d.cap,
                                    asked=d.asked, granted=d.granted, reason=d.reason),)

@@ -36,11 +36,10 @@ The structure is immutable: every operation returns a new ledger (the per-tier l
 copied, 2 × 2 × steps floats; the claims live in a persistent map), so an error can never leave
 anything half-written and a decider can keep the ledger a decision saw.
 
-Using it from the placement planner (not wired here): planning would fold `PlacementDecided` /
-`WorkloadCompleted` into `claim` / `release` of PLACEMENT claims and ask `headroom(Tier.GUARANTEE)`
-at the current step before sizing a QoS workload, so a placement never takes cores a periodic
-reservation already holds; the choice of servers stays the planner's (the ledger is a cell
-aggregate).
+QoS placements use it through planning's placement gate (`recurring/placements.py`): a placement
+is checked as a PLACEMENT claim (`Plan.hold`) against every reservation before it is recorded, and
+every placed workload is a claim of the plan the reservation decisions rebuild; the choice of
+servers stays the planner's (the ledger is a cell aggregate).
 """
 
 from __future__ import annotations
@@ -175,10 +174,14 @@ class CapacityLedger:
         except KeyError:
             raise UnknownClaim(f"no claim {claim_id!r}") from None
 
-    def claim(self, c: Claim) -> LedgerUpdate:
-        """Admit `c` (rules 1–3 of the module doc) or raise `ClaimInfeasible` / `DuplicateClaim`."""
+    def claim(self, c: Claim, within: Tier | None = None) -> LedgerUpdate:
+        """Admit `c` (rules 1–3 of the module doc) or raise `ClaimInfeasible` / `DuplicateClaim`.
+        `within`: `c` must also fit in what the claims of tiers ≤ `within` leave — a guarantee
+        asked with `within=Tier.RESIDUAL` displaces nothing (QoS placements, `Plan.hold`)."""
         if c.claim_id in self.claims:
             raise DuplicateClaim(f"claim {c.claim_id!r} already exists")
+        if within is not None and c.steps.size:
+            self._check(c, self.headroom(within)[:, c.steps])
         return self._admit(c, self.next_seq, self.next_seq + 1)
 
     def release(self, claim_id: str) -> CapacityLedger:

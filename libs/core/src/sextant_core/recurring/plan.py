@@ -15,6 +15,8 @@ cyclic LCM window (one day of one-minute steps by default), on top of the capaci
   alone, all or nothing: `Unplaceable` leaves the plan you had.
 - Extensions (DRA, `recurring/dra.py`) are extra ledger claims of one instance, released with
   the instance (`end_instance`) or the reservation.
+- QoS placements (`hold`) are open-ended guarantees over the whole window that must fit in what
+  every reservation leaves (`recurring/placements.py`).
 
 The plan is immutable; every change returns a new one. `canonical()` is its byte-exact form (the
 determinism tests compare it).
@@ -137,6 +139,14 @@ class Plan:
         update = self.ledger.claim(self._claim(res))
         plan = replace(self, ledger=update.ledger, reservations=self.reservations.set(request.reservation_id, res))
         return plan._replan(res, update.displaced).plan
+
+    def hold(self, claim_id: str, cores: float, memory_gb: float) -> Plan:
+        """Claim `cores` and `memory_gb` at every step of the window for a QoS placement (it is
+        open-ended): a guarantee that must fit in what every reservation leaves, so it displaces
+        no non-periodic reservation [choice: a placement decision re-plans no reservation];
+        raises `ClaimInfeasible` (nothing changed) when it does not fit."""
+        claim = Claim.of(claim_id, ClaimKind.PLACEMENT, np.arange(self.window), cores, memory_gb, owner=claim_id)
+        return replace(self, ledger=self.ledger.claim(claim, within=Tier.RESIDUAL).ledger)
 
     def remove(self, reservation_id: str) -> Plan:
         self.get(reservation_id)
