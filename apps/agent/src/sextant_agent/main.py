@@ -11,7 +11,10 @@ Two tasks share one executor (a single asyncio loop, so they never interleave in
   are appended tracked under the happening's key; raw samples go to `sextant.telemetry.samples`.
 
 With `agent_recurring_runs`, a named workload's end is appended with its `RecurringRunObserved`
-(`recurring.RunRecorder`: what the agent saw of the run, in the same append as the ending fact).
+(`recurring.RunRecorder`: what the agent saw of the run, in the same append as the ending fact),
+and every plan step (60 s of log time) a running instance of a template holding a reservation is
+reported as a `RecurringInstanceObserved` (DRA's input): the clock observes the boundaries up to
+each advance's time, and the observations of boundaries before a fact go ahead of it.
 
 At start it registers the executor's servers (once: optimistic concurrency on each server stream),
 appends the executor's offline profiling campaign when the profile's classifier learns from one
@@ -97,14 +100,20 @@ class AgentCore:
             if tp:
                 self.traces[c.workload_id] = tp
             now = time.time()
+            facts.extend(self.recorder.instances(now, self.decider.state, inclusive=False))
             self.recorder.command(c, now)
             done = self.executor.execute(c, self.decider.state, now)
-            facts.extend(done + self.recorder.facts(done, self.decider.state))
+            facts.extend(self.recorder.report(done, self.decider.state))
         return Outputs(items=facts)
 
     def with_runs(self, facts: list[ev.Event]) -> list[ev.Event]:
-        """`facts` reported by the executor, followed by the recurring runs they end."""
-        return facts + self.recorder.facts(facts, self.decider.state)
+        """`facts` reported by the executor, preceded by the recurring instances observed before
+        them and followed by the recurring runs they end (`RunRecorder.report`)."""
+        return self.recorder.report(facts, self.decider.state)
+
+    def instances(self, until: float) -> list[ev.Event]:
+        """The recurring instances observed at the plan-step boundaries up to `until`."""
+        return list(self.recorder.instances(until, self.decider.state))
 
 
 def envelopes(facts: Sequence[ev.Event], key: str, traces: dict[str, str] | None = None) -> list[Envelope]:
@@ -178,8 +187,12 @@ def main() -> None:
         facts_due: list[tuple[str, list[ev.Event]]] = []
         samples_due: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]]]] = []
         while not stop.is_set():
-            happenings, samples = executor.advance(core.decider.state, time.time())
+            wall = time.time()
+            happenings, samples = executor.advance(core.decider.state, wall)
             facts_due.extend((key, core.with_runs(facts)) for key, facts in happenings)
+            observed = core.instances(wall)
+            if observed:  # keyed by its last boundary: observed once
+                facts_due.append((f"instances:{observed[-1].at:.0f}", observed))
             samples_due.extend((TELEMETRY_SAMPLES.name, s.workload_id.encode(), codec.dumpb(s), [])
                                for s in samples)
             try:

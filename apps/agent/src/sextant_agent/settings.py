@@ -13,5 +13,6 @@ class Settings(KitSettings):
     agent_speed: float = Field(default=60.0, gt=0, description="virtual seconds per wall second")
     agent_step_s: float = Field(default=0.02, gt=0, description="wall seconds between clock steps")
     agent_inject_failures: bool = False  # replay the scenario's server failures on the platform
-    # SEXTANT_AGENT_RECURRING_RUNS: a named workload's end also records RecurringRunObserved
+    # SEXTANT_AGENT_RECURRING_RUNS: a named workload's end also records RecurringRunObserved, and a
+    # running instance of a reserved template a RecurringInstanceObserved every plan step (DRA)
     agent_recurring_runs: bool = False

@@ -128,3 +128,19 @@ def test_hold_fits_in_what_both_tiers_leave_and_changes_nothing_when_refused() -
     held = adhoc.hold("w", 6.0, 8.0)
     assert np.array_equal(held.ledger.headroom(1)[0] + 6.0, adhoc.ledger.headroom(1)[0])
     assert "adhoc" in held.reservations and "w" not in adhoc.ledger.claims
+
+
+def test_dra_decides_nothing_for_an_instance_whose_run_is_recorded_under_rules_3() -> None:
+    from sextant_core.context import DecisionContext
+    from sextant_core.recurring.decisions import extend
+
+    state = fold(reserved().log)
+    t = state.recurring.get(TID)
+    ctx = DecisionContext(at=31000.0, seed=1, state_position=state.position, causation=("x",), profile="foundation",
+                          policy_version=POLICY.version)
+    ended, live = t.runs[-1].instance, "still-running"
+    assert t.reservation is not None
+    step = t.reservation.offset + 1  # inside its reservation, one container held, 8 more wanted
+    assert extend(state, t, ended, step, 1, 8, ctx, RULES["3"]) == ()
+    assert len(extend(state, t, ended, step, 1, 8, ctx, RULES["2"])) == 1  # rules 2 decided it
+    assert len(extend(state, t, live, step, 1, 8, ctx, RULES["3"])) == 1

@@ -127,3 +127,22 @@ def test_a_decider_restarted_from_a_snapshot_replays_the_same() -> None:
     report = replay(log[cut:], policy_set, state=snapshot, lookup=by_id.get)
     assert report.ok, report.differences[:3]
     assert report.decisions == 6 and report.state == fold(log)  # 8 in all, 2 before the sign-off
+
+
+def test_an_extension_is_held_until_its_run_and_not_when_decided_after_it() -> None:
+    p = InProcessPlatform(POLICY, steady_agent)
+    p.submit([server("s1", cores=16, memory_gb=128.0)])
+    p.submit(runs("acme", "etl-hourly", 6))
+    p.submit([signoff("accept")])
+    p.submit([rc.RecurringInstanceObserved(at=30100.0, template_id=TID, instance="i9", step=545, used=8, pending=4)])
+    assert [x[0] for x in fold(p.log).recurring.get(TID).extensions] == ["i9"]
+    (ended,) = runs("acme", "etl-hourly", 1, first=9)
+    p.submit([ended.model_copy(update={"instance": "i9"})])  # its run ends: its extensions with it
+    assert fold(p.log).recurring.get(TID).extensions == ()
+    late = next(e.event() for e in p.log if e.type == "ReservationExtended")
+    assert isinstance(late, rc.ReservationExtended) and late.granted > 0
+    p.submit([late.model_copy(update={"at": 40000.0})])  # decided after the run: nothing held
+    assert fold(p.log).recurring.get(TID).extensions == ()
+    other = late.model_copy(update={"at": 40000.0, "instance": "i10"})
+    p.submit([other])  # another instance, still running: held
+    assert fold(p.log).recurring.get(TID).extensions == (("i10", other.step, other.granted),)

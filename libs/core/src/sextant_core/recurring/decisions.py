@@ -73,6 +73,7 @@ class PlatformParams:
     capacity_share: float = 1.0
     rules: str = "3"
     placements_claim: bool = True  # QoS placements are claims of the plan (`placements`)
+    skip_ended: bool = True  # no DRA decision for an instance whose run is already recorded
 
     @property
     def model_version(self) -> str:
@@ -84,9 +85,10 @@ MODEL_PREFIX = "recurring-rules/"
 LEGACY_RULES = "2"  # decisions recorded before the rules were named (model_version "")
 # The rule sets a log may hold. 2: DRA's per-instance bound = its skyline's area, a contract's
 # period snapped only while the job keeps its place (`periodicity.contract_period`), placements
-# not in the plan. 3: QoS placements are claims of the plan and pass its gate. Earlier ones
+# not in the plan. 3: QoS placements are claims of the plan and pass its gate; an instance whose
+# run is recorded gets no DRA decision (the fold would not hold it). Earlier ones
 # (DRA bound at half the area, every period snapped) were never recorded by a released build.
-RULES = {"2": PlatformParams(rules="2", placements_claim=False), "3": PlatformParams()}
+RULES = {"2": PlatformParams(rules="2", placements_claim=False, skip_ended=False), "3": PlatformParams()}
 PARAMS = RULES["3"]
 
 
@@ -341,7 +343,7 @@ def check_signoff(state: ClusterState, signoff: rc.ContractSignedOff,
 
 def extend(state: ClusterState, t: TemplateState, instance: str, step: int, used: int, pending: int,
            ctx: DecisionContext, p: PlatformParams = PARAMS) -> Sequence[rc.TemplateEvent]:
-    if t.reservation is None:
+    if t.reservation is None or (p.skip_ended and any(r.instance == instance for r in t.runs)):
         return ()
     plan, left_out = build_plan(state, p)
     if t.template_id not in plan.reservations:

@@ -3,7 +3,9 @@
 `RecurringState.templates` maps a template id to its `TemplateState`: the newest `MAX_RUNS`
 finished runs (inference's history), the detection, the current contract, the owner's latest
 sign-off, the reservation as planned (request and allocation, read back from the log — the fold
-never re-plans), the latest refusal, and the DRA extensions of instances still running.
+never re-plans), the latest refusal, and the DRA extensions of instances still running (an
+extension decided after its instance's `RecurringRunObserved` — the agent reports both, and
+reprovisioning may decide after the run ended — is not held).
 `evolve_recurring` folds one `TemplateEvent`; it refuses a type it does not know, and a fact or a
 decision about a template no run introduced (`UnknownTemplate`: the API and the deciders never
 write one).
@@ -134,7 +136,7 @@ def _(event: rc.ReservationReleased, state: RecurringState) -> RecurringState:
 
 @_apply.register
 def _(event: rc.ReservationExtended, state: RecurringState) -> RecurringState:
-    if event.granted == 0:
-        return state
     t = state.get(event.template_id)
+    if event.granted == 0 or any(r.instance == event.instance for r in t.runs):
+        return state  # nothing granted, or decided after the instance's run ended: nothing is held
     return _put(state, replace(t, extensions=(*t.extensions, (event.instance, event.step, event.granted))))
