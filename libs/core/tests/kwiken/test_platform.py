@@ -14,27 +14,11 @@ from sextant_core.profiles import policy_set
 from sextant_core.replay import replay
 from sextant_core.state import fold
 from sextant_core.testing.builders import record, server, submitted
+from sextant_core.testing.kwiken import declared, window
 from sextant_core.testing.loop import InProcessPlatform, steady_agent
 
 POLICY = policy_set("foundation")
 WID = "svc-1"
-STAGES = (kw.StageSpec(name="front", cost=1.0), kw.StageSpec(name="lookup", cost=2.0, fanout=50, partial=True),
-          kw.StageSpec(name="agg", cost=1.0))
-EDGES = (("front", "lookup"), ("lookup", "agg"))
-
-
-def declared(at: float = 10.0, **kw_: object) -> kw.ServiceStagesDeclared:
-    args: dict[str, object] = {"stages": STAGES, "edges": EDGES, "reissue_budget": 0.05, "loss_budget": 0.001}
-    args.update(kw_)
-    return kw.ServiceStagesDeclared(at=at, workload_id=WID, **args)  # type: ignore[arg-type]
-
-
-def window(at: float, seed: int, scale: float = 1.0, n: int = 250) -> kw.StageLatenciesObserved:
-    rng = np.random.default_rng(seed)
-    stages = tuple(kw.StageSamples(stage=s.name, samples_ms=tuple(
-        float(v) for v in np.round(scale * 10.0 * rng.lognormal(0.0, 0.8, n) * np.where(rng.random(n) < 0.03, 10, 1),
-                                   3))) for s in STAGES)
-    return kw.StageLatenciesObserved(at=at, workload_id=WID, window_start_s=at - 60.0, window_s=60.0, stages=stages)
 
 
 @pytest.mark.parametrize(("change", "field"), [

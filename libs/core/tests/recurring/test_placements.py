@@ -18,6 +18,7 @@ from sextant_core.recurring.plan import Plan, ReservationRequest
 from sextant_core.replay import replay
 from sextant_core.state import fold
 from sextant_core.testing.builders import server, submitted
+from sextant_core.testing.kwiken import declared, window
 from sextant_core.testing.loop import InProcessPlatform, steady_agent
 from sextant_core.testing.recurring import runs
 
@@ -144,3 +145,21 @@ def test_dra_decides_nothing_for_an_instance_whose_run_is_recorded_under_rules_3
     assert extend(state, t, ended, step, 1, 8, ctx, RULES["3"]) == ()
     assert len(extend(state, t, ended, step, 1, 8, ctx, RULES["2"])) == 1  # rules 2 decided it
     assert len(extend(state, t, live, step, 1, 8, ctx, RULES["3"])) == 1
+
+
+def test_a_kwiken_plans_reissue_load_is_a_residual_claim_a_placement_must_leave_room_for() -> None:
+    p = reserved()
+    p.submit([submitted("svc-1", at=30500.0, cores=8, memory_gb=8.0, fast_path=True)])
+    p.submit([declared(at=30600.0), window(30700.0, 1)])
+    state = fold(p.log)
+    svc = state.kwiken.get("svc-1")
+    assert svc is not None and svc.plan is not None and svc.plan.reissue_spent > 0
+    plan, left_out = build_plan(state)
+    claim = plan.ledger.claims["reissue/svc-1"]
+    assert left_out == () and claim.kind.tier == 1 and claim.steps.size == 1440
+    assert claim.amount[0, 0] == pytest.approx(8 * svc.plan.reissue_spent) and claim.amount[1].max() == 0.0
+    room = 16 - 8 - peak(p)  # what placements and the reservation leave; the reissues take a share of it
+    p.submit([submitted("last", at=31000.0, cores=room, memory_gb=8.0, fast_path=True)])
+    out = placement_of(p.log, "last")
+    assert isinstance(out, ev.PlacementDeferred) and out.reasons[0].startswith(RESERVED_REASON)
+    assert "reissue/svc-1" not in build_plan(state, RULES["2"])[0].ledger.claims

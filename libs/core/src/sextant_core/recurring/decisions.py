@@ -85,9 +85,10 @@ MODEL_PREFIX = "recurring-rules/"
 LEGACY_RULES = "2"  # decisions recorded before the rules were named (model_version "")
 # The rule sets a log may hold. 2: DRA's per-instance bound = its skyline's area, a contract's
 # period snapped only while the job keeps its place (`periodicity.contract_period`), placements
-# not in the plan. 3: QoS placements are claims of the plan and pass its gate; an instance whose
-# run is recorded gets no DRA decision (the fold would not hold it). Earlier ones
-# (DRA bound at half the area, every period snapped) were never recorded by a released build.
+# not in the plan. 3: QoS placements and Kwiken's reissue load are claims of the plan, placements
+# pass its gate; an instance whose run is recorded gets no DRA decision (the fold would not hold
+# it). Earlier ones (DRA bound at half the area, every period snapped) were never recorded by a
+# released build.
 RULES = {"2": PlatformParams(rules="2", placements_claim=False, skip_ended=False), "3": PlatformParams()}
 PARAMS = RULES["3"]
 
@@ -243,7 +244,7 @@ def build_plan(state: ClusterState, p: PlatformParams = PARAMS, exclude: str | N
                 left_out.append(f"{t.template_id}/{instance}@{step}")
     if p.placements_claim:
         plan, gone = placements.claim_placements(plan, state, exclude)
-        left_out.extend(f"placement/{w}" for w in gone)
+        left_out.extend(gone)
     return plan, tuple(left_out)
 
 

@@ -11,7 +11,9 @@ both resources at some steps of the window (`Claim`). Claims come from:
   instances in the window at their fixed offset (`recurring/plan.py`);
 - reprovisioning extensions (`ClaimKind.EXTENSION`): DRA's minute-long growth of one instance;
 - non-periodic reservations (`ClaimKind.NON_PERIODIC`): one instance of an ad-hoc, off-kilter or
-  longer-than-a-day job, planned on the residual.
+  longer-than-a-day job, planned on the residual;
+- reissue load (`ClaimKind.REISSUE`): the extra work a Kwiken plan spends on reissues, a share of
+  its service's placement (`recurring/placements.py`), in the residual tier.
 
 Rules of precedence.
 
@@ -36,7 +38,7 @@ The structure is immutable: every operation returns a new ledger (the per-tier l
 copied, 2 × 2 × steps floats; the claims live in a persistent map), so an error can never leave
 anything half-written and a decider can keep the ledger a decision saw.
 
-QoS placements use it through planning's placement gate (`recurring/placements.py`): a placement
+QoS placements and Kwiken's reissue load use it through planning's placement gate (`recurring/placements.py`): a placement
 is checked as a PLACEMENT claim (`Plan.hold`) against every reservation before it is recorded, and
 every placed workload is a claim of the plan the reservation decisions rebuild; the choice of
 servers stays the planner's (the ledger is a cell aggregate).
@@ -67,10 +69,11 @@ class ClaimKind(enum.StrEnum):
     PERIODIC = "periodic"
     EXTENSION = "extension"
     NON_PERIODIC = "non_periodic"
+    REISSUE = "reissue"
 
     @property
     def tier(self) -> Tier:
-        return Tier.RESIDUAL if self is ClaimKind.NON_PERIODIC else Tier.GUARANTEE
+        return Tier.RESIDUAL if self in (ClaimKind.NON_PERIODIC, ClaimKind.REISSUE) else Tier.GUARANTEE
 
 
 class LedgerError(ValueError):

@@ -27,7 +27,12 @@ Choices (Morpheus does not place QoS work; these are ours):
 - In the rebuilt plan reservations come first (in their order of admission), placements after,
   together as one claim; when that does not fit (servers lost since), one by one in workload id
   order, and the ones that no longer fit are left out and named (`decisions.build_plan`).
-- A re-placement (server failure, migration) is checked without the workload's own claim.
+- **Reissue load** (Kwiken, docs/kwiken/platform.md): a service whose plan spends a share s of
+  its work on reissues (`KwikenPlanDecided.reissue_spent`) runs s × its cores more; that load is a
+  `ClaimKind.REISSUE` claim (cores only, every step) in the residual tier, after the placements:
+  a placement or a non-periodic reservation must leave it room, a periodic reservation may take
+  it (ledger rule 3: in a rebuilt plan that no longer holds it, it is left out and named).
+- A re-placement (server failure, migration) is checked without the workload's own claims.
 - Only when the state holds a reservation: a cluster without one places exactly as before and
   records nothing new. Resizes decided by the reprovisioner are not gated [gap: the resize
   paths do not consult the ledger yet].
@@ -43,7 +48,7 @@ from sextant_contracts.ids import derive_id
 from sextant_contracts.model import Allocation
 
 from ..state.model import ClusterState, WorkloadState
-from .ledger import ClaimInfeasible, LedgerError
+from .ledger import ClaimInfeasible, ClaimKind, LedgerError
 from .plan import Plan
 from .templates import normalise_name
 
@@ -91,21 +96,31 @@ def placed(state: ClusterState, exclude: str | None = None) -> list[tuple[str, f
     return out
 
 
-def claim_placements(plan: Plan, state: ClusterState, exclude: str | None = None) -> tuple[Plan, tuple[str, ...]]:
-    """`plan` with every claimed placement held (module doc); returns it and the ids left out."""
+def claim_placements(plan: Plan, state: ClusterState, exclude: str | None = None,
+                     reissues: bool = True) -> tuple[Plan, tuple[str, ...]]:
+    """`plan` with every claimed placement held and, with `reissues`, the reissue load of every
+    Kwiken plan (module doc); returns it and the claims left out."""
     rows = placed(state, exclude)
     if not rows:
         return plan, ()
+    left_out: list[str] = []
     try:
-        return plan.hold(PLACEMENTS_CLAIM, sum(r[1] for r in rows), sum(r[2] for r in rows)), ()
+        plan = plan.hold(PLACEMENTS_CLAIM, sum(r[1] for r in rows), sum(r[2] for r in rows))
     except LedgerError:
-        pass
-    left_out = []
-    for wid, cores, memory in rows:
-        try:
-            plan = plan.hold(f"placement/{wid}", cores, memory)
-        except LedgerError:
-            left_out.append(wid)
+        for wid, cores, memory in rows:
+            try:
+                plan = plan.hold(f"placement/{wid}", cores, memory)
+            except LedgerError:
+                left_out.append(f"placement/{wid}")
+    if reissues:
+        for wid, cores, _ in rows:
+            svc = state.kwiken.get(wid)
+            spent = 0.0 if svc is None or svc.plan is None else svc.plan.reissue_spent
+            if spent > 0:
+                try:
+                    plan = plan.hold(f"reissue/{wid}", cores * spent, 0.0, ClaimKind.REISSUE)
+                except LedgerError:
+                    left_out.append(f"reissue/{wid}")
     return plan, tuple(left_out)
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sextant_core.recurring.slo import SloContract
+from sextant_core.recurring.slo import SloContract, SloParams
 
 from .evaluation import (
     MonthSetup,
@@ -64,9 +64,9 @@ class Trained:
         return np.asarray(ins.submit_s >= self.setup.train_end_s - 86400.0)
 
 
-def train(setup: MonthSetup) -> Trained:
+def train(setup: MonthSetup, slo: SloParams | None = None) -> Trained:
     out = run(setup, setup.user, record=True)
-    contracts = infer_contracts(setup.workload, out, setup.train_end_s)
+    contracts = infer_contracts(setup.workload, out, setup.train_end_s, slo)
     sky = training_skylines(setup.workload, out, setup.train_end_s)
     return Trained(setup, out, contracts, deadlines(setup.workload, contracts), sky, fit_skylines(contracts, sky))
 

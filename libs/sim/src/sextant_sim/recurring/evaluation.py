@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from sextant_core.recurring.periodicity import contract_period, detect
-from sextant_core.recurring.slo import InstanceProvenance, OutputRead, SloContract, infer_slo
+from sextant_core.recurring.slo import InstanceProvenance, OutputRead, SloContract, SloParams, infer_slo
 
 from ..arrivals import rng_for
 from .adhoc import adhoc_load
@@ -65,13 +65,15 @@ def provenance(wl: Workload, outcome: Outcome, mask: np.ndarray) -> dict[int, li
     return out
 
 
-def infer_contracts(wl: Workload, outcome: Outcome, train_end_s: float) -> dict[int, SloContract]:
+def infer_contracts(wl: Workload, outcome: Outcome, train_end_s: float,
+                    slo: SloParams | None = None) -> dict[int, SloContract]:
     """Contracts of the templates the detector finds periodic on the training window (module doc)."""
     ins = wl.instances
     train = ins.submit_s < train_end_s
     found = {p.key: p for p in detect(ins.template[train], ins.submit_s[train]) if p.periodic}
     prov = provenance(wl, outcome, train)
-    return {k: infer_slo(k, contract_period(p), prov.get(k, [])) for k, p in sorted(found.items())}
+    sp = slo or SloParams()
+    return {k: infer_slo(k, contract_period(p), prov.get(k, []), sp) for k, p in sorted(found.items())}
 
 
 def deadlines(wl: Workload, contracts: Mapping[int, SloContract]) -> np.ndarray:
