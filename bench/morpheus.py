@@ -40,7 +40,7 @@ than the baseline at the nominal size); the ablation (Fig. 10a) as the same bise
 variant; the α sweep (Fig. 9c); slack/duration (Fig. 9a, PNG at docs/results/morpheus-slack-cdf.png);
 P(B fails | A missed) vs met under the baseline and under Sextant. `--quick`: 100 templates instead
 of 200, 3 bisection steps instead of 5, the ablation, α sweep (0.01, 0.1) and slack on the first
-seed only. `--jobs N` runs the seeds in N processes (the same figures).
+seed only. `--jobs N` runs the seeds in N processes (the same figures; `--quick` defaults to 2).
 
 `--sections` picks the sections (default `real,speed,twin`); a section left out is copied from
 the file already at `--json` (it keeps the code version that wrote it), unless `--fresh`: one
@@ -310,7 +310,8 @@ def main() -> int:
     ap.add_argument("--trace", default=str(TRACE))
     ap.add_argument("--sections", default="real,speed,twin", help="comma-separated: real, speed, twin")
     ap.add_argument("--no-speed", action="store_true", help="leave the speed section null")
-    ap.add_argument("--jobs", type=int, default=1, help="twin seeds run in this many processes (same results)")
+    ap.add_argument("--jobs", type=int, help="twin seeds run in this many processes (same results; default 1, "
+                    "--quick 2: the quick run's seeds take ~850 CPU s)")
     ap.add_argument("--templates", type=int, help="twin templates (default 200, --quick 100)")
     ap.add_argument("--twin-parts", choices=("all", "worst"), default="all",
                     help="worst: the worst-case misses only (no bisection, ablation, α sweep, slack)")
@@ -348,7 +349,8 @@ def main() -> int:
         say("speed: skyline LP and plan additions")
         doc["speed"] = measure_speed(args.quick, None if args.quick else seeds)
     if "twin" in sections:
-        doc["twin"] = twin(seeds, args.quick, say, args.jobs, args.templates, args.twin_parts != "worst")
+        jobs = args.jobs or (2 if args.quick else 1)
+        doc["twin"] = twin(seeds, args.quick, say, jobs, args.templates, args.twin_parts != "worst")
         for seed, v in doc["twin"]["per_seed"].items():
             doc["per_seed"].setdefault(seed, {})["twin"] = {k: v[k] for k in TWIN_KEYS}
         doc["worst"]["twin"] = doc["twin"]["worst"]
