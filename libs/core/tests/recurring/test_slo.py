@@ -56,10 +56,27 @@ def test_the_earliest_read_counts_and_own_template_reads_do_not():
 
 
 def test_a_slower_consumer_is_clipped_to_the_jobs_own_period():
-    # a monthly report reads the daily output 10 days later: the deadline is the end of the day
+    # a monthly report reads the daily output 10 days later: the deadline is one day after the
+    # input (01:00 + U(0, 20 min): the next instance may start then), the P50 of those
     c = infer_slo(1, DAY, daily(read_h=10 * 24.0, read_jitter=0.0, reader_period=30 * DAY))
-    assert c.deadline_s == DAY
+    assert DAY + H < c.deadline_s < DAY + H + 1200
     assert c.verdict is SloVerdict.ACTIONABLE
+    old = infer_slo(1, DAY, daily(read_h=10 * 24.0, read_jitter=0.0, reader_period=30 * DAY),
+                    SloParams(consumer_cap="period_end"))  # the rule of logs decided before
+    assert old.deadline_s == DAY
+    with pytest.raises(ValueError, match="consumer_cap"):
+        infer_slo(1, DAY, daily(), SloParams(consumer_cap="never"))
+
+
+def test_a_run_across_the_period_end_read_by_a_slower_consumer_keeps_its_slack():
+    # hourly, input at :40, runs :47 to :02 of the next hour, read by a daily report at 1:30 after
+    hourly = [InstanceProvenance(key=1, submit_s=k * H + 47 * 60, start_s=k * H + 47 * 60, end_s=k * H + 62 * 60,
+                                 succeeded=True, input_available_s=k * H + 40 * 60,
+                                 reads=(OutputRead(k * H + 90 * 60, 9, DAY),)) for k in range(10)]
+    c = infer_slo(1, H, hourly)
+    assert c.actionable and c.deadline_s == 90 * 60  # within one period of the input: the read itself
+    old = infer_slo(1, H, hourly, SloParams(consumer_cap="period_end"))
+    assert old.verdict is SloVerdict.NO_SLACK and old.deadline_s == H  # before its own end
 
 
 def test_a_window_across_midnight_stays_contiguous():

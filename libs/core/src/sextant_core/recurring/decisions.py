@@ -87,9 +87,12 @@ LEGACY_RULES = "2"  # decisions recorded before the rules were named (model_vers
 # period snapped only while the job keeps its place (`periodicity.contract_period`), placements
 # not in the plan. 3: QoS placements and Kwiken's reissue load are claims of the plan, placements
 # pass its gate; an instance whose run is recorded gets no DRA decision (the fold would not hold
-# it). Earlier ones (DRA bound at half the area, every period snapped) were never recorded by a
+# it); a slower consumer's read is capped one period after the input, not at the period's end
+# (`slo` consumer-period rule). Earlier ones (DRA bound at half the area, every period snapped) were never recorded by a
 # released build.
-RULES = {"2": PlatformParams(rules="2", placements_claim=False, skip_ended=False), "3": PlatformParams()}
+RULES = {"2": PlatformParams(slo=SloParams(consumer_cap="period_end"), rules="2", placements_claim=False,
+                             skip_ended=False),
+         "3": PlatformParams()}
 PARAMS = RULES["3"]
 
 

@@ -18,8 +18,12 @@ Decisions on the spec's gaps (§8.2–8.4), each tested in `tests/recurring/test
   job's own template (its next instance reading its previous output) are not a deadline and are
   ignored.
 - **Consumer-period rule** (footnote 5): a read by a consumer whose period is longer than the
-  job's counts as at most the end of the job's own period (period start + P), so a daily job read
-  by a monthly report gets a daily deadline. A reader with no known period (egress) counts as is.
+  job's counts as at most one period after the instance's input became available (T_inAvail + P:
+  when the next instance may start), so a daily job read by a monthly report gets a daily
+  deadline. A reader with no known period (egress) counts as is. [choice; `consumer_cap`] The
+  earlier cap, the end of the wall-clock period (`"period_end"`, kept for logs decided under it),
+  gave a job whose run crosses the period boundary (an hourly job starting at :47 for 15
+  minutes, read by a daily report) a deadline before its own end: no slack, no contract.
 - **No input** (nothing written before the run): T_inAvail = the period start (relative 0).
 - Thresholds: `max_read_cv` 0.1, `min_slack_ratio` 0.5, `min_instances` 5 successful instances
   with a read (the paper's weekly jobs with four samples fail).
@@ -70,6 +74,7 @@ class SloParams:
     max_read_cv: float = 0.1
     min_slack_ratio: float = 0.5
     min_instances: int = 5
+    consumer_cap: str = "next_input"  # or "period_end" (module doc, consumer-period rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +100,15 @@ def period_start(t_s: float, period_s: float) -> float:
     return math.floor(t_s / period_s) * period_s
 
 
-def first_read(inst: InstanceProvenance, period_s: float) -> float | None:
+def first_read(inst: InstanceProvenance, period_s: float, consumer_cap: str = "next_input") -> float | None:
     """The effective first read of the instance's output (absolute), or None if never read."""
-    end_of_period = period_start(inst.submit_s, period_s) + period_s
+    t0 = period_start(inst.submit_s, period_s)
+    if consumer_cap == "period_end":
+        end_of_period = t0 + period_s
+    elif consumer_cap == "next_input":
+        end_of_period = (inst.input_available_s if inst.input_available_s is not None else t0) + period_s
+    else:
+        raise ValueError(f"consumer_cap must be 'next_input' or 'period_end', not {consumer_cap!r}")
     times = []
     for r in inst.reads:
         if r.reader is not None and r.reader == inst.key:
@@ -126,7 +137,7 @@ def infer_slo(key: int, period_s: float, instances: list[InstanceProvenance],
     for inst in instances:
         if inst.key != key or not inst.succeeded:
             continue
-        read = first_read(inst, period_s)
+        read = first_read(inst, period_s, p.consumer_cap)
         if read is None:
             continue
         t0 = period_start(inst.submit_s, period_s)
