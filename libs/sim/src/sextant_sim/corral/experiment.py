@@ -54,8 +54,9 @@ def corral_plan(jobs: Sequence[Job], topo: Topology, *, online: bool = False,
 
 def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, online: bool = False,
                plan_oversubscription: float | None = None, **twin: float) -> dict[str, Any]:
-    """Run one policy; returns the twin's `Result` fields plus, for planned policies, the plan's
-    objective and (batch) the LP-Batch bound on the same latencies."""
+    """Run one policy; returns the twin's `Result` fields (and the `Result` itself as `result`, for
+    its per-job diagnostics) plus, for planned policies, the `plan`, its objective and (batch) the
+    LP-Batch bound on the same latencies."""
     rng = np.random.default_rng([seed, 5])
     out: dict[str, Any] = {}
     scheduler: Scheduler
@@ -72,11 +73,12 @@ def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, onl
         out["plan_objective"] = pl.objective
         out["lp_batch"] = None if online else lp_batch_bound(lat)
         out["plan_widths"] = np.bincount(pl.widths, minlength=topo.racks + 1)[1:].tolist()
+        out["plan"] = pl
     else:
         raise ValueError(f"unknown policy {name!r}; one of {POLICIES}")
     res = run(jobs, replicas, scheduler, topo, seed=seed, **twin)
     out.update(makespan=res.makespan, median_jct=float(np.median(res.completion)),
                mean_jct=float(res.completion.mean()), cross_rack_bytes=res.cross_rack_bytes,
                network_bytes=res.total_network_bytes, maps_local=res.maps_local, maps_rack=res.maps_rack,
-               maps_remote=res.maps_remote, rate_solves=res.rate_solves)
+               maps_remote=res.maps_remote, rate_solves=res.rate_solves, result=res)
     return out
