@@ -9,7 +9,7 @@ from sextant_sim.corral.experiment import corral_latency, run_policy
 from sextant_sim.corral.jobs import JobState, rack_replicas, random_replicas
 from sextant_sim.corral.network import Topology, max_min
 from sextant_sim.corral.schedulers import CorralRuntime, YarnCS
-from sextant_sim.corral.twin import run
+from sextant_sim.corral.twin import isolated_floor, run
 from sextant_sim.corral.workloads import GB, MB, TB, Job
 
 INF = np.inf
@@ -165,3 +165,37 @@ def test_planned_latency_is_model_b_with_the_data_penalty() -> None:
     assert lat[0, -1] < lat[0, 0]  # a big job gets faster on more racks
     tiny = corral_latency([_job(0, 1, 1, 0.1, 0.01)], t)
     assert tiny[0, 0] < corral_latency([_job(0, 480, 1, 0.1 * 480, 0.01)], t)[0, 0]  # area of a rack
+
+
+def test_isolated_floor_is_exact_for_a_lone_local_job_and_a_bound_online() -> None:
+    t = Topology(racks=3, machines=1, slots=1)
+    job = Job(0, 1, 1, 1 * GB, 0.5 * GB, 0.5 * GB, 80 * MB, 50 * MB, arrival=0.3)
+    alone = run([job], [np.array([[0, 1, 2]])], YarnCS(t, [0]), t, seed=1)  # every machine holds the block
+    # first beat t = 1, map 1 GB at 80 MB/s until 13.5, reducer at the beat t = 14: fetch 0.5 GB at
+    # 100 MB/s (its container; the core gives ≥ 125 MB/s), reduce at 50 MB/s: done at 29
+    assert isolated_floor(job, t) == pytest.approx(29.0 - 0.3)
+    assert alone.completion[0] == pytest.approx(isolated_floor(job, t))
+    jobs = wl.with_arrivals(wl.w3(3, task_scale=40.0, n_jobs=30), 3, horizon=120.0)
+    t = Topology(racks=3, machines=4, slots=2)
+    floor = np.array([isolated_floor(j, t) for j in jobs])
+    for policy in ("yarn", "corral"):
+        res = run_policy(policy, jobs, t, 3, online=True)["result"]
+        assert (res.completion >= floor - 1e-9).all()
+
+
+def test_diagnostics_add_up_and_corral_stays_in_its_plan() -> None:
+    t = Topology(racks=3, machines=4, slots=2)
+    jobs = wl.with_arrivals(wl.w1(5, task_scale=20.0, n_jobs=20), 5, horizon=200.0)
+    yarn, corral = (run_policy(p, jobs, t, 5, online=True) for p in ("yarn", "corral"))
+    for out in (yarn, corral):
+        res = out["result"]
+        assert res.job_cross_bytes.sum() == pytest.approx(res.cross_rack_bytes)
+        assert 0 < res.busy_fraction <= res.peak_busy_fraction <= 1  # tasks start only at heartbeats
+        assert 0 <= res.core_saturated_fraction <= 1 and 0 <= res.core_utilisation <= 1
+        assert (res.first_start >= 0).all() and (res.map_phase >= res.first_start).all()
+        assert res.job_racks.any(axis=1).all()
+    allowed = np.zeros((len(jobs), t.racks), dtype=bool)
+    for i, racks in enumerate(corral["plan"].racks):
+        allowed[i, list(racks)] = True
+    assert not (corral["result"].job_racks & ~allowed).any()  # the runtime follows the plan
+    assert (yarn["result"].job_racks.sum(axis=1) > 1).any()  # while Yarn-CS spreads jobs

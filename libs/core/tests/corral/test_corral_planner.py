@@ -1,11 +1,13 @@
-"""The offline planner: prioritization, the provisioning loop and the LP-Batch lower bound."""
+"""The offline planner: prioritization, the provisioning loop and the LP-Batch and LP-Online bounds."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
 from sextant_core.corral.mrcute import JobProfile, latency_b
-from sextant_core.corral.planner import lp_batch_bound, plan, prioritize, with_data_penalty
+from sextant_core.corral.planner import lp_batch_bound, lp_online_bound, plan, prioritize, with_data_penalty
 
 
 def random_latency(rng: np.random.Generator, jobs: int, racks: int) -> np.ndarray:
@@ -95,3 +97,67 @@ def test_fast_objective_with_tied_free_times(online: bool) -> None:
         fast = _objective(lat[np.arange(n_jobs), w - 1].tolist(), _order(lat, w, arr, online).tolist(),
                           w.tolist(), arr.tolist(), n_racks, online)
         assert fast == pytest.approx(full.objective, rel=1e-12)
+
+
+def list_schedule(lat: np.ndarray, widths: np.ndarray, arrivals: np.ndarray, order: tuple[int, ...]) -> float:
+    """Mean completion − arrival when the jobs, in `order`, each take the racks that free first and
+    start when they are free and the job has arrived (any order: a policy need not follow arrivals)."""
+    free = np.zeros(lat.shape[1])
+    total = 0.0
+    for j in order:
+        chosen = np.argsort(free, kind="stable")[: widths[j]]
+        start = max(float(free[chosen].max()), float(arrivals[j]))
+        free[chosen] = start + lat[j, widths[j] - 1]
+        total += start + lat[j, widths[j] - 1] - arrivals[j]
+    return total / len(order)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_lp_online_bound_at_or_below_every_schedule_of_small_instances(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        n_jobs, n_racks = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+        lat = rng.uniform(1.0, 10.0, size=(n_jobs, n_racks))
+        arr = rng.uniform(0.0, float(rng.choice([0.5, 5.0, 20.0])), size=n_jobs)  # crowded to spread out
+        bound = lp_online_bound(lat, arr, intervals=60)
+        best = min(list_schedule(lat, np.array(w), arr, o)
+                   for w in itertools.product(range(1, n_racks + 1), repeat=n_jobs)
+                   for o in itertools.permutations(range(n_jobs)))
+        assert lat.min(axis=1).mean() * (1 - 1e-9) <= bound <= best * (1 + 1e-9)
+
+
+def test_lp_online_bound_sees_queueing() -> None:
+    lat = np.tile([10.0, 6.0, 4.0], (6, 1))  # six identical jobs at t = 0 on 3 racks
+    arr = np.zeros(6)
+    bound = lp_online_bound(lat, arr)
+    assert bound > 1.5 * 4.0  # d_jr = 0 would give the fastest time, 4
+    assert bound <= plan(lat, arr, online=True).objective * (1 + 1e-9)
+    apart = lp_online_bound(lat, np.arange(6) * 100.0)  # far apart: nobody waits, the bound is tight
+    assert apart == pytest.approx(4.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lp_online_bound_below_plans_and_random_widths(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    lat = random_latency(rng, 25, 7)
+    arr = rng.uniform(0, 600, size=25)
+    bound = lp_online_bound(lat, arr)
+    for keep in (False, True):
+        assert bound <= plan(lat, arr, online=True, keep_if_better=keep).objective * (1 + 1e-9)
+    for _ in range(30):
+        widths = rng.integers(1, 8, size=25)
+        assert bound <= prioritize(lat, widths, arr, online=True).objective * (1 + 1e-9)
+
+
+def test_keep_if_better_widens_a_job_that_is_never_the_longest() -> None:
+    lat = np.array([[100.0, 120.0], [50.0, 10.0]])  # job 0 is slower on 2 racks, job 1 much faster
+    arr = np.array([0.0, 1000.0])  # they never meet
+    thesis = plan(lat, arr, online=True)  # (1,1) 75, (2,1) 85, (2,2) 65: job 1 widens only after job 0
+    assert thesis.objective == pytest.approx(65.0)
+    better = plan(lat, arr, online=True, keep_if_better=True)
+    assert better.widths.tolist() == [1, 2] and better.objective == pytest.approx(55.0)
+    rng = np.random.default_rng(7)
+    for online in (False, True):  # never worse than the thesis's path alone
+        lat = random_latency(rng, 20, 5)
+        arr = rng.uniform(0, 300, size=20) if online else None
+        assert plan(lat, arr, online=online, keep_if_better=True).objective <= plan(lat, arr, online=online).objective

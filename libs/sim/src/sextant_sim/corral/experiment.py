@@ -7,8 +7,9 @@
   parameter, chosen on seeds 1–5).
 - `run_policy(name, jobs, topo, seed)`:
   - `yarn`: random replicas (3 racks), `YarnCS` in arrival order;
-  - `corral`: the offline plan (`sextant_core.corral.planner.plan`, batch or online), one replica
-    in the job's racks, `CorralRuntime` with the plan's racks and priorities;
+  - `corral`: the offline plan (`sextant_core.corral.planner.plan`, batch or online; online with
+    `keep_if_better`, chosen on seeds 1–5: docs/corral/twin.md), one replica in the job's racks,
+    `CorralRuntime` with the plan's racks and priorities;
   - `localshuffle`: Corral's plan and task placement with random replicas (§4.6's ablation).
   The background traffic depends only on `seed` (the same for every policy).
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from sextant_core.corral.mrcute import JobProfile, latency_b
-from sextant_core.corral.planner import Plan, lp_batch_bound, plan, with_data_penalty
+from sextant_core.corral.planner import Plan, lp_batch_bound, lp_online_bound, plan, with_data_penalty
 
 from .jobs import rack_replicas, random_replicas
 from .network import Topology
@@ -49,13 +50,14 @@ def corral_plan(jobs: Sequence[Job], topo: Topology, *, online: bool = False,
                 plan_oversubscription: float | None = None) -> tuple[Plan, np.ndarray]:
     lat = corral_latency(jobs, topo, plan_oversubscription=plan_oversubscription)
     arrivals = np.array([j.arrival for j in jobs]) if online else None
-    return plan(lat, arrivals, online=online), lat
+    return plan(lat, arrivals, online=online, keep_if_better=online), lat
 
 
 def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, online: bool = False,
                plan_oversubscription: float | None = None, **twin: float) -> dict[str, Any]:
-    """Run one policy; returns the twin's `Result` fields plus, for planned policies, the plan's
-    objective and (batch) the LP-Batch bound on the same latencies."""
+    """Run one policy; returns the twin's `Result` fields (and the `Result` itself as `result`, for
+    its per-job diagnostics) plus, for planned policies, the `plan`, its objective and the LP-Batch
+    (batch) or LP-Online (online) bound on the same latencies."""
     rng = np.random.default_rng([seed, 5])
     out: dict[str, Any] = {}
     scheduler: Scheduler
@@ -71,12 +73,16 @@ def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, onl
         scheduler = CorralRuntime(topo, pl.racks, pl.priorities.tolist())
         out["plan_objective"] = pl.objective
         out["lp_batch"] = None if online else lp_batch_bound(lat)
+        out["lp_online"] = lp_online_bound(lat, np.array([j.arrival for j in jobs])) if online else None
+        if online:  # the thesis's provisioning path alone, for the record
+            out["plan_objective_thesis_path"] = plan(lat, np.array([j.arrival for j in jobs]), online=True).objective
         out["plan_widths"] = np.bincount(pl.widths, minlength=topo.racks + 1)[1:].tolist()
+        out["plan"] = pl
     else:
         raise ValueError(f"unknown policy {name!r}; one of {POLICIES}")
     res = run(jobs, replicas, scheduler, topo, seed=seed, **twin)
     out.update(makespan=res.makespan, median_jct=float(np.median(res.completion)),
                mean_jct=float(res.completion.mean()), cross_rack_bytes=res.cross_rack_bytes,
                network_bytes=res.total_network_bytes, maps_local=res.maps_local, maps_rack=res.maps_rack,
-               maps_remote=res.maps_remote, rate_solves=res.rate_solves)
+               maps_remote=res.maps_remote, rate_solves=res.rate_solves, result=res)
     return out

@@ -26,6 +26,7 @@ The world (jalaparti.md §8, planner sim):
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,6 +50,15 @@ class Result:
     maps_rack: int
     maps_remote: int
     rate_solves: int  # max-min recomputations
+    # diagnostics (read only; they change nothing in the run)
+    first_start: np.ndarray | None = None  # per job: first task start − arrival (queueing delay)
+    map_phase: np.ndarray | None = None  # per job: last map end − arrival
+    job_cross_bytes: np.ndarray | None = None  # per job: bytes through the core
+    job_racks: np.ndarray | None = None  # (jobs × racks) bool: a task of the job ran on the rack
+    busy_fraction: float = 0.0  # container-seconds busy / (containers × makespan)
+    peak_busy_fraction: float = 0.0  # highest share of containers busy at any heartbeat
+    core_utilisation: float = 0.0  # rack up+down links: bytes carried / nominal capacity × makespan
+    core_saturated_fraction: float = 0.0  # share of time some core link is ≥ 99 % of its current capacity
 
 
 class _Flows:
@@ -99,6 +109,18 @@ class Twin:
         self.solves = 0
         self.unfinished = len(self.jobs)
         self.beats = 0
+        n_jobs = len(self.jobs)
+        self.first_start = np.full(n_jobs, np.nan)
+        self.maps_end = np.full(n_jobs, np.nan)
+        self.job_cross = np.zeros(n_jobs)
+        self.job_racks = np.zeros((n_jobs, topo.racks), dtype=bool)
+        self.busy_seconds = 0.0
+        self.peak_busy = 0
+        self.core_lo = 2 * topo.n_machines
+        self.core_load = 0.0  # bytes/s on all core links now
+        self.core_full = False
+        self.core_seconds = 0.0  # ∫ core load dt
+        self.full_seconds = 0.0
 
     def _push(self, t: float, kind: str, arg: int) -> None:
         self.seq += 1
@@ -120,6 +142,7 @@ class Twin:
         self.net_bytes += nbytes
         if len(links) > 2:  # through the core (a map read's 4 links, a fetch's 3)
             self.cross += nbytes
+            self.job_cross[self.task[container][1]] += nbytes
         self.dirty = True
 
     def _start(self, container: int, task: tuple[str, int, int]) -> None:
@@ -128,6 +151,9 @@ class Twin:
         x = container // self.topo.slots
         rack = self.topo.rack_of(x)
         link = self.topo.container(container)
+        if np.isnan(self.first_start[j]):
+            self.first_start[j] = self.now - js.job.arrival
+        self.job_racks[j, rack] = True
         if kind == "map":
             rate = min(B_TASK, js.job.b_map)
             self.cap[link] = rate
@@ -165,6 +191,7 @@ class Twin:
             js.map_output[self.topo.rack_of(x)] += js.block * js.job.shuffle_bytes / js.job.input_bytes
             js.maps_done += 1
             if js.maps_done == js.job.maps:
+                self.maps_end[j] = self.now - js.job.arrival
                 js.reducers_waiting = js.job.reducers
             return
         js.reducers_done += 1
@@ -184,6 +211,7 @@ class Twin:
                 if task is None:
                     break
                 self._start(free.pop(), task)
+        self.peak_busy = max(self.peak_busy, len(self.task))
         if self.unfinished:
             self._push(self.now + self.heartbeat, "beat", 0)
 
@@ -193,6 +221,11 @@ class Twin:
         f.rate[idx] = max_min(f.links[idx], self.cap)
         self.solves += 1
         self.dirty = False
+        lo, hi = self.core_lo, self.core_lo + 2 * self.topo.racks
+        load = np.bincount(f.links[idx].ravel(), weights=np.repeat(f.rate[idx], LINKS_PER_FLOW),
+                           minlength=self.topo.n_links)[lo:hi]
+        self.core_load = float(load.sum())
+        self.core_full = bool((load >= 0.99 * self.cap[lo:hi]).any())
 
     def run(self) -> Result:
         self._background()
@@ -212,6 +245,10 @@ class Twin:
             t_next = min(t_heap, t_flow)
             if idx.size:
                 f.rem[idx] -= f.rate[idx] * (t_next - self.now)
+            dt = t_next - self.now
+            self.busy_seconds += len(self.task) * dt
+            self.core_seconds += self.core_load * dt
+            self.full_seconds += dt if self.core_full else 0.0
             self.now = t_next
             if t_flow <= t_heap:
                 for fl in ends.tolist():
@@ -234,8 +271,33 @@ class Twin:
                     self._beat()
         finish = np.array([js.finish for js in self.jobs], dtype=float)
         arrival = np.array([js.job.arrival for js in self.jobs])
-        return Result(float(finish.max()), finish - arrival, self.cross, self.net_bytes,
-                      self.locality[0], self.locality[1], self.locality[2], self.solves)
+        span = float(finish.max())
+        topo = self.topo
+        return Result(span, finish - arrival, self.cross, self.net_bytes,
+                      self.locality[0], self.locality[1], self.locality[2], self.solves,
+                      first_start=self.first_start, map_phase=self.maps_end, job_cross_bytes=self.job_cross,
+                      job_racks=self.job_racks,
+                      busy_fraction=self.busy_seconds / (topo.n_containers * span),
+                      peak_busy_fraction=self.peak_busy / topo.n_containers,
+                      core_utilisation=self.core_seconds / (2 * topo.racks * topo.core_link * span),
+                      core_saturated_fraction=self.full_seconds / span)
+
+
+def isolated_floor(job: Job, topo: Topology, *, heartbeat: float = 1.0) -> float:
+    """A lower bound of `job`'s completion time (finish − arrival) under every scheduler and
+    placement: the job alone, every read and fetch at its container's cap, no core, no queueing.
+
+    Its first task starts at the first heartbeat at or after its arrival; each wave of maps takes
+    block / min(B_TASK, B_map^P) (waves = ⌈maps / containers⌉); reducers start at the first
+    heartbeat after the last map ends; each wave of reducers fetches its 1/R of the shuffle at
+    most at B_TASK (its container link) and reduces it at min(B_TASK, B_reduce^P).
+    """
+    c = topo.n_containers
+    start = math.ceil(job.arrival / heartbeat - 1e-9) * heartbeat
+    maps_end = start + math.ceil(job.maps / c) * (job.input_bytes / job.maps) / min(B_TASK, job.b_map)
+    share = job.shuffle_bytes / job.reducers
+    reduces = math.ceil(job.reducers / c) * (share / B_TASK + share / min(B_TASK, job.b_reduce))
+    return math.ceil(maps_end / heartbeat - 1e-9) * heartbeat + reduces - job.arrival
 
 
 def run(jobs: Sequence[Job], replicas: Sequence[np.ndarray], scheduler: Scheduler, topo: Topology, *,
