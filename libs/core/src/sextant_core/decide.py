@@ -194,8 +194,35 @@ def _review(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
     if w.phase != WorkloadPhase.RUNNING:
         return Decision(events=(), detail={"skipped": f"phase {w.phase}"})
     assert isinstance(c, cmd.ReviewWorkload)
-    events = p.reprovisioner.review(state, w, c.reason, ctx)
-    return Decision(events=tuple(events))
+    events, refused = within_ledger(state, p.reprovisioner.review(state, w, c.reason, ctx), p)
+    return Decision(events=tuple(events), detail={"ledger_refused": refused} if refused else {})
+
+
+_RESIZES = (ev.AllocationAdjusted, ev.MigrationDecided)
+
+
+def within_ledger(state: ClusterState, events: Sequence[ev.Event], p: PolicySet
+                  ) -> tuple[Sequence[ev.Event], str | None]:
+    """A reprovisioner's decision that grows a workload (more cores or memory than it holds) past
+    what reservations and other placements leave in the capacity ledger is dropped whole and the
+    reason returned (`recurring.placement_gate`, rules 3; docs/recurring/platform.md "One ledger").
+    Nothing is recorded then, and a decision that passes is recorded as decided, so replay under
+    any rule set re-derives the same log."""
+    rules = recurring.params_for(p.recurring_rules)
+    for e in events:
+        if not isinstance(e, _RESIZES):
+            continue
+        w = state.workloads.get(e.workload_id)
+        if w is None or w.allocation is None:
+            continue
+        held, new = w.allocation, e.allocation
+        if (new.total_cores <= held.total_cores
+                and sum(a.memory_gb for a in new.assignments) <= sum(a.memory_gb for a in held.assignments)):
+            continue
+        gate = recurring.placement_gate(state, w, new, rules)
+        if gate is not None and gate.reason is not None:
+            return (), f"{e.TYPE} of {e.workload_id}: {gate.reason}"
+    return events, None
 
 
 def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
@@ -212,7 +239,8 @@ def _assess(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
         events = r.assess_probe(state, w, c, ctx)
     elif isinstance(c, cmd.AssessTasks) and isinstance(r, TaskAssessor):
         events = r.assess_tasks(state, w, c, ctx)
-    return Decision(events=tuple(events))
+    events, refused = within_ledger(state, events, p)
+    return Decision(events=tuple(events), detail={"ledger_refused": refused} if refused else {})
 
 
 def _plan_kwiken(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,

@@ -163,3 +163,25 @@ def test_a_kwiken_plans_reissue_load_is_a_residual_claim_a_placement_must_leave_
     out = placement_of(p.log, "last")
     assert isinstance(out, ev.PlacementDeferred) and out.reasons[0].startswith(RESERVED_REASON)
     assert "reissue/svc-1" not in build_plan(state, RULES["2"])[0].ledger.claims
+
+
+def test_a_resize_that_grows_past_the_reservations_is_dropped_whole_and_a_shrink_is_kept() -> None:
+    from sextant_core.decide import within_ledger
+    from sextant_core.testing.builders import alloc, record
+
+    p = reserved()
+    room = 16 - peak(p)
+    p.submit([submitted("svc", at=31000.0, cores=room - 2, memory_gb=8.0, fast_path=True)])
+    state = fold(p.log)
+    assert state.workloads["svc"].allocation is not None
+
+    def adjusted(cores: int) -> ev.AllocationAdjusted:
+        return ev.AllocationAdjusted(at=31100.0, workload_id="svc", decision=record(), action="scale_up",
+                                     allocation=alloc(("s1", cores, 8.0)), reason="test")
+
+    kept, refused = within_ledger(state, [adjusted(room)], POLICY)  # up to the room left: fits
+    assert refused is None and len(kept) == 1
+    dropped, refused = within_ledger(state, [adjusted(room + 1)], POLICY)
+    assert dropped == () and refused is not None and RESERVED_REASON in refused
+    assert within_ledger(state, [adjusted(room + 1)], replace(POLICY, recurring_rules="2"))[1] is None
+    assert within_ledger(state, [adjusted(1)], POLICY)[1] is None  # a shrink is never refused

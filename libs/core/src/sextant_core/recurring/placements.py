@@ -34,8 +34,10 @@ Choices (Morpheus does not place QoS work; these are ours):
   it (ledger rule 3: in a rebuilt plan that no longer holds it, it is left out and named).
 - A re-placement (server failure, migration) is checked without the workload's own claims.
 - Only when the state holds a reservation: a cluster without one places exactly as before and
-  records nothing new. Resizes decided by the reprovisioner are not gated [gap: the resize
-  paths do not consult the ledger yet].
+  records nothing new.
+- A reprovisioner's resize or migration that grows a workload passes the same check
+  (`decide.within_ledger`): a decision that does not fit is dropped whole (nothing recorded; the
+  reprovisioner asks again at its next review).
 """
 
 from __future__ import annotations
