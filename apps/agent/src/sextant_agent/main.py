@@ -15,6 +15,9 @@ With `agent_recurring_runs`, a named workload's end is appended with its `Recurr
 and every plan step (60 s of log time) a running instance of a template holding a reservation is
 reported as a `RecurringInstanceObserved` (DRA's input): the clock observes the boundaries up to
 each advance's time, and the observations of boundaries before a fact go ahead of it.
+With `agent_kwiken_samples`, every window (60 s of log time) a running service with declared
+stages is reported as a `StageLatenciesObserved` (`kwiken.StageSampler`: the twin's requests under
+the plan in force), observed at the same boundaries in time order with the instances.
 
 At start it registers the executor's servers (once: optimistic concurrency on each server stream),
 appends the executor's offline profiling campaign when the profile's classifier learns from one
@@ -44,6 +47,7 @@ from sextant_kit.ports import EventStore
 from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
 
 from .executor import Executor
+from .kwiken import StageSampler
 from .recurring import RunRecorder
 from .settings import Settings
 from .twin import TwinExecutor
@@ -55,9 +59,10 @@ class AgentCore:
     """The agent's view of the log plus its executor."""
 
     def __init__(self, executor: Executor, store: EventStore, profile: str,
-                 recorder: RunRecorder | None = None) -> None:
+                 recorder: RunRecorder | None = None, sampler: StageSampler | None = None) -> None:
         self.executor = executor
         self.recorder = recorder or RunRecorder(enabled=False)
+        self.sampler = sampler or StageSampler(enabled=False)
         self.store = store
         self.decider = Decider("agent", policy_set(profile))
         # trace context of the command that set a workload's timers: its delayed facts (profiling
@@ -100,20 +105,28 @@ class AgentCore:
             if tp:
                 self.traces[c.workload_id] = tp
             now = time.time()
-            facts.extend(self.recorder.instances(now, self.decider.state, inclusive=False))
+            facts.extend(self._due(now, inclusive=False))
             self.recorder.command(c, now)
             done = self.executor.execute(c, self.decider.state, now)
             facts.extend(self.recorder.report(done, self.decider.state))
         return Outputs(items=facts)
 
     def with_runs(self, facts: list[ev.Event]) -> list[ev.Event]:
-        """`facts` reported by the executor, preceded by the recurring instances observed before
-        them and followed by the recurring runs they end (`RunRecorder.report`)."""
-        return self.recorder.report(facts, self.decider.state)
+        """`facts` reported by the executor, preceded by the recurring instances and Kwiken windows
+        observed before them and followed by the recurring runs they end (`RunRecorder.report`)."""
+        due = self._due(facts[0].at, inclusive=False) if facts else []
+        return due + self.recorder.report(facts, self.decider.state)
 
     def instances(self, until: float) -> list[ev.Event]:
-        """The recurring instances observed at the plan-step boundaries up to `until`."""
-        return list(self.recorder.instances(until, self.decider.state))
+        """The recurring instances and Kwiken windows observed at the boundaries up to `until`."""
+        return self._due(until, inclusive=True)
+
+    def _due(self, until: float, *, inclusive: bool) -> list[ev.Event]:
+        """The observations of the boundaries up to `until`, in time order (a stable merge)."""
+        state = self.decider.state
+        due: list[ev.Event] = [*self.recorder.instances(until, state, inclusive=inclusive),
+                               *self.sampler.windows(until, state, inclusive=inclusive)]
+        return sorted(due, key=lambda e: e.at)
 
 
 def envelopes(facts: Sequence[ev.Event], key: str, traces: dict[str, str] | None = None) -> list[Envelope]:
@@ -163,7 +176,8 @@ def main() -> None:
 
     async def agent(rt: Runtime, stop: asyncio.Event) -> None:
         core = AgentCore(executor, rt.store, settings.policy_profile,
-                         RunRecorder(enabled=settings.agent_recurring_runs))
+                         RunRecorder(enabled=settings.agent_recurring_runs),
+                         StageSampler(enabled=settings.agent_kwiken_samples))
 
         async def start() -> None:
             await register_servers(rt.store, executor)

@@ -16,3 +16,6 @@ class Settings(KitSettings):
     # SEXTANT_AGENT_RECURRING_RUNS: a named workload's end also records RecurringRunObserved, and a
     # running instance of a reserved template a RecurringInstanceObserved every plan step (DRA)
     agent_recurring_runs: bool = False
+    # SEXTANT_AGENT_KWIKEN_SAMPLES: a running service with declared stages records one
+    # StageLatenciesObserved per 60-s window of log time, the twin's requests under the plan in force
+    agent_kwiken_samples: bool = False
