@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sextant_core.recurring.skyline import DEFAULT_ALPHA
 from sextant_core.recurring.slo import SloContract, SloParams
 
 from .evaluation import (
@@ -86,7 +87,7 @@ def plan(t: Trained, variant: str = "both", capacity: float | None = None, alpha
         raise ValueError(f"unknown variant {variant!r}")
     if variant == "slo_packing":
         fits = user_skylines(t.setup, t.contracts, t.skylines)
-    elif alpha is not None:
+    elif alpha is not None and alpha != DEFAULT_ALPHA:  # the default's skylines are `t.fits`
         fits = fit_skylines(t.contracts, t.skylines, alpha=alpha)
     else:
         fits = dict(t.fits)
@@ -150,7 +151,7 @@ def alpha_sweep(t: Trained, alphas: tuple[float, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for a in alphas:
         pm = plan(t, alpha=a)
-        fits = fit_skylines(t.contracts, t.skylines, alpha=a)
+        fits = t.fits if a == DEFAULT_ALPHA else fit_skylines(t.contracts, t.skylines, alpha=a)
         ratio = [sum(f) / used[k] for k, f in fits.items() if used.get(k, 0) > 0]
         out[str(a)] = {"sextant_misses_worst_case": misses(t, simulate_test(t, pm.with_dra(), opportunistic=False)),
                        "provisioned_over_used_area_median": round(float(np.median(ratio)), 3) if ratio else None,
