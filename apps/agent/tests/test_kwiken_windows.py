@@ -12,6 +12,7 @@ import numpy as np
 from sextant_agent.kwiken import SAMPLES, StageSampler, stage_law, stage_plan, window_samples
 from sextant_agent.main import AgentCore
 from sextant_agent.recurring import RunRecorder
+from sextant_agent.testing import TwinCluster
 from sextant_agent.twin import TwinExecutor
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
@@ -22,10 +23,8 @@ from sextant_core.kwiken.reissue import StagePlan
 from sextant_core.profiles import policy_set
 from sextant_core.replay import replay
 from sextant_core.state import fold
-from sextant_core.state.model import ClusterState
 from sextant_core.testing.builders import alloc, through_placement
 from sextant_core.testing.kwiken import declared
-from sextant_core.testing.loop import InProcessPlatform
 from sextant_kit.eventstore.memory import MemoryEventStore
 
 POLICY = policy_set("foundation")
@@ -54,27 +53,14 @@ def test_a_plan_in_force_cuts_the_p99_of_a_reissued_stage() -> None:
     assert stage_plan(None).policy == stage_plan(entry.model_copy(update={"fraction": 0.0})).policy == "none"
 
 
-class Cluster:
+class Cluster(TwinCluster):
     """The in-process platform with the twin's executor as its agent (speed 1), composed as
     `AgentCore` does: windows due before a command's facts go ahead of them, and the clock
     observes the boundaries up to each advance, in 60-s advances."""
 
     def __init__(self, sampling: bool = True) -> None:
-        self.ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
         self.sampler = StageSampler(enabled=sampling)
-        self.p = InProcessPlatform(POLICY, self.agent)
-        self.seen = 0
-        self.p.submit(self.ex.servers())
-
-    @property
-    def state(self) -> ClusterState:
-        self.p.agent_view.fold(self.p.log[self.p.agent_view.position:])
-        return self.p.agent_view.state
-
-    def _observe(self) -> None:
-        for env in self.p.log[self.seen:]:
-            self.ex.observe(env.event(), self.p.agent_view.state)
-        self.seen = len(self.p.log)
+        super().__init__(POLICY)
 
     def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
         self._observe()

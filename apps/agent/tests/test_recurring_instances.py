@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from sextant_agent.main import AgentCore
 from sextant_agent.recurring import RunRecorder, held_at, pending_of, plan_step
+from sextant_agent.testing import TwinCluster
 from sextant_agent.twin import TwinExecutor
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
@@ -39,29 +40,15 @@ TID = template_id("acme", "etl-hourly-0")
 HOUR_S = 3600.0
 
 
-class Cluster:
+class Cluster(TwinCluster):
     """The in-process platform with the twin's executor as its agent (speed 1), composed as
     `AgentCore` does: a command's facts go with the observations due before it (`instances`,
     exclusive; `report`), and the clock observes the boundaries up to each advance, in 60-s
     advances (the real clock's are 0.02 s)."""
 
     def __init__(self, recording: bool = True) -> None:
-        self.ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
         self.recorder = RunRecorder(enabled=recording)
-        self.p = InProcessPlatform(POLICY, self.agent)
-        self.seen = 0
-        self.p.submit(self.ex.servers())
-
-    @property
-    def state(self) -> ClusterState:
-        """The agent's view, caught up with the log."""
-        self.p.agent_view.fold(self.p.log[self.p.agent_view.position:])
-        return self.p.agent_view.state
-
-    def _observe(self) -> None:
-        for env in self.p.log[self.seen:]:
-            self.ex.observe(env.event(), self.p.agent_view.state)
-        self.seen = len(self.p.log)
+        super().__init__(POLICY)
 
     def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
         self._observe()

@@ -9,6 +9,7 @@ import math
 
 from sextant_agent.main import AgentCore
 from sextant_agent.recurring import RunRecorder, skyline
+from sextant_agent.testing import TwinCluster
 from sextant_agent.twin import TwinExecutor
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
@@ -25,27 +26,18 @@ from sextant_core.profiles import policy_set
 from sextant_core.recurring.decisions import template_id
 from sextant_core.replay import replay
 from sextant_core.state import fold
-from sextant_core.testing.loop import InProcessPlatform
 from sextant_kit.eventstore.memory import MemoryEventStore
 
 DAY_S = 86400.0
 POLICY = policy_set("foundation")
 
 
-class Cluster:
+class Cluster(TwinCluster):
     """The in-process platform with the twin's executor as its agent, on one time base (speed 1)."""
 
     def __init__(self, recording: bool = True) -> None:
-        self.ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
         self.recorder = RunRecorder(enabled=recording)
-        self.p = InProcessPlatform(POLICY, self.agent)
-        self.seen = 0
-        self.p.submit(self.ex.servers())
-
-    def _observe(self) -> None:
-        for env in self.p.log[self.seen:]:
-            self.ex.observe(env.event(), self.p.agent_view.state)
-        self.seen = len(self.p.log)
+        super().__init__(POLICY)
 
     def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
         self._observe()

@@ -1,0 +1,36 @@
+"""Test harness: the in-process platform with the twin's executor as its agent, on one time base
+(speed 1, wall clock 0), as the agent's tests compose it. Subclasses give `agent` (what the agent
+answers a command with) and, where they need one, their clock loop."""
+
+from __future__ import annotations
+
+from sextant_contracts import commands as cmd
+from sextant_contracts import events as ev
+from sextant_core.policies import PolicySet
+from sextant_core.state.model import ClusterState
+from sextant_core.testing.loop import InProcessPlatform
+
+from .twin import TwinExecutor
+
+
+class TwinCluster:
+    def __init__(self, policy: PolicySet) -> None:
+        self.ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
+        self.p = InProcessPlatform(policy, self.agent)
+        self.seen = 0
+        self.p.submit(self.ex.servers())
+
+    @property
+    def state(self) -> ClusterState:
+        """The agent's view, caught up with the log."""
+        self.p.agent_view.fold(self.p.log[self.p.agent_view.position:])
+        return self.p.agent_view.state
+
+    def _observe(self) -> None:
+        """Show the executor every envelope it has not seen yet."""
+        for env in self.p.log[self.seen:]:
+            self.ex.observe(env.event(), self.p.agent_view.state)
+        self.seen = len(self.p.log)
+
+    def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
+        raise NotImplementedError
