@@ -90,6 +90,25 @@ def test_scale_out_when_no_single_server_meets_the_target() -> None:
     assert "scale_out" in d.events[0].trace.notes  # type: ignore[attr-defined]
 
 
+def test_a_scale_out_on_one_node_takes_the_memory_it_was_checked_for() -> None:
+    # a0 has 7 cores and 12 GiB free (a resident holds 1 core, 20 GiB). The request, 8 cores and
+    # 16 GiB (2 GiB a core), fits no single node's memory, so the spread runs: 6 cores fit the
+    # memory, R = 1/(204 − 4) = 0.005 needs U(5) = 5e-3, a one-node spread of 5 cores, 10 GiB.
+    # Before planner version 6.1 that node got the whole request's 16 GiB: 36 of 32 GiB in use.
+    st = (World().server("a0", platform="A")
+          .workload("r", on=(("a0", 1, 20.0),))
+          .workload("new", kind="analytics", target={"type": "completion_time", "seconds": 204.0},
+                    heterogeneity={"A": 1e-3}, scale_up={"c1": 1e-3, "c8": 8e-3},
+                    scale_out={"n1": 1e-3, "n2": 2e-3}, cores=8, memory_gb=16.0).state())
+    d = place(st, planner())
+    assert chosen(d) == (("a0", 5, 10.0),)
+    assert "scale_out" in d.events[0].trace.notes  # type: ignore[attr-defined]
+    old = place(st, planner(scale_out_memory="request"))  # kept for replaying version 6 and 5.1
+    assert chosen(old) == (("a0", 5, 16.0),)
+    with pytest.raises(ValueError, match="scale_out_memory"):
+        SextantParams(scale_out_memory="all")
+
+
 def test_batch_workloads_never_spread_and_get_as_close_as_possible() -> None:
     # R = 100 is out of reach (best 30 on A with 4 cores): the best predicted server, cores at c_sat = 4
     st = (World().server("a1", platform="A").server("b1", platform="B")

@@ -18,7 +18,9 @@ does not fit waits as a deferred placement.
 
 Versions: `sextant` is at `VERSION`; `PLANNER_VERSIONS` keeps the planner parameters of every
 earlier version whose decisions differ (5.1: the ranked single-node choice), so a log recorded
-under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`).
+under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`);
+6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
+(`SextantParams.scale_out_memory`).
 `paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
@@ -40,10 +42,11 @@ from .greedy import GreedyParams
 from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
 
-VERSION = "6"  # 6: the satisficing single-node choice (`satisfice.py`)
+VERSION = "6.1"  # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked
 PARAGON_VERSION = "5.1"
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
-PLANNER_VERSIONS: dict[str, SextantParams] = {VERSION: SextantParams(), "5.1": SextantParams(choice="rank")}
+PLANNER_VERSIONS: dict[str, SextantParams] = {VERSION: SextantParams(), "6": SextantParams(scale_out_memory="request"),
+                                              "5.1": SextantParams(choice="rank", scale_out_memory="request")}
 
 
 def _classifier(classifier: Classifier | None) -> Classifier:

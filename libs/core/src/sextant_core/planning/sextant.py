@@ -50,6 +50,7 @@ from sextant_contracts.model import Allocation, Assignment, DecisionTrace
 
 from ..domain.lifecycle import TERMINAL, WorkloadPhase
 from ..placement.framework import DEFAULT_BUDGET, Budget, Evaluation, Profile, best_row, evaluate
+from ..placement.plugins.fit import MEMORY_EPS_GB
 from ..placement.plugins.paragon_residual import RESIDUAL
 from ..placement.plugins.quasar_sizing import SIZED, saturation
 from ..placement.registry import make_profile
@@ -125,13 +126,21 @@ class SextantParams:
     spread_weight: float = 0.0  # `least-allocated` on cores: prefer emptier servers
     choice: str = "satisfice"  # the single-node choice: "satisfice" (`satisfice.py`) or "rank"
     satisfice: SatisficeParams = field(default_factory=SatisficeParams)
+    # the memory of a scale-out node: "spread" = what the spread checked against the node's free
+    # memory (GiB per core × its cores, at least `sizing.min_node_memory_gb`, and only on nodes with
+    # that much free); "request" (planner versions before 6.1) = the whole request's memory when
+    # the spread is one node — which the spread had not checked: it over-committed the server
+    scale_out_memory: str = "spread"
 
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
             raise ValueError(f"choice must be one of {CHOICES}, not {self.choice!r}")
+        if self.scale_out_memory not in SCALE_OUT_MEMORY:
+            raise ValueError(f"scale_out_memory must be one of {SCALE_OUT_MEMORY}, not {self.scale_out_memory!r}")
 
 
 CHOICES = ("satisfice", "rank")
+SCALE_OUT_MEMORY = ("spread", "request")
 
 
 class SextantPlanner:
@@ -351,14 +360,18 @@ class SextantPlanner:
         for f in ev.filters:
             if f.name in ("schedulable", "paragon-arq-pool", "paragon-d1-residual"):
                 eligible &= f.verdict.mask
+        if self.params.scale_out_memory == "spread":  # a node gets at least the floor: it must have it free
+            eligible &= a.table.free_memory_gb + MEMORY_EPS_GB >= self.params.sizing.min_node_memory_gb
         return spread(a.model, a.required.value, eligible, a.base, a.table.free_cores, a.table.free_memory_gb,
                       a.memory_per_core, self.params.max_servers, budget)
 
     def _spread_outcome(self, a: Assessment, ev: Evaluation, sp: Any, budget: Budget, notes: list[str],
                         backtracks: int = 0) -> PlacementOutcome:
         n = len(sp.rows)
+        # "request": a one-node spread took the whole request's memory (before 6.1)
+        nodes = n if self.params.scale_out_memory == "request" else max(n, 2)
         parts = tuple(Assignment(server_id=a.table.server_ids[r], cores=c,
-                                 memory_gb=node_memory(a, c, n, self.params.sizing.min_node_memory_gb))
+                                 memory_gb=node_memory(a, c, nodes, self.params.sizing.min_node_memory_gb))
                       for r, c in zip(sp.rows, sp.cores, strict=True))
         top = tuple((a.table.server_ids[r], round(float(a.table.extra["predicted_ratio"][r]) * 100, 6))
                     for r in sp.rows[: self.top_k])
