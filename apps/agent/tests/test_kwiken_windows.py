@@ -58,9 +58,9 @@ class Cluster(TwinCluster):
     `AgentCore` does: windows due before a command's facts go ahead of them, and the clock
     observes the boundaries up to each advance, in 60-s advances."""
 
-    def __init__(self, sampling: bool = True) -> None:
+    def __init__(self, sampling: bool = True, reissue_load: bool = False) -> None:
         self.sampler = StageSampler(enabled=sampling)
-        super().__init__(POLICY)
+        super().__init__(POLICY, reissue_load)
 
     def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
         self._observe()

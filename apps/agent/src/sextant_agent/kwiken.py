@@ -20,10 +20,16 @@ The twin's requests (a pure function of the workload id, the stage name and the 
   window's requests are the same with or without a plan;
 - when a `KwikenPlanDecided` is in force (the state view's latest), each stage serves them under
   its entry (`sextant_core.kwiken.reissue.apply_plan`: policy, fraction, timeout), so the observed
-  tail is the plan's. A partial-answer stage's stopping rule is not applied [choice: the twin
-  draws no per-responder matrix]: its samples stay the full fan-out's latency.
+  tail is the plan's;
+- a partial-answer stage (`StageSpec.partial`) also reports `responder_ms`: `samples` single
+  responders' latencies (seeded by workload id, stage name, window index); with a plan entry that
+  has partial-answer parameters in force, its served latency is the stopping time
+  `min(T_c, max(T_min, t_p + T_d), t_all)` of each request (`partial_samples`: `t_p`, the time
+  the first ⌈p·n⌉ of its n responders answered, and `t_all`, the slowest, sampled exactly as the
+  order statistics of n draws — no n-wide matrix; other draws than the plan-free windows').
 
-Reissues are not extra load on the twin's servers (the capacity ledger accounts for them). Off by
+What a window reports is what `StageSamples` documents: each stage's latency as served. A plan's
+reissues are extra load on the service's twin servers (`TwinExecutor(reissue_load=...)`). Off by
 default (`SEXTANT_AGENT_KWIKEN_SAMPLES`): logs recorded without it are unchanged.
 """
 from __future__ import annotations
@@ -35,9 +41,10 @@ import numpy as np
 from sextant_contracts import kwiken as kw
 from sextant_contracts.model import WorkloadKind
 from sextant_core.domain.lifecycle import WorkloadPhase
+from sextant_core.kwiken.partial import PartialPolicy
 from sextant_core.kwiken.reissue import NO_REISSUE, StagePlan, apply_plan
 from sextant_core.state.model import ClusterState
-from sextant_sim.kwiken.families import StageFamily, draw_family, draw_stage
+from sextant_sim.kwiken.families import StageFamily, at_log_survival, draw, draw_family, draw_stage
 
 WINDOW_S = 60.0
 SAMPLES = kw.MAX_SAMPLES
@@ -62,6 +69,43 @@ def stage_plan(entry: kw.StagePlanEntry | None) -> StagePlan:
     return StagePlan(entry.policy, entry.fraction, math.inf if entry.timeout_ms is None else entry.timeout_ms)
 
 
+def partial_policy(entry: kw.StagePlanEntry | None) -> PartialPolicy | None:
+    """The stopping rule of a stage's plan entry; None without partial-answer parameters."""
+    if entry is None or entry.partial_p is None:
+        return None
+    inf = math.inf
+    return PartialPolicy("kwiken", t_c=inf if entry.partial_t_c_ms is None else entry.partial_t_c_ms,
+                         t_d=inf if entry.partial_t_d_ms is None else entry.partial_t_d_ms, p=entry.partial_p,
+                         t_min=0.0 if entry.partial_t_min_ms is None else entry.partial_t_min_ms)
+
+
+def partial_samples(workload_id: str, stage: kw.StageSpec, window: int, policy: PartialPolicy,
+                    n: int = SAMPLES) -> tuple[float, ...]:
+    """The latencies (ms, rounded to 1 µs) of `n` requests of partial-answer `stage` in window
+    `window` stopped by `policy` (module doc). Of m responders, the k-th fastest (k = ⌈p·m⌉, as
+    `Responders.t_fraction`) answers at survival level W ~ Beta(m − k + 1, k), the slowest at
+    W · (1 − V^(1/(m − k))), V uniform (the m − k others are uniform above it)."""
+    law = stage_law(workload_id, stage)
+    m = stage.fanout
+    k = max(1, math.ceil(policy.p * m - 1e-9))
+    rng = np.random.default_rng([*_seed("partial", workload_id, stage.name), window])
+    w = rng.beta(m - k + 1, k, n)
+    v = rng.random(n)
+    with np.errstate(divide="ignore"):
+        s_all = w * -np.expm1(np.log(v) / (m - k)) if k < m else w
+        t_k = at_log_survival(law, np.log(w))
+        t_all = at_log_survival(law, np.log(s_all))
+    mid = np.maximum(policy.t_min, t_k + policy.t_d) if math.isfinite(policy.t_d) else np.full(n, math.inf)
+    stop = np.minimum(np.minimum(policy.t_c, mid), t_all)
+    return tuple(float(x) for x in np.round(stop, 3))
+
+
+def responder_samples(workload_id: str, stage: kw.StageSpec, window: int, n: int = SAMPLES) -> tuple[float, ...]:
+    """`n` single responders' latencies (ms, rounded to 1 µs) of `stage` in window `window`."""
+    rng = np.random.default_rng([*_seed("responders", workload_id, stage.name), window])
+    return tuple(float(x) for x in np.round(draw(stage_law(workload_id, stage), n, rng), 3))
+
+
 def window_samples(workload_id: str, stage: kw.StageSpec, window: int, plan: StagePlan = NO_REISSUE,
                    n: int = SAMPLES) -> tuple[float, ...]:
     """The latencies (ms, rounded to 1 µs) of `n` requests of `stage` in window `window`, served
@@ -79,11 +123,20 @@ def observe_window(workload_id: str, declared: kw.ServiceStages, plan: kw.Kwiken
                    window: int, window_s: float = WINDOW_S, n: int = SAMPLES) -> kw.StageLatenciesObserved:
     """The `StageLatenciesObserved` of window `window` ([window × window_s, + window_s), at its end)."""
     entries = {} if plan is None else {e.stage: e for e in plan.stages}
-    stages = tuple(kw.StageSamples(stage=s.name, samples_ms=window_samples(
-        workload_id, s, window, stage_plan(entries.get(s.name)), n)) for s in declared.stages)
+    stages = tuple(_stage_window(workload_id, s, entries.get(s.name), window, n) for s in declared.stages)
     start = window * window_s
     return kw.StageLatenciesObserved(at=start + window_s, workload_id=workload_id, window_start_s=start,
                                      window_s=window_s, stages=stages)
+
+
+def _stage_window(workload_id: str, stage: kw.StageSpec, entry: kw.StagePlanEntry | None, window: int,
+                  n: int) -> kw.StageSamples:
+    """One stage's samples of a window under its plan entry (module doc)."""
+    stop = partial_policy(entry) if stage.partial else None
+    served = (window_samples(workload_id, stage, window, stage_plan(entry), n) if stop is None
+              else partial_samples(workload_id, stage, window, stop, n))
+    responders = responder_samples(workload_id, stage, window, n) if stage.partial else ()
+    return kw.StageSamples(stage=stage.name, samples_ms=served, responder_ms=responders)
 
 
 class StageSampler:

@@ -17,7 +17,8 @@ reported as a `RecurringInstanceObserved` (DRA's input): the clock observes the 
 each advance's time, and the observations of boundaries before a fact go ahead of it.
 With `agent_kwiken_samples`, every window (60 s of log time) a running service with declared
 stages is reported as a `StageLatenciesObserved` (`kwiken.StageSampler`: the twin's requests under
-the plan in force), observed at the same boundaries in time order with the instances.
+the plan in force), observed at the same boundaries in time order with the instances, and the
+plan's reissues run on the service's servers as extra load (`TwinExecutor(reissue_load=...)`).
 
 At start it registers the executor's servers (once: optimistic concurrency on each server stream),
 appends the executor's offline profiling campaign when the profile's classifier learns from one
@@ -172,7 +173,8 @@ def main() -> None:
     settings = Settings()  # type: ignore[call-arg]
     wall0 = time.time()
     executor = TwinExecutor(settings.agent_scenario, settings.agent_seed, speed=settings.agent_speed,
-                            wall0=wall0, inject_failures=settings.agent_inject_failures)
+                            wall0=wall0, inject_failures=settings.agent_inject_failures,
+                            reissue_load=settings.agent_kwiken_samples)
 
     async def agent(rt: Runtime, stop: asyncio.Event) -> None:
         core = AgentCore(executor, rt.store, settings.policy_profile,

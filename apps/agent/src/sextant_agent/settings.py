@@ -17,5 +17,6 @@ class Settings(KitSettings):
     # running instance of a reserved template a RecurringInstanceObserved every plan step (DRA)
     agent_recurring_runs: bool = False
     # SEXTANT_AGENT_KWIKEN_SAMPLES: a running service with declared stages records one
-    # StageLatenciesObserved per 60-s window of log time, the twin's requests under the plan in force
+    # StageLatenciesObserved per 60-s window of log time, the twin's requests under the plan in force,
+    # and the plan's reissues are extra load on the service's twin servers
     agent_kwiken_samples: bool = False

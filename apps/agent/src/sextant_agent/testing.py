@@ -14,8 +14,8 @@ from .twin import TwinExecutor
 
 
 class TwinCluster:
-    def __init__(self, policy: PolicySet) -> None:
-        self.ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0)
+    def __init__(self, policy: PolicySet, reissue_load: bool = False) -> None:
+        self.ex = TwinExecutor("platform-demo", 1, speed=1.0, wall0=0.0, reissue_load=reissue_load)
         self.p = InProcessPlatform(policy, self.agent)
         self.seen = 0
         self.p.submit(self.ex.servers())

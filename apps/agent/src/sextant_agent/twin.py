@@ -15,6 +15,11 @@ that family (`memcached:1.6` → `memcached`). The twin workload's kind must be 
 (`_misfit`). Performance observations become raw samples for the telemetry service; the twin's own
 QoS verdicts are dropped (telemetry decides them). After a restart the world is empty: `resume`
 re-launches what the log says is running (from scratch — a restarted container) or profiling.
+
+With `reissue_load` (the agent's Kwiken setting, off by default) a service's Kwiken plan in force
+is real extra load: from the executor's time when its `KwikenPlanDecided` is observed (and at each
+start, resume or move, from the state's latest plan) its servers run `reissue_spent` × its cores
+more (`World.set_reissue`: busy cores and the pressure its co-runners feel).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Sequence
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts import kwiken as kw
 from sextant_contracts.ids import derive_id
 from sextant_contracts.model import Allocation, ContainerSpec, RawSample, TwinWorkloadRef
 from sextant_core.domain.lifecycle import WorkloadPhase
@@ -42,7 +48,8 @@ from sextant_sim.workloads.performance import concept_matrix
 
 class TwinExecutor(AgentHost):
     def __init__(self, scenario: str, seed: int, *, speed: float, wall0: float,
-                 inject_failures: bool = False) -> None:
+                 inject_failures: bool = False, reissue_load: bool = False) -> None:
+        self.reissue_load = reissue_load
         self.setup: Setup = prepare(load_scenario(scenario), seed)
         self.speed = speed
         self.wall0 = wall0
@@ -116,6 +123,15 @@ class TwinExecutor(AgentHost):
                                        submitted_at=event.at, ideal_s=truth.ideal_s,
                                        needed_cores=truth.needed_cores, requested_cores=truth.requested_cores))
         self.agent.on_event(event)
+        if self.reissue_load and isinstance(event, kw.KwikenPlanDecided):
+            self.world.set_reissue(event.workload_id, event.reissue_spent, self.now)
+
+    def _reissues(self, wid: str) -> None:
+        """With `reissue_load`: `wid`'s reissue share from the state's latest Kwiken plan (module doc)."""
+        if not self.reissue_load:
+            return
+        svc = self.state.kwiken.get(wid)
+        self.world.set_reissue(wid, 0.0 if svc is None or svc.plan is None else svc.plan.reissue_spent, self.now)
 
     def known(self, workload_id: str) -> bool:
         return workload_id in self.setup.truths
@@ -155,12 +171,14 @@ class TwinExecutor(AgentHost):
                 # decided but never started (the previous agent died in between): start it now
                 self.agent.execute(cmd.StartWorkload(workload_id=wid, allocation=w.allocation), "resume")
                 self._started[wid] = w.allocation
+                self._reissues(wid)
                 continue
             if w.phase == WorkloadPhase.RUNNING and w.allocation is not None:
                 self.world.start(wid, self.setup.truths[wid], w.allocation, self.now)
                 self.agent._observing.discard(wid)
                 self.agent.execute(cmd.StartWorkload(workload_id=wid, allocation=w.allocation), "resume")
                 self._started[wid] = w.allocation
+                self._reissues(wid)
             elif w.phase == WorkloadPhase.PROFILING and w.profile_runs:
                 self.agent.execute(cmd.ExecuteProfileRuns(workload_id=wid, runs=w.profile_runs), "resume")
                 self._profiled.add(_plan_key(wid, w.profile_runs))
@@ -184,6 +202,7 @@ class TwinExecutor(AgentHost):
         self.agent.execute(command, "command")
         if isinstance(command, cmd.StartWorkload | cmd.ResizeWorkload):
             self._started[command.workload_id] = command.allocation
+            self._reissues(command.workload_id)
         elif isinstance(command, cmd.ExecuteProfileRuns):
             self._profiled.add(_plan_key(command.workload_id, command.runs))
         return self._take()

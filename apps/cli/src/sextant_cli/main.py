@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "sextant_cli.ops",
     "sextant_cli.tenants",
     "sextant_cli.stages",
+    "sextant_cli.kwiken",
     "sextant_cli.demo",
 )
 

@@ -7,7 +7,9 @@ samples and the plan decided from them. All are workload events (stream `workloa
   `reissue_budget`, ...): a cycle, an edge to an unknown stage or a budget outside (0, 1] fails.
 - `StageLatenciesObserved` — fact (agent / twin): one window of per-stage latency samples, a
   *bounded sample* of at most `MAX_SAMPLES` values per stage (not a quantile sketch: the core
-  replays reissues on samples and the drift test is a two-sample KS test, both need raw values).
+  replays reissues on samples and the drift test is a two-sample KS test, both need raw values):
+  each stage's latency as served, and for a partial-answer stage its single responders' too
+  (`StageSamples`).
 - `KwikenPlanDecided` — decision: per stage the reissue policy, fraction and timeout, and for
   partial-answer stages the stopping rule (T_c, T_d, p); `trigger` `first` or `drift`.
 `PlanKwiken` asks for the decision (handler `reprovisioning`).
@@ -99,12 +101,24 @@ class ServiceStagesDeclared(WorkloadEvent, ServiceStages):
     TYPE: ClassVar[str] = "ServiceStagesDeclared"
 
 
+_Latency = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class StageSamples(Frozen):
-    """Latency samples (ms) of one stage in one window: a bounded uniform sample of its requests."""
+    """Latency samples (ms) of one stage in one window, each a bounded uniform sample.
+
+    `samples_ms`: the stage's latency **as served** to the request — from the stage's start to its
+    answer, with the plan in force applied: after its reissues; for a fan-out stage, its slowest
+    responder, or, answering partially, the stopping time `min(T_c, max(T_min, t_p + T_d), t_all)`.
+    `responder_ms`: latencies of single responders of a partial-answer stage (what its stopping rule
+    is fitted on; not changed by a plan); empty when not collected. A window recorded before this
+    field existed has none, and the core then reads a partial stage's `samples_ms` as one
+    responder's latencies, as it did when that window was recorded (replay unchanged).
+    """
 
     stage: str = _NAME
-    samples_ms: tuple[Annotated[float, Field(ge=0, allow_inf_nan=False)], ...] = Field(min_length=1,
-                                                                                       max_length=MAX_SAMPLES)
+    samples_ms: tuple[_Latency, ...] = Field(min_length=1, max_length=MAX_SAMPLES)
+    responder_ms: tuple[_Latency, ...] = Field(default=(), max_length=MAX_SAMPLES)
 
 
 class StageLatenciesObserved(WorkloadEvent):
@@ -119,7 +133,9 @@ class StageLatenciesObserved(WorkloadEvent):
 class StagePlanEntry(Frozen):
     """A stage's part of a plan: reissue `policy` (`none`, `timeout`, `immediate`,
     `two-after-timeout`) at `fraction` with `timeout_ms` (None: no timeout); a partial-answer stage
-    stops at min(T_c, t_p + T_d) (`partial_*`, None when the stage does not answer partially)."""
+    stops at `min(T_c, max(T_min, t_p + T_d), t_all)` (`partial_*`, None when the stage does not
+    answer partially; `partial_t_c_ms` / `partial_t_d_ms` None: infinite; `partial_t_min_ms` None: 0,
+    as in every plan recorded before it existed)."""
 
     stage: str = _NAME
     policy: str = Field(max_length=32)
@@ -128,6 +144,7 @@ class StagePlanEntry(Frozen):
     partial_t_c_ms: float | None = None
     partial_t_d_ms: float | None = None
     partial_p: float | None = None
+    partial_t_min_ms: float | None = None
     samples: int = Field(ge=0)
 
 

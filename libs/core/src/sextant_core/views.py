@@ -37,3 +37,25 @@ def cluster_view(state: ClusterState) -> dict[str, Any]:
             "workloads": dict(sorted(phases.items())), "servers": len(servers),
             "servers_up": sum(1 for s in servers if s.up), "cores": cap, "cores_used": used,
             "queued": list(state.queued), "deferred": list(state.deferred)}
+
+
+def kwiken_plan_view(state: ClusterState, workload_id: str) -> dict[str, Any] | None:
+    """A service's Kwiken plan in force (`GET /v1/workloads/{id}/kwiken/plan`,
+    docs/kwiken/platform.md): per stage the reissue policy, fraction and timeout and the stopping
+    rule of a partial-answer stage; the budgets, the work spent, when and why it was decided and
+    the decision's id (what `sextant explain` takes). None without declared stages or a plan."""
+    svc = state.kwiken.get(workload_id)
+    if svc is None or svc.plan is None:
+        return None
+    p = svc.plan
+    return {
+        "workload_id": workload_id, "decided_at": p.at, "decision_id": p.decision.decision_id,
+        "trigger": p.trigger, "drift": list(p.drift), "reissue_budget": p.reissue_budget,
+        "loss_budget": p.loss_budget, "reissue_spent": p.reissue_spent,
+        "stages": [{"stage": s.stage, "policy": s.policy, "fraction": s.fraction, "timeout_ms": s.timeout_ms,
+                    "samples": s.samples,
+                    "partial": None if s.partial_p is None else {
+                        "p": s.partial_p, "t_c_ms": s.partial_t_c_ms, "t_d_ms": s.partial_t_d_ms,
+                        "t_min_ms": 0.0 if s.partial_t_min_ms is None else s.partial_t_min_ms}}
+                   for s in p.stages],
+    }

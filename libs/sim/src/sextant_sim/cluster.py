@@ -21,6 +21,13 @@ Rates, per shape (see `workloads/base.py`):
   slot per task), then the straggler tail on one slot of the slowest node;
 - service: progress is time; per-node capacity gives the fraction of requests within the bound.
 
+Kwiken reissues (`set_reissue`, only the platform's twin executor with its Kwiken setting calls it):
+a service whose plan reissues a cost-weighted share `r` of its requests busies `r` × its cores more
+on each node (what the capacity ledger claims for it, docs/kwiken/platform.md), and presses its
+co-runners in proportion: its caused pressure on a node × (busy with reissues / busy without).
+[IMPL CHOICE] like memory, the extra CPU is not limited by the allocation; the service's own
+queueing model (met fraction, p99) is not loaded by it. `r` = 0 (the default) changes nothing.
+
 [IMPL CHOICE] memory allocations are requests, not limits (Kubernetes semantics): a workload uses
 its true footprint whatever it asked for. When the residents' footprints exceed a server's memory
 the OOM killer ends the resident with the largest footprint beyond its allocation (ties: the most
@@ -93,6 +100,8 @@ class Active:
     injected: bool = False
     slow_server: int | None = None
     slow_factor: float = 1.0
+    # Kwiken reissues in force (services): the cost-weighted share of requests sent again
+    reissue: float = 0.0
 
     @property
     def paused(self) -> bool:
@@ -258,18 +267,41 @@ class World:
         return t.footprint_gb * (t.phases[a.phase].footprint if t.phases else 1.0)
 
     def _node_busy(self, a: Active, n: Node) -> float:
+        busy = self._base_busy(a, n)
+        if a.reissue:
+            busy += a.reissue * n.cores
+        return busy
+
+    def _base_busy(self, a: Active, n: Node) -> float:
         t = a.truth
         busy = min(n.cores, t.threads) * t.activity
         if t.service is not None:
             busy *= 0.3 + 0.7 * a.load
         return busy
 
-    def caused_now(self, a: Active) -> np.ndarray:
+    def caused_now(self, a: Active, server: int | None = None) -> np.ndarray:
+        """`a`'s caused pressure now; on `server` (one of its nodes) with its reissue load (module doc)."""
         t = a.truth
         c = t.caused * t.phases[a.phase].caused if t.phases else t.caused
         if t.service is not None:
             c = c * (0.3 + 0.7 * a.load)
+        if a.reissue and server is not None:
+            for n in a.nodes:
+                if n.server == server:
+                    base = self._base_busy(a, n)
+                    c = c * (self._node_busy(a, n) / base if base > 0 else 1.0 + a.reissue)
+                    break
         return c
+
+    def set_reissue(self, wid: str, share: float, now: float) -> None:
+        """The Kwiken reissue share `share` ≥ 0 of service `wid` from `now` on (module doc); a
+        workload that is not a running service, or an unchanged share, is left alone."""
+        a = self.active.get(wid)
+        if a is None or a.truth.service is None or share < 0 or a.reissue == share:
+            return
+        self.settle(a, now)
+        a.reissue = share
+        self._refresh_servers([n.server for n in a.nodes], now)
 
     def tolerated_now(self, a: Active) -> np.ndarray:
         t = a.truth
@@ -285,7 +317,7 @@ class World:
                     n.factor = 1.0
             return
         acts = [self.active[w] for w in res]
-        c = np.stack([self.caused_now(a) for a in acts]) / self.scale[self.platform[s]]
+        c = np.stack([self.caused_now(a, s) for a in acts]) / self.scale[self.platform[s]]
         t = np.stack([self.tolerated_now(a) for a in acts])
         occ = min(1.0, self.allocated_cores(s) / self.cores[s])
         f = self.model.factors(c, t, occ)

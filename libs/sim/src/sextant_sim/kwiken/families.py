@@ -88,7 +88,12 @@ def draw_stage(f: StageFamily, size: int, rng: np.random.Generator) -> np.ndarra
         return draw(f, size, rng)
     u = rng.random(size)
     # max of n draws ≤ x  ⇔  F(x)^n ≥ u  ⇔  S(x) ≤ 1 − u^(1/n)
-    target = np.log(-np.expm1(np.log(u) / f.responders))
+    return at_log_survival(f, np.log(-np.expm1(np.log(u) / f.responders)))
+
+
+def at_log_survival(f: StageFamily, target: np.ndarray) -> np.ndarray:
+    """The latency `x` of one draw with `log S(x) = target` (the inverse survival function on a
+    fine grid; the stage timeout where the survival is below the grid's last value)."""
     xs = np.geomspace(f.median * 1e-3, f.timeout, 4000)
     ls = _log_survival(f, xs)  # decreasing in x
     out = np.interp(-target, -ls, xs)  # x with log S(x) = target
