@@ -245,7 +245,8 @@ class ReservationExtended(TemplateDecision):
 class CorralJob(Frozen):
     """One template's next instance in a Corral plan: its `racks` (names), when it starts after the
     round's start (`start_s`) and its `priority` (0 first); `predicted_s` = Model B on its racks
-    (`model_b_s`) plus the data-balance penalty α·D/r (`penalty_s`)."""
+    (`model_b_s`) plus the data-balance penalty α·D/r (`penalty_s`); `cores` and `memory_gb`: its
+    racks' capacity, claimed in the capacity ledger over its run."""
 
     template_id: str = _ID
     racks: tuple[str, ...] = Field(min_length=1)
@@ -254,6 +255,8 @@ class CorralJob(Frozen):
     predicted_s: float = Field(ge=0)
     model_b_s: float = Field(ge=0)
     penalty_s: float = Field(ge=0)
+    cores: float = Field(default=0.0, ge=0)  # its racks' schedulable servers, held in the capacity ledger
+    memory_gb: float = Field(default=0.0, ge=0)
 
 
 class CorralDeferred(Frozen):
@@ -268,11 +271,14 @@ class CorralPlanDecided(TemplateDecision):
     stream of the template that caused it: the racks known (`racks`, sorted; `machines_per_rack`
     the smallest one's servers; the slowest NIC and the highest oversubscription among them), each
     job's racks and priority, the plan's makespan and the LP-Batch lower bound on it, and `model`
-    (the latency model and planner version). `trigger`: `profile` (a declaration) or `daily`."""
+    (the latency model and planner version). `trigger`: `profile` (a declaration) or `daily`. Each
+job's racks are claimed in the capacity ledger from `start_step` (the first plan step after the
+round); a job they do not fit in is `deferred` with the ledger's reason and the rest re-planned."""
 
     TYPE: ClassVar[str] = "CorralPlanDecided"
     trigger: Literal["profile", "daily"]
     model: str = Field(max_length=64)
+    start_step: int = Field(default=0, ge=0)  # the plan step (of the day's window) the batch starts at
     racks: tuple[str, ...] = ()
     machines_per_rack: int = Field(default=0, ge=0)
     nic_bytes_s: float = Field(default=0.0, ge=0)

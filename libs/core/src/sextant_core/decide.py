@@ -283,7 +283,7 @@ def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: Poli
     elif isinstance(c, rc.ExtendReservation):
         events = recurring.extend(state, t, c.instance, c.step, c.used, c.pending, ctx, rules)
     elif isinstance(c, rc.PlanCorral):
-        corral_events, detail = corral_platform.plan_round(state, t, c.trigger, ctx)
+        corral_events, detail = corral_platform.plan_round(state, t, c.trigger, ctx, rules)
         return Decision(events=corral_events, detail=detail)
     else:
         raise NotADecision(f"{c.TYPE} is not decided by the core")

@@ -1,6 +1,7 @@
 """Corral on the platform: racked servers and declared analytics profiles → a Corral round per
-declaration (planning) → `CorralPlanDecided` with each job's racks and priority; replay re-derives
-it with 0 differences, `explain` shows each job's racks and why, a daily round records only a
+declaration (planning) → `CorralPlanDecided` with each job's racks and priority, the racks claimed
+in the capacity ledger (a job it cannot hold deferred, placements gated); replay re-derives it with
+0 differences, `explain` shows each job's racks and why, a daily round records only a
 changed plan, and a log without profiles decides exactly as before."""
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from sextant_contracts.envelope import Envelope
 from sextant_core.explain import explain_decision
 from sextant_core.process import react
 from sextant_core.profiles import policy_set
-from sextant_core.recurring.decisions import template_id
+from sextant_core.recurring.decisions import build_plan, template_id
+from sextant_core.recurring.ledger import Tier
 from sextant_core.replay import replay
 from sextant_core.state import fold
 from sextant_core.state.evolve import evolve
 from sextant_core.state.model import ClusterState
-from sextant_core.testing.builders import server
+from sextant_core.testing.builders import server, submitted
 from sextant_core.testing.corral import GB, profile, racked
 from sextant_core.testing.loop import InProcessPlatform, steady_agent
 from sextant_core.testing.recurring import runs
@@ -48,7 +50,7 @@ def test_each_declaration_is_planned_by_planning_over_every_profiled_template() 
     rounds = plans(log)
     assert [len(r.jobs) for r in rounds] == [1, 2, 3] and all(r.trigger == "profile" for r in rounds)
     last = rounds[-1]
-    assert last.template_id == TID["rep-hourly"] and last.decision.model_version == "corral/1"
+    assert last.template_id == TID["rep-hourly"] and (last.model, last.decision.model_version) == ("corral/1", "recurring-rules/3")
     assert last.racks == ("rack-0", "rack-1", "rack-2", "rack-3") and last.machines_per_rack == 3
     jobs = {j.template_id: j for j in last.jobs}
     big = jobs[TID["etl-hourly"]]
@@ -155,3 +157,45 @@ def test_a_bad_profile_fails_naming_the_field(change: dict[str, object], field: 
 def test_a_rack_needs_an_oversubscribed_uplink() -> None:
     with pytest.raises(ValidationError):
         ev.ServerRackAssigned(at=0.0, server_id="s1", rack="rack-0", oversubscription=1.0)
+
+
+def test_the_racks_are_claimed_in_the_ledger_and_placements_see_them() -> None:
+    p = InProcessPlatform(POLICY, steady_agent)
+    p.submit(racked(4, 3))
+    p.submit(runs("acme", "etl-hourly", 2))
+    p.submit([profile(TID["etl-hourly"], 400.0)])
+    e = plans(p.log)[-1]
+    job = e.jobs[0]
+    assert (job.racks, job.cores, job.memory_gb) == (e.racks, 192.0, 768.0)
+    assert e.start_step == 134  # the first minute after the round (8000 s)
+    plan, left_out = build_plan(fold(p.log))
+    assert left_out == () and f"corral/{TID['etl-hourly']}" in plan.ledger.claims
+    used = plan.ledger.used(Tier.RESIDUAL)[0]
+    # 273.3 s from minute 134: four whole minutes, then 33.3 s of the fifth (the claim ends 1 ms early)
+    assert used[133] == 0 and list(used[134:138]) == [192.0] * 4
+    assert used[138] == pytest.approx(192.0 * (33.333333 - 1e-3) / 60) and used[139] == 0
+    p.submit([submitted("w2", cores=16, memory_gb=16.0, at=9000.0)])
+    deferred = p.log[-1].event()
+    assert isinstance(deferred, ev.PlacementDeferred) and deferred.workload_id == "w2"
+    assert deferred.reasons == ("reserved capacity: at step 134 the reservations and placements leave 16 cores too few",)
+    assert replay(p.log, policy_set).ok
+
+
+def test_a_job_the_ledger_cannot_hold_is_deferred_and_the_others_are_planned_without_it() -> None:
+    p = InProcessPlatform(POLICY, steady_agent)
+    p.submit(racked(4, 3))
+    p.submit([submitted("w1", cores=64, memory_gb=64.0)])  # placed: 64 cores held at every minute
+    for n in JOBS:
+        p.submit(runs("acme", n, 2))
+    p.submit([profile(TID[n], gb) for n, gb in JOBS.items()])
+    last = plans(p.log)[-1]
+    assert [d.template_id for d in last.deferred] == [TID["etl-hourly"]]
+    assert last.deferred[0].reason == ("reserved capacity: at step 134 the reservations and placements leave 64 cores "
+                                       "too few for its racks (rack-0, rack-1, rack-2, rack-3)")
+    assert sorted(j.template_id for j in last.jobs) == sorted([TID["agg-hourly"], TID["rep-hourly"]])
+    assert sorted(j.priority for j in last.jobs) == [0, 1]
+    plan, left_out = build_plan(fold(p.log))
+    assert left_out == () and {c for c in plan.ledger.claims if c.startswith("corral/")} == {
+        f"corral/{TID['agg-hourly']}", f"corral/{TID['rep-hourly']}"}
+    assert (plan.ledger.used(Tier.RESIDUAL)[0] <= 192.0 + 1e-9).all()
+    assert replay(p.log, policy_set).ok

@@ -9,15 +9,21 @@ docs/corral/platform.md).
   oversubscription among them [choice: one conservative rack shape, as Model B has one];
 - L'_j(r) = MRCute Model B on r racks (`mrcute.latency_b`, the declared profile, its input bytes)
   plus the data-balance penalty α·D_j/r, α = 1 / rack-to-core bandwidth (m · NIC / O)
-  (`planner.with_data_penalty`);
+  (the formula of `planner.with_data_penalty`, kept apart to show it);
 - `planner.plan` (the provisioning loop × prioritisation, batch: makespan) gives each job its
-  racks, start and priority; `planner.lp_batch_bound` the LP-Batch lower bound on the makespan.
+  racks, start and priority; `planner.lp_batch_bound` the LP-Batch lower bound on the makespan;
+- the racks are claimed in the capacity ledger (`recurring.racks`: each job holds its racks'
+  cores and memory over its run, from `start_step`), in priority order, on the plan the
+  reservations and placements leave (`decisions.build_plan` without the held rack plan). The first
+  job that does not fit is deferred with the ledger's reason, the others are planned again
+  without it, until every planned job fits. `start_step` is the first plan step after the first
+  round; later rounds keep it (the batch keeps its time of day in the daily window).
 
-It records one `CorralPlanDecided` on the stream of `t` (the template that caused the round).
-Without a racked server every profiled template is `deferred` with the reason. A `daily` round
-that would record the plan already held (same racks, shape and jobs) records nothing, so a steady
-cluster adds nothing to the log. Reservations of the racks in the capacity ledger are not made
-(docs/corral/platform.md, "Not built yet").
+It records one `CorralPlanDecided` on the stream of `t` (the template that caused the round),
+under the recurring rules of `p` (its `model_version`; the planner's version is the event's
+`model`). Without a racked server every profiled template is `deferred` with the reason. A
+`daily` round that would record the plan already held (same racks, shape, jobs and deferrals)
+records nothing, so a steady cluster adds nothing to the log.
 
 `why(state, event)`: what `sextant explain` prints about a plan — per job, its racks, predicted
 time and the provisioning loop's view of one rack more and one rack fewer (the job's time and the
@@ -26,6 +32,7 @@ plan's makespan with only that job's width changed), and the penalty.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +40,10 @@ import numpy as np
 from sextant_contracts import recurring as rc
 
 from ..context import DecisionContext
+from ..recurring import racks
+from ..recurring.decisions import PARAMS, PlatformParams, build_plan
+from ..recurring.ledger import ClaimInfeasible
+from ..recurring.placements import RESERVED_REASON as RESERVED
 from ..recurring.state import TemplateState
 from ..state.model import ClusterState
 from .mrcute import JobProfile, latency_b
@@ -88,43 +99,81 @@ def _round(x: float) -> float:
 
 
 def _same_plan(a: rc.CorralPlanDecided, b: rc.CorralPlanDecided) -> bool:
-    keys = ("racks", "machines_per_rack", "nic_bytes_s", "oversubscription", "jobs", "deferred")
+    keys = ("racks", "machines_per_rack", "nic_bytes_s", "oversubscription", "jobs", "deferred", "start_step")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
-def plan_round(state: ClusterState, t: TemplateState, trigger: str, ctx: DecisionContext
-               ) -> tuple[tuple[rc.CorralPlanDecided, ...], dict[str, Any]]:
+def _racks_capacity(state: ClusterState, racks: tuple[str, ...]) -> tuple[float, float]:
+    servers = [s for s in state.sorted_servers() if s.schedulable and s.rack in racks]
+    return float(sum(s.capacity.cores for s in servers)), float(sum(s.capacity.memory_gb for s in servers))
+
+
+def _jobs(state: ClusterState, templates: list[TemplateState], shape: RackShape
+          ) -> tuple[list[rc.CorralJob], float, float]:
+    """The planner's jobs for `templates` on `shape`, with the makespan and the LP-Batch bound."""
+    model_b, penalty = latencies([x.profile for x in templates if x.profile is not None], shape)
+    lat = model_b + penalty
+    p = plan(lat)
+    jobs = []
+    for j, x in enumerate(templates):
+        w = int(p.widths[j])
+        racks = tuple(shape.racks[i] for i in p.racks[j])
+        cores, memory = _racks_capacity(state, racks)
+        jobs.append(rc.CorralJob(template_id=x.template_id, racks=racks, priority=int(p.priorities[j]),
+                                 start_s=_round(p.starts[j]), predicted_s=_round(lat[j, w - 1]),
+                                 model_b_s=_round(model_b[j, w - 1]), penalty_s=_round(penalty[j, w - 1]),
+                                 cores=cores, memory_gb=memory))
+    return jobs, _round(p.objective), _round(min(lp_batch_bound(lat), p.objective))
+
+
+def plan_round(state: ClusterState, t: TemplateState, trigger: str, ctx: DecisionContext,
+               p: PlatformParams = PARAMS) -> tuple[tuple[rc.CorralPlanDecided, ...], dict[str, Any]]:
     """One Corral round (module doc): the event to record (none, or one) and the decision's detail."""
     templates = state.recurring.profiled()
     if not templates:
         return (), {"skipped": "no template has an analytics profile"}
-    rec = ctx.record("corral-plan", t.template_id, MODEL)
-    base: dict[str, Any] = dict(at=ctx.at, template_id=t.template_id, decision=rec, trigger=trigger, model=MODEL)
+    rec = ctx.record("corral-plan", t.template_id, p.model_version)
+    held_plan = state.recurring.corral  # the batch keeps its time of day once it has one
+    start_step = held_plan.start_step if held_plan is not None else math.ceil(ctx.at / p.step_s - 1e-9) % p.window_steps
+    base: dict[str, Any] = dict(at=ctx.at, template_id=t.template_id, decision=rec, trigger=trigger, model=MODEL,
+                                start_step=start_step)
     shape = rack_shape(state)
+    deferred: list[rc.CorralDeferred] = []
+    left_out: tuple[str, ...] = ()
     if shape is None:
         reason = "no schedulable server has a rack (ServerRackAssigned)"
-        e = rc.CorralPlanDecided(**base, deferred=tuple(rc.CorralDeferred(template_id=x.template_id, reason=reason)
-                                                        for x in templates))
+        deferred = [rc.CorralDeferred(template_id=x.template_id, reason=reason) for x in templates]
+        e = rc.CorralPlanDecided(**base, deferred=tuple(deferred))
     else:
-        profiles = [x.profile for x in templates if x.profile is not None]
-        model_b, penalty = latencies(profiles, shape)
-        lat = model_b + penalty
-        p = plan(lat)
-        jobs = []
-        for j, x in enumerate(templates):
-            w = int(p.widths[j])
-            jobs.append(rc.CorralJob(template_id=x.template_id, racks=tuple(shape.racks[i] for i in p.racks[j]),
-                                     priority=int(p.priorities[j]), start_s=_round(p.starts[j]),
-                                     predicted_s=_round(lat[j, w - 1]), model_b_s=_round(model_b[j, w - 1]),
-                                     penalty_s=_round(penalty[j, w - 1])))
+        ledger, left_out = build_plan(state, p, rack_plan=False)
+        active = list(templates)
+        jobs: list[rc.CorralJob] = []
+        makespan = bound = 0.0
+        while active:  # admit in priority order; a job the ledger cannot hold is deferred, the rest re-planned
+            jobs, makespan, bound = _jobs(state, active, shape)
+            held, refused = ledger, None
+            for job in sorted(jobs, key=lambda j: (j.priority, j.template_id)):
+                try:
+                    held = racks.hold_job(held, start_step, job, p.step_s)
+                except ClaimInfeasible as exc:
+                    refused = (job, exc)
+                    break
+            if refused is None:
+                break
+            job, exc = refused
+            deferred.append(rc.CorralDeferred(template_id=job.template_id, reason=(
+                f"{RESERVED}: at step {exc.step} the reservations and placements leave {exc.short_by:.6g} "
+                f"{exc.resource} too few for its racks ({', '.join(job.racks)})")[:300]))
+            active = [x for x in active if x.template_id != job.template_id]
+            jobs, makespan, bound = [], 0.0, 0.0
         e = rc.CorralPlanDecided(**base, racks=shape.racks, machines_per_rack=shape.machines, nic_bytes_s=shape.nic,
                                  oversubscription=shape.oversubscription, jobs=tuple(jobs),
-                                 makespan_s=_round(p.objective), lp_bound_s=_round(min(lp_batch_bound(lat), p.objective)))
-    held = state.recurring.corral
-    if trigger == "daily" and held is not None and _same_plan(held, e):
+                                 deferred=tuple(sorted(deferred, key=lambda d: d.template_id)),
+                                 makespan_s=makespan, lp_bound_s=bound)
+    if trigger == "daily" and held_plan is not None and _same_plan(held_plan, e):
         return (), {"skipped": "the plan held is unchanged"}
     return (e,), {"jobs": len(e.jobs), "deferred": len(e.deferred), "makespan_s": e.makespan_s,
-                  "lp_bound_s": e.lp_bound_s}
+                  "lp_bound_s": e.lp_bound_s, "ledger_left_out": list(left_out)}
 
 
 def why(state: ClusterState, e: rc.CorralPlanDecided) -> list[str]:
@@ -134,7 +183,8 @@ def why(state: ClusterState, e: rc.CorralPlanDecided) -> list[str]:
            f"model {e.model}"]
     out.extend(f"  job {d.template_id}: deferred: {d.reason}" for d in e.deferred)
     shape = rack_shape(state)
-    templates = state.recurring.profiled()
+    planned = {j.template_id for j in e.jobs}
+    templates = [x for x in state.recurring.profiled() if x.template_id in planned]  # e.jobs' order
     if not e.jobs or shape is None or len(templates) != len(e.jobs):
         return out
     model_b, penalty = latencies([x.profile for x in templates if x.profile is not None], shape)
