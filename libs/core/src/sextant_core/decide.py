@@ -25,6 +25,7 @@ from sextant_contracts.ids import seed_from
 from sextant_contracts.model import DecisionTrace
 
 from .context import DecisionContext
+from .corral import platform as corral_platform
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
 from .fairness import platform as vcs
 from .kwiken import platform as kwiken
@@ -36,7 +37,6 @@ from .policies import (
     RetryHint,
     TaskAssessor,
 )
-from .corral import platform as corral_platform
 from .recurring import decisions as recurring
 from .state.evolve import evolve
 from .state.model import ClusterState, WorkloadState

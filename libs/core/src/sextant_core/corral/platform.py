@@ -155,15 +155,15 @@ def plan_round(state: ClusterState, t: TemplateState, trigger: str, ctx: Decisio
             for job in sorted(jobs, key=lambda j: (j.priority, j.template_id)):
                 try:
                     held = racks.hold_job(held, start_step, job, p.step_s)
-                except ClaimInfeasible as exc:
-                    refused = (job, exc)
+                except ClaimInfeasible as refusal:
+                    refused = (job, refusal)
                     break
             if refused is None:
                 break
-            job, exc = refused
+            job, why_not = refused
             deferred.append(rc.CorralDeferred(template_id=job.template_id, reason=(
-                f"{RESERVED}: at step {exc.step} the reservations and placements leave {exc.short_by:.6g} "
-                f"{exc.resource} too few for its racks ({', '.join(job.racks)})")[:300]))
+                f"{RESERVED}: at step {why_not.step} the reservations and placements leave {why_not.short_by:.6g} "
+                f"{why_not.resource} too few for its racks ({', '.join(job.racks)})")[:300]))
             active = [x for x in active if x.template_id != job.template_id]
             jobs, makespan, bound = [], 0.0, 0.0
         e = rc.CorralPlanDecided(**base, racks=shape.racks, machines_per_rack=shape.machines, nic_bytes_s=shape.nic,
