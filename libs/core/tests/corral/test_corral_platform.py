@@ -16,6 +16,7 @@ from sextant_core.process import react
 from sextant_core.profiles import policy_set
 from sextant_core.recurring.decisions import build_plan, template_id
 from sextant_core.recurring.ledger import Tier
+from sextant_core.recurring.racks import claim_shares
 from sextant_core.replay import replay
 from sextant_core.state import fold
 from sextant_core.state.evolve import evolve
@@ -199,3 +200,19 @@ def test_a_job_the_ledger_cannot_hold_is_deferred_and_the_others_are_planned_wit
         f"corral/{TID['agg-hourly']}", f"corral/{TID['rep-hourly']}"}
     assert (plan.ledger.used(Tier.RESIDUAL)[0] <= 192.0 + 1e-9).all()
     assert replay(p.log, policy_set).ok
+
+
+def _job(start_s: float, predicted_s: float) -> rc.CorralJob:
+    return rc.CorralJob(template_id="t", racks=("rack-0",), priority=0, start_s=start_s, predicted_s=predicted_s,
+                        model_b_s=predicted_s, penalty_s=0.0, cores=10.0, memory_gb=10.0)
+
+
+def test_rack_claims_share_the_minute_two_jobs_meet_in_wrap_and_hold_a_long_run_once_per_step() -> None:
+    a_steps, a_share = claim_shares(10, _job(0.0, 90.000001), 60, 1440)
+    b_steps, b_share = claim_shares(10, _job(90.0, 30.0), 60, 1440)  # recorded start rounded 1 µs early
+    assert list(a_steps) == [10, 11] and list(b_steps) == [11]
+    assert a_share[0] == 1.0 and a_share[1] + b_share[0] <= 1.0
+    steps, share = claim_shares(1439, _job(30.0, 60.0), 60, 1440)  # across the window's end
+    assert list(steps) == [0, 1439] and share.sum() == pytest.approx((60.0 - 1e-3) / 60)
+    steps, share = claim_shares(5, _job(0.0, 3 * 86400.0), 60, 1440)  # longer than the window
+    assert len(steps) == 1440 and len(set(steps.tolist())) == 1440 and (share == 1.0).all()
