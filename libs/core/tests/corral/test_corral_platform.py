@@ -116,7 +116,9 @@ def test_a_daily_round_records_only_a_changed_plan() -> None:
     daily = plans(p.log)[-1]
     assert daily.trigger == "daily" and daily.template_id == min(TID.values())
     assert daily.racks == ("rack-0", "rack-1", "rack-2") and all("rack-3" not in j.racks for j in daily.jobs)
+    assert daily.start_step == plans(p.log)[0].start_step  # the batch keeps its time of day
     assert replay(p.log, policy_set).ok
+    assert "  re-derived: identical" in explain_decision(p.log, daily.decision.decision_id)
 
 
 def test_a_log_without_profiles_asks_for_no_round() -> None:
