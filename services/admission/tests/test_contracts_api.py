@@ -168,3 +168,39 @@ def test_the_console_shows_a_template_s_events_to_its_tenant_only(seed: list[Env
     assert stream_visible(state, "acme", stream) and stream_visible(state, None, stream)
     assert not stream_visible(state, "globex", stream)
     assert not stream_visible(state, "acme", "template-unknown")
+
+
+PROFILE = {"input_bytes": 4e11, "shuffle_bytes": 1e11, "output_bytes": 2.5e10, "map_tasks": 400, "reduce_tasks": 50}
+
+
+async def test_a_profile_is_recorded_and_planning_runs_a_corral_round(seed: list[Envelope]) -> None:
+    async with api(seed) as a:
+        before = len(await a.log())
+        r = await a.client.post(f"/v1/contracts/{ACME}/profile", headers=as_("acme"), json=PROFILE)
+        assert r.status_code == 202, r.text
+        assert r.json()["template_id"] == ACME and r.json()["profile"]["map_slots"] == 8
+        log = await a.log()
+        assert len(log) == before + 1 and log[-1].type == "AnalyticsProfileDeclared" and log[-1].source == "admission"
+        out = await a.planned()
+        # the seed's server has no rack: the round says why the job is not planned
+        assert [e.TYPE for e in out] == ["CorralPlanDecided"]
+        assert isinstance(out[0], rc.CorralPlanDecided) and [d.template_id for d in out[0].deferred] == [ACME]
+        assert (await a.client.post(f"/v1/contracts/{ACME}/profile", headers=as_("globex"),
+                                    json=PROFILE)).status_code == 404
+
+
+@pytest.mark.parametrize(("change", "path"), [
+    ({"input_bytes": -1.0}, "$.input_bytes"),
+    ({"shuffle_bytes": 0}, "$.shuffle_bytes"),
+    ({"reduce_tasks": 0}, "$.reduce_tasks"),
+    ({"disk_bytes_s": -3.0}, "$.disk_bytes_s"),
+    ({"colour": "red"}, "$.colour"),
+], ids=["negative-input", "zero-shuffle", "no-reducers", "negative-disk", "unknown-field"])
+async def test_a_bad_profile_is_a_422_naming_the_field_and_writes_nothing(seed: list[Envelope], change: dict[str, Any],
+                                                                         path: str) -> None:
+    async with api(seed) as a:
+        before = len(await a.log())
+        r = await a.client.post(f"/v1/contracts/{ACME}/profile", headers=as_("acme"), json={**PROFILE, **change})
+        assert r.status_code == 422, r.text
+        assert r.json()["errors"][0]["path"] == path, r.text
+        assert len(await a.log()) == before

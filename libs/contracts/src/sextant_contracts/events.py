@@ -432,6 +432,18 @@ class ServerRecovered(ServerEvent):
     TYPE: ClassVar[str] = "ServerRecovered"
 
 
+class ServerRackAssigned(ServerEvent):
+    """The server sits in `rack` (a rack of machines under a top-of-rack switch): its NIC's
+    bandwidth (bytes/s) and the oversubscription of the rack's uplink to the core (> 1), as
+    Corral's Model B reads them (docs/corral/platform.md). A later one replaces it; a server
+    without one is in no rack (Corral plans only racked servers)."""
+
+    TYPE: ClassVar[str] = "ServerRackAssigned"
+    rack: str = Field(min_length=1, max_length=128)
+    nic_bytes_s: float = Field(default=1.25e9, gt=0)
+    oversubscription: float = Field(default=5.0, gt=1)
+
+
 def decision_of(event: Event) -> DecisionRecord | None:
     """The `DecisionRecord` of a decision event — a workload's (`DecisionEvent`) or a recurring
     template's (`recurring.TemplateDecision`) — else None."""

@@ -9,13 +9,15 @@ Facts (recorded by an edge, folded, never re-derived):
 
 - `RecurringRunObserved` — the agent: one finished instance (times, output's first read, skyline);
 - `RecurringInstanceObserved` — the agent: a running instance's demand at one plan step (DRA input);
-- `ContractSignedOff` — the API: the owner's verdict on a contract version (accept / override / reject).
+- `ContractSignedOff` — the API: the owner's verdict on a contract version (accept / override / reject);
+- `AnalyticsProfileDeclared` — the API: an analytics template's data-flow profile (Corral).
 
 Decisions (`TemplateDecision`: a `DecisionRecord` like every decision, re-derived by replay):
 
 - `RecurringTemplateDetected`, `ContractInferred` — profiling (detection, SLO inference, skyline LP);
 - `ReservationPlanned`, `ReservationRefused`, `ReservationReleased` — planning (LowCost on the plan);
-- `ReservationExtended` — reprovisioning (DRA).
+- `ReservationExtended` — reprovisioning (DRA);
+- `CorralPlanDecided` — planning: racks and priorities of the profiled templates' next instances.
 
 Times are seconds; `*_s` fields of a contract are relative to the period start (wall-clock aligned);
 plan fields (`earliest`, `deadline`, `offset`, `step`) are steps of the plan's window (`step_s`).
@@ -111,6 +113,29 @@ class ContractSignedOff(TemplateEvent):
     deadline_s: float | None = None
     period_s: float | None = Field(default=None, gt=0)
     skyline: tuple[Containers, ...] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
+
+
+Bytes = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Rate = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]  # bytes/s
+
+
+class AnalyticsProfileDeclared(TemplateEvent):
+    """The owner declares the template's instances analytics jobs (MapReduce-like, Corral,
+    jalaparti.md §3.1): bytes read, shuffled and written per instance, task counts, the CPU-bound
+    map and reduce rates and the disk bandwidth (bytes/s), slots per machine. Selectivities are
+    input / shuffle and shuffle / output. A later declaration replaces it."""
+
+    TYPE: ClassVar[str] = "AnalyticsProfileDeclared"
+    input_bytes: Bytes
+    shuffle_bytes: Bytes
+    output_bytes: Bytes
+    map_tasks: int = Field(ge=1, le=1_000_000)
+    reduce_tasks: int = Field(ge=1, le=1_000_000)
+    map_rate_bytes_s: Rate = 100e6
+    reduce_rate_bytes_s: Rate = 100e6
+    disk_bytes_s: Rate = 100e6
+    map_slots: int = Field(default=8, ge=1, le=1024)
+    reduce_slots: int = Field(default=2, ge=1, le=1024)
 
 
 # --- decisions ---------------------------------------------------------------------------------
@@ -217,6 +242,53 @@ class ReservationExtended(TemplateDecision):
     reason: str = Field(max_length=32)
 
 
+class CorralJob(Frozen):
+    """One template's next instance in a Corral plan: its `racks` (names), when it starts after the
+    round's start (`start_s`) and its `priority` (0 first); `predicted_s` = Model B on its racks
+    (`model_b_s`) plus the data-balance penalty α·D/r (`penalty_s`); `cores` and `memory_gb`: its
+    racks' capacity, claimed in the capacity ledger over its run."""
+
+    template_id: str = _ID
+    racks: tuple[str, ...] = Field(min_length=1)
+    priority: int = Field(ge=0)
+    start_s: float = Field(ge=0)
+    predicted_s: float = Field(ge=0)
+    model_b_s: float = Field(ge=0)
+    penalty_s: float = Field(ge=0)
+    cores: float = Field(default=0.0, ge=0)  # its racks' schedulable servers, held in the capacity ledger
+    memory_gb: float = Field(default=0.0, ge=0)
+
+
+class CorralDeferred(Frozen):
+    """A profiled template the round did not plan, and why."""
+
+    template_id: str = _ID
+    reason: str = Field(max_length=300)
+
+
+class CorralPlanDecided(TemplateDecision):
+    """A Corral planning round (jalaparti.md §4.3) over every profiled template, recorded on the
+    stream of the template that caused it: the racks known (`racks`, sorted; `machines_per_rack`
+    the smallest one's servers; the slowest NIC and the highest oversubscription among them), each
+    job's racks and priority, the plan's makespan and the LP-Batch lower bound on it, and `model`
+    (the latency model and planner version). `trigger`: `profile` (a declaration) or `daily`. Each
+job's racks are claimed in the capacity ledger from `start_step` (the first plan step after the
+round); a job they do not fit in is `deferred` with the ledger's reason and the rest re-planned."""
+
+    TYPE: ClassVar[str] = "CorralPlanDecided"
+    trigger: Literal["profile", "daily"]
+    model: str = Field(max_length=64)
+    start_step: int = Field(default=0, ge=0)  # the plan step (of the day's window) the batch starts at
+    racks: tuple[str, ...] = ()
+    machines_per_rack: int = Field(default=0, ge=0)
+    nic_bytes_s: float = Field(default=0.0, ge=0)
+    oversubscription: float = Field(default=0.0, ge=0)
+    jobs: tuple[CorralJob, ...] = ()
+    deferred: tuple[CorralDeferred, ...] = ()
+    makespan_s: float = Field(default=0.0, ge=0)
+    lp_bound_s: float = Field(default=0.0, ge=0)
+
+
 # --- commands ----------------------------------------------------------------------------------
 
 
@@ -257,3 +329,11 @@ class ExtendReservation(TemplateCommand):
     step: int = Field(ge=0)
     used: int = Field(ge=0)
     pending: int = Field(ge=0)
+
+
+class PlanCorral(TemplateCommand):
+    """To planning: a Corral round over every profiled template (`trigger`: what caused it)."""
+
+    TYPE: ClassVar[str] = "PlanCorral"
+    HANDLER: ClassVar[str] = "planning"
+    trigger: Literal["profile", "daily"] = "profile"

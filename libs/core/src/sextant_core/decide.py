@@ -25,6 +25,7 @@ from sextant_contracts.ids import seed_from
 from sextant_contracts.model import DecisionTrace
 
 from .context import DecisionContext
+from .corral import platform as corral_platform
 from .domain.lifecycle import TERMINAL, WorkloadPhase, allows
 from .fairness import platform as vcs
 from .kwiken import platform as kwiken
@@ -266,7 +267,8 @@ def _plan_kwiken(state: ClusterState, w: WorkloadState, c: cmd.Command, p: Polic
 
 def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: PolicySet, seed: int, at: float,
                      causation: tuple[str, ...]) -> Decision:
-    """A recurring template's decision (`recurring.decisions`): inference, planning or DRA."""
+    """A recurring template's decision (`recurring.decisions`): inference, planning or DRA; a Corral
+    round (`corral.platform`)."""
     t = state.recurring.templates.get(c.template_id)
     if t is None:
         return Decision(events=(), detail={"skipped": "unknown template"})
@@ -280,6 +282,9 @@ def _decide_template(state: ClusterState, c: rc.TemplateCommand, *, params: Poli
         events = recurring.plan_reservation(state, t, c.reason, ctx, rules)
     elif isinstance(c, rc.ExtendReservation):
         events = recurring.extend(state, t, c.instance, c.step, c.used, c.pending, ctx, rules)
+    elif isinstance(c, rc.PlanCorral):
+        corral_events, detail = corral_platform.plan_round(state, t, c.trigger, ctx, rules)
+        return Decision(events=corral_events, detail=detail)
     else:
         raise NotADecision(f"{c.TYPE} is not decided by the core")
     return Decision(events=tuple(events))
@@ -308,5 +313,5 @@ _HANDLERS = {
     kw.PlanKwiken: _plan_kwiken,
 }
 
-DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation,
+DECIDED_COMMANDS = frozenset(_HANDLERS) | {rc.InferContract, rc.PlanReservation, rc.ExtendReservation, rc.PlanCorral,
                                             vc.AllocateVcs}

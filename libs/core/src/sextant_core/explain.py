@@ -73,6 +73,10 @@ def explain_decision(log: list[Any], decision_id: str) -> list[str]:
                        f"budget exhausted: {trace.budget_exhausted}")
         if rerun.detail:
             out.append("  verdicts: " + json.dumps(rerun.detail, default=str)[:4000])
+    if isinstance(event, rc.CorralPlanDecided):  # each job's racks and the provisioning loop's why
+        from .corral.platform import why
+
+        out.extend(why(state, event))
     if isinstance(event, ev.PlacementDecided):
         out.append("  allocation: " + ", ".join(f"{a.server_id}×{a.cores}c/{a.memory_gb:g}G"
                                                 for a in event.allocation.assignments))

@@ -164,7 +164,7 @@ def _(event: ev.Tick, state: ClusterState) -> Commands:
     # missed (e.g. a decider restarted between the trigger and its reaction)
     admit = tuple(cmd.AdmitWorkload(workload_id=w) for w in heads(state)) if state.queued else ()
     return admit + tuple(cmd.PlaceWorkload(workload_id=w, reason="capacity_freed") for w in state.deferred) + \
-        _probe_round(event, state) + _daily_inference(event, state)
+        _probe_round(event, state) + _daily_inference(event, state) + _daily_corral(event, state)
 
 
 # --- monitoring → reprovisioning ---------------------------------------------------------------
@@ -199,6 +199,24 @@ def _daily_inference(event: ev.Tick, state: ClusterState) -> Commands:
         return ()
     return tuple(rc.InferContract(template_id=tid, trigger="daily")
                  for tid, t in sorted(templates.items()) if t.contract is not None)
+
+
+def _daily_corral(event: ev.Tick, state: ClusterState) -> Commands:
+    """With analytics profiles, the first `Tick` past each day also asks planning for a Corral round
+    (on the lowest profiled template id's stream; it records only a changed plan)."""
+    k = int(event.at // INFERENCE_ROUND_S)
+    if event.at <= 0 or k == int(max(event.at - event.period_s, 0.0) // INFERENCE_ROUND_S):
+        return ()
+    profiled = state.recurring.profiled()
+    return (rc.PlanCorral(template_id=profiled[0].template_id, trigger="daily"),) if profiled else ()
+
+
+@_react.register
+def _(event: rc.AnalyticsProfileDeclared, state: ClusterState) -> Commands:
+    """A declared profile joins the next Corral round: plan it now."""
+    if event.template_id not in state.recurring.templates:
+        return ()
+    return (rc.PlanCorral(template_id=event.template_id, trigger="profile"),)
 
 
 @_react.register

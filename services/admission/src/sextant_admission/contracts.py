@@ -5,6 +5,7 @@
     POST /v1/contracts/{template_id}/accept    sign off the inferred contract                 202
     POST /v1/contracts/{template_id}/override  sign off with fields replaced                  202
     POST /v1/contracts/{template_id}/reject    no reservation: the job runs on fair share     202
+    POST /v1/contracts/{template_id}/profile   declare its analytics profile (Corral)         202
 
 A sign-off is the fact `ContractSignedOff` on the template's stream (optimistic concurrency on it);
 planning then decides the reservation. Before anything is written the same planning runs on the
@@ -14,6 +15,10 @@ non-periodic — is a 422 naming the field, and the log is unchanged. Other erro
 template that does not exist or is another tenant's, 409 while no contract is inferred yet or when
 the body names a version that is not the current one. Templates are tenant-scoped; an operator
 (or open mode) sees every tenant's.
+
+A profile is the fact `AnalyticsProfileDeclared` (docs/corral/platform.md): bytes in, shuffled
+and out per instance, task counts, rates, slots; planning then runs a Corral round. A field out
+of range (negative or zero bytes, no tasks) is a 422 naming it; nothing is written.
 """
 
 # no `from __future__ import annotations`: FastAPI reads the routes' annotations (`Caller` is local)
@@ -59,6 +64,32 @@ class OverrideRequest(SignOffRequest):
         if all(getattr(self, k) is None for k in ("earliest_start_s", "deadline_s", "period_s", "skyline")):
             raise ValueError("an override names at least one of earliest_start_s, deadline_s, period_s, skyline")
         return self
+
+
+Positive = Annotated[float, Field(gt=0, le=1e18, allow_inf_nan=False)]
+
+
+class ProfileRequest(BaseModel):
+    """An analytics template's data-flow profile: bytes per instance (input, shuffle, output),
+    map and reduce tasks; optional CPU-bound map and reduce rates and disk bandwidth (bytes/s,
+    default 100 MB/s) and slots per machine (8 maps, 2 reducers)."""
+
+    model_config = ConfigDict(extra="forbid")
+    input_bytes: Positive
+    shuffle_bytes: Positive
+    output_bytes: Positive
+    map_tasks: int = Field(ge=1, le=1_000_000)
+    reduce_tasks: int = Field(ge=1, le=1_000_000)
+    map_rate_bytes_s: float | None = Field(default=None, gt=0, le=1e12, allow_inf_nan=False)
+    reduce_rate_bytes_s: float | None = Field(default=None, gt=0, le=1e12, allow_inf_nan=False)
+    disk_bytes_s: float | None = Field(default=None, gt=0, le=1e12, allow_inf_nan=False)
+    map_slots: int | None = Field(default=None, ge=1, le=1024)
+    reduce_slots: int | None = Field(default=None, ge=1, le=1024)
+
+
+class ProfileDeclared(BaseModel):
+    template_id: str
+    profile: dict[str, Any]
 
 
 class SignedOff(BaseModel):
@@ -169,6 +200,23 @@ async def sign_off(store: Store, state: ClusterState, t: TemplateState, verdict:
     raise Problem(409, "template-busy", "the template keeps changing; retry")
 
 
+async def declare_profile(store: Store, t: TemplateState, body: ProfileRequest, *, now: float,
+                          attempts: int = 3) -> rc.AnalyticsProfileDeclared:
+    """Record one `AnalyticsProfileDeclared` (the body is already valid: pydantic's 422 otherwise)."""
+    event = rc.AnalyticsProfileDeclared(at=now, template_id=t.template_id, **body.model_dump(exclude_none=True))
+    stream = f"template-{t.template_id}"
+    for _ in range(attempts):
+        v = await store.stream_version(stream)
+        env = Envelope.wrap(event, id=derive_id("profile", t.template_id, v), source=SERVICE, stream_version=v + 1,
+                            time=now, traceparent=current_traceparent())
+        try:
+            await store.append(stream, v, [env])
+            return event
+        except ConcurrencyError:
+            continue
+    raise Problem(409, "template-busy", "the template keeps changing; retry")
+
+
 def router(ctx: Any, caller: Any, clock: Any) -> APIRouter:
     """The routes (module doc) on `ctx` (`api.ApiContext`), authenticated by the `caller`
     dependency of the workload routes; `clock()` gives the time a sign-off is recorded at."""
@@ -220,6 +268,15 @@ def router(ctx: Any, caller: Any, clock: Any) -> APIRouter:
             summary="Reject the contract: no reservation, the job runs on fair share")
     async def reject(template_id: Annotated[str, _TID], who: Caller, body: SignOffRequest | None = None) -> SignedOff:
         return await signed(template_id, who, "reject", body or SignOffRequest())
+
+    @r.post("/{template_id}/profile", status_code=202, response_model=ProfileDeclared,
+            responses=problem_responses(*auth, 404, 409, 413, 415, 422),
+            summary="Declare the template's analytics profile (Corral plans its racks)")
+    async def profile(template_id: Annotated[str, _TID], who: Caller, body: ProfileRequest) -> ProfileDeclared:
+        await ctx.catch_up()
+        event = await declare_profile(ctx.store, owned(who, template_id), body, now=clock())
+        return ProfileDeclared(template_id=template_id,
+                               profile=event.model_dump(mode="json", exclude={"template_id", "at"}))
 
     not_found_route(r)
     return r

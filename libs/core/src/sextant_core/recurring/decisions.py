@@ -44,7 +44,7 @@ from sextant_contracts import recurring as rc
 
 from ..context import DecisionContext
 from ..state.model import ClusterState, WorkloadState
-from . import placements
+from . import placements, racks
 from .dra import CAPPED, NO_SHORTFALL, DraParams, reprovision
 from .ledger import LedgerError
 from .lowcost import Allocation, LowCostParams
@@ -221,10 +221,11 @@ def request_of(template: str, terms: Terms, p: PlatformParams = PARAMS) -> Reser
                               terms.cores, terms.memory_gb)
 
 
-def build_plan(state: ClusterState, p: PlatformParams = PARAMS, exclude: str | None = None
-               ) -> tuple[Plan, tuple[str, ...]]:
-    """The plan of the log's reservations and, under rules that claim them, of the placed QoS
-    workloads but `exclude` (module doc, `placements`); returns it and the ids left out."""
+def build_plan(state: ClusterState, p: PlatformParams = PARAMS, exclude: str | None = None,
+               rack_plan: bool = True) -> tuple[Plan, tuple[str, ...]]:
+    """The plan of the log's reservations, then (with `rack_plan`) the held Corral plan's racks
+    (`racks`), then, under rules that claim them, the placed QoS workloads but `exclude` (module
+    doc, `placements`); returns it and the ids left out."""
     servers = [s for s in state.sorted_servers() if s.schedulable]
     cores = p.capacity_share * sum(s.capacity.cores for s in servers)
     memory = p.capacity_share * sum(s.capacity.memory_gb for s in servers)
@@ -245,6 +246,9 @@ def build_plan(state: ClusterState, p: PlatformParams = PARAMS, exclude: str | N
                 plan = plan.extend(t.template_id, _claim_id(t.template_id, instance, step), steps, containers)
             except LedgerError:
                 left_out.append(f"{t.template_id}/{instance}@{step}")
+    if rack_plan:
+        plan, gone = racks.hold_rack_plan(plan, state.recurring.corral, p.step_s)
+        left_out.extend(gone)
     if p.placements_claim:
         plan, gone = placements.claim_placements(plan, state, exclude)
         left_out.extend(gone)

@@ -14,6 +14,8 @@ both resources at some steps of the window (`Claim`). Claims come from:
   longer-than-a-day job, planned on the residual;
 - reissue load (`ClaimKind.REISSUE`): the extra work a Kwiken plan spends on reissues, a share of
   its service's placement (`recurring/placements.py`), in the residual tier.
+- Corral rack plans (`ClaimKind.RACK_PLAN`): the cores and memory of the racks a planned analytics
+  job holds over its predicted run (`recurring/racks.py`), a guarantee that displaces nothing.
 
 Rules of precedence.
 
@@ -70,6 +72,7 @@ class ClaimKind(enum.StrEnum):
     EXTENSION = "extension"
     NON_PERIODIC = "non_periodic"
     REISSUE = "reissue"
+    RACK_PLAN = "rack_plan"
 
     @property
     def tier(self) -> Tier:

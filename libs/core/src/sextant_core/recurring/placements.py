@@ -19,9 +19,9 @@ Choices (Morpheus does not place QoS work; these are ours):
   step** of the window: the planner knows no end of a service, and a batch job's estimate is not
   a promise. It is released by the rebuild that no longer sees the workload placed.
 - **Not claimed:** best-effort workloads (evictable: they promise nothing, and are not gated), and
-  an instance of a recurring template that holds a reservation (its name belongs to the
-  template, `templates.normalise_name`): it runs inside its reservation, and claiming both would
-  count its cores twice. Neither is gated.
+  an instance of a recurring template that holds a reservation or racks in the held Corral plan
+  (its name belongs to the template, `templates.normalise_name`): it runs inside its reservation
+  or racks, and claiming both would count its cores twice. Neither is gated.
 - A placement displaces nothing: it must fit in what reservations of both tiers leave
   (`Plan.hold`), since a placement decision re-plans no reservation.
 - In the rebuilt plan reservations come first (in their order of admission), placements after,
@@ -33,8 +33,8 @@ Choices (Morpheus does not place QoS work; these are ours):
   a placement or a non-periodic reservation must leave it room, a periodic reservation may take
   it (ledger rule 3: in a rebuilt plan that no longer holds it, it is left out and named).
 - A re-placement (server failure, migration) is checked without the workload's own claims.
-- Only when the state holds a reservation: a cluster without one places exactly as before and
-  records nothing new.
+- Only when the state holds a reservation or a Corral plan with a job (`ledger_in_use`): a
+  cluster without one places exactly as before and records nothing new.
 - A reprovisioner's resize or migration that grows a workload passes the same check
   (`decide.within_ledger`): a decision that does not fit is dropped whole (nothing recorded; the
   reprovisioner asks again at its next review).
@@ -67,11 +67,23 @@ def template_id(tenant: str, name: str) -> str:
 
 
 def runs_in_reservation(state: ClusterState, w: WorkloadState) -> bool:
-    """Is `w` an instance of a recurring template that holds a reservation (module doc)?"""
+    """Is `w` an instance of a recurring template that holds a reservation or racks in the held
+    Corral plan (module doc)?"""
     if not w.name or not state.recurring.templates:
         return False
-    t = state.recurring.templates.get(template_id(w.tenant, w.name))
-    return t is not None and t.reservation is not None
+    tid = template_id(w.tenant, w.name)
+    t = state.recurring.templates.get(tid)
+    if t is None:
+        return False
+    corral = state.recurring.corral
+    return t.reservation is not None or (corral is not None and any(j.template_id == tid for j in corral.jobs))
+
+
+def ledger_in_use(state: ClusterState) -> bool:
+    """Does some template hold a reservation, or some analytics job racks (the gate applies)?"""
+    corral = state.recurring.corral
+    return (corral is not None and bool(corral.jobs)) or any(
+        t.reservation is not None for t in state.recurring.templates.values())
 
 
 def claimed(state: ClusterState, w: WorkloadState) -> bool:
@@ -136,9 +148,9 @@ class GateVerdict:
 
 def gate(state: ClusterState, w: WorkloadState, allocation: Allocation, plan_of: PlanBuilder) -> GateVerdict | None:
     """Check `allocation` of `w` against the ledger (module doc); None when the gate does not
-    apply (no reservation in the state, or `w` is not claimed). `plan_of(state, exclude)` rebuilds
+    apply (no reservation nor rack plan in the state, or `w` is not claimed). `plan_of(state, exclude)` rebuilds
     the plan without `w`'s own claim (`decisions.build_plan`)."""
-    if not any(t.reservation is not None for t in state.recurring.templates.values()) or not claimed(state, w):
+    if not ledger_in_use(state) or not claimed(state, w):
         return None
     plan, left_out = plan_of(state, w.workload_id)
     cores, memory = _size(state, allocation)

@@ -140,12 +140,15 @@ class Plan:
         plan = replace(self, ledger=update.ledger, reservations=self.reservations.set(request.reservation_id, res))
         return plan._replan(res, update.displaced).plan
 
-    def hold(self, claim_id: str, cores: float, memory_gb: float, kind: ClaimKind = ClaimKind.PLACEMENT) -> Plan:
+    def hold(self, claim_id: str, cores: float | np.ndarray, memory_gb: float | np.ndarray,
+             kind: ClaimKind = ClaimKind.PLACEMENT, steps: np.ndarray | None = None) -> Plan:
         """Claim `cores` and `memory_gb` at every step of the window for a QoS placement (it is
-        open-ended) or its reissue load (`ClaimKind.REISSUE`): it must fit in what every claim
-        leaves, so a placement displaces no non-periodic reservation [choice: a placement decision
-        re-plans no reservation]; raises `ClaimInfeasible` (nothing changed) when it does not fit."""
-        claim = Claim.of(claim_id, kind, np.arange(self.window), cores, memory_gb, owner=claim_id)
+        open-ended) or its reissue load (`ClaimKind.REISSUE`), or at window `steps` (unique; amounts
+        per step or one) for a Corral rack plan (`ClaimKind.RACK_PLAN`): it must fit in what every claim leaves, so a
+        placement displaces no non-periodic reservation [choice: a placement decision re-plans no
+        reservation]; raises `ClaimInfeasible` (nothing changed) when it does not fit."""
+        at = np.arange(self.window) if steps is None else steps
+        claim = Claim.of(claim_id, kind, at, cores, memory_gb, owner=claim_id)
         return replace(self, ledger=self.ledger.claim(claim, within=Tier.RESIDUAL).ledger)
 
     def remove(self, reservation_id: str) -> Plan:

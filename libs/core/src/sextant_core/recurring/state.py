@@ -3,14 +3,15 @@
 `RecurringState.templates` maps a template id to its `TemplateState`: the newest `MAX_RUNS`
 finished runs (inference's history), the detection, the current contract, the owner's latest
 sign-off, the reservation as planned (request and allocation, read back from the log — the fold
-never re-plans), the latest refusal, and the DRA extensions of instances still running (an
+never re-plans), the latest refusal, Corral's analytics profile, and the DRA extensions of instances still running (an
 extension decided after its instance's `RecurringRunObserved` — the agent reports both, and
 reprovisioning may decide after the run ended — is not held).
 `evolve_recurring` folds one `TemplateEvent`; it refuses a type it does not know, and a fact or a
 decision about a template no run introduced (`UnknownTemplate`: the API and the deciders never
 write one).
 
-`decisions` counts the decisions about a template (the seeds of its next decisions derive from
+`corral` is the latest Corral round (`CorralPlanDecided`: racks and priorities of the profiled
+templates' next instances). `decisions` counts the decisions about a template (the seeds of its next decisions derive from
 it, as a workload's do); `plans` numbers planned reservations, so a plan rebuilt from the state
 claims them in the order they were admitted (the ledger's first come, first kept).
 """
@@ -44,18 +45,24 @@ class TemplateState:
     refused: rc.ReservationRefused | None = None
     extensions: tuple[tuple[str, int, int], ...] = ()  # (instance, step, containers) of live instances
     decisions: int = 0
+    profile: rc.AnalyticsProfileDeclared | None = None  # Corral's data-flow profile (None: not analytics)
 
 
 @dataclass(frozen=True, slots=True)
 class RecurringState:
     templates: Map[str, TemplateState] = field(default_factory=Map)
     plans: int = 0
+    corral: rc.CorralPlanDecided | None = None  # the latest Corral round
 
     def get(self, template_id: str) -> TemplateState:
         t = self.templates.get(template_id)
         if t is None:
             raise UnknownTemplate(f"no recurring template {template_id!r}")
         return t
+
+    def profiled(self) -> list[TemplateState]:
+        """Templates with an analytics profile (Corral's jobs), in id order."""
+        return [t for _, t in sorted(self.templates.items()) if t.profile is not None]
 
     def reserved(self) -> list[TemplateState]:
         """Templates holding a reservation, in their order of admission on the plan."""
@@ -140,3 +147,13 @@ def _(event: rc.ReservationExtended, state: RecurringState) -> RecurringState:
     if event.granted == 0 or any(r.instance == event.instance for r in t.runs):
         return state  # nothing granted, or decided after the instance's run ended: nothing is held
     return _put(state, replace(t, extensions=(*t.extensions, (event.instance, event.step, event.granted))))
+
+
+@_apply.register
+def _(event: rc.AnalyticsProfileDeclared, state: RecurringState) -> RecurringState:
+    return _put(state, replace(state.get(event.template_id), profile=event))
+
+
+@_apply.register
+def _(event: rc.CorralPlanDecided, state: RecurringState) -> RecurringState:
+    return replace(state, corral=event)

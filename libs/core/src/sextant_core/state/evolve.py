@@ -406,7 +406,8 @@ def _(event: ev.ServerRegistered, state: ClusterState) -> ClusterState:
                     residents=old.residents, caused_sum=old.caused_sum,
                     tolerated_min=old.tolerated_min, best_effort_cores=old.best_effort_cores,
                     best_effort_memory_gb=old.best_effort_memory_gb,
-                    residents_changed_at=old.residents_changed_at)
+                    residents_changed_at=old.residents_changed_at, rack=old.rack, nic_bytes_s=old.nic_bytes_s,
+                    oversubscription=old.oversubscription)
     added = old is None or old.platform != s.platform
     return replace(state, servers=state.servers.set(event.server_id, s),
                    server_journal=journal_push(state.server_journal, event.server_id, added),
@@ -436,6 +437,16 @@ def _(event: ev.ServerFailed, state: ClusterState) -> ClusterState:
 @_apply.register
 def _(event: ev.ServerRecovered, state: ClusterState) -> ClusterState:
     return _server_flag(state, event.server_id, up=True)
+
+
+@_apply.register
+def _(event: ev.ServerRackAssigned, state: ClusterState) -> ClusterState:
+    """The rack changes no capacity: no journal entry (placement's indices are unchanged)."""
+    s = state.servers.get(event.server_id)
+    if s is None:
+        return state
+    s2 = replace(s, rack=event.rack, nic_bytes_s=event.nic_bytes_s, oversubscription=event.oversubscription)
+    return replace(state, servers=state.servers.set(event.server_id, s2))
 
 
 @_apply.register

@@ -86,6 +86,9 @@ class ServerState:
     # when `residents` last changed (a workload placed, moved, resized or gone): the reprovisioner's
     # reactive detector re-measures a workload's baseline after its neighbourhood changed
     residents_changed_at: float = float("-inf")
+    rack: str = ""  # `ServerRackAssigned` ("": in no rack), with its NIC and uplink oversubscription
+    nic_bytes_s: float = 0.0
+    oversubscription: float = 0.0
 
     @property
     def free_cores(self) -> int:
