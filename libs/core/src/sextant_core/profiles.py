@@ -179,17 +179,17 @@ def _sextant_adaptive() -> PolicySet:
 
 @register_past("sextant-adaptive")
 def _sextant_adaptive_past(version: str) -> PolicySet:
-    """`sextant-adaptive` at `PLANNER+LADDER`: an earlier planner version with the current ladder
-    (an earlier ladder is not kept)."""
+    """`sextant-adaptive` at `PLANNER+LADDER`: an earlier planner version and a ladder version
+    kept in `reprovisioning.adaptive.LADDERS`."""
     from dataclasses import replace
 
-    from .reprovisioning.adaptive import VERSION, Adaptive
+    from .reprovisioning.adaptive import LADDERS, Adaptive
 
     planner, plus, ladder = version.partition("+")
-    if not plus or ladder != VERSION:
+    if not plus or ladder not in LADDERS:
         raise KeyError(version)
     base = _sextant_at("sextant-adaptive", planner)
-    return replace(base, version=version, reprovisioner=Adaptive(planner=base.planner))
+    return replace(base, version=version, reprovisioner=Adaptive(planner=base.planner, params=LADDERS[ladder]))
 
 
 @register("no-adaptation")

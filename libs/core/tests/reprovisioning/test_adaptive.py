@@ -187,6 +187,48 @@ def test_latency_off_with_spare_capacity_evicts_best_effort_first() -> None:
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "evict" and "interference" in adj.reason
 
 
+def test_a_miss_at_a_load_the_allocation_served_evicts_best_effort_first() -> None:
+    # 1 node × 8 cores on a 12-core s0: the model's capacity 6e9 (8 cores are the useful max, so
+    # the filler's 4 cores would not let it grow in place). It served 7e9 offered with its QoS met
+    # (the model underestimates it); a best-effort filler arrives and the bound is missed at 6.8e9:
+    # u = 1.13 is above the target utilisation, so by the model alone it would grow — but this
+    # allocation has served more: interference first
+    st = fold([server("s0", cores=12), *(server(f"s{i}", cores=8) for i in (1, 2, 3)),
+               *running("svc", alloc(("s0", 8, 4.0)), target=ThroughputLatencyTarget(qps=5.0e8, p99_latency_ms=1.0),
+                        kind=WorkloadKind.SERVICE),
+               ev.PerformanceObserved(at=2400.0, workload_id="svc", value=7.0e9, ratio_to_target=1.01,
+                                      p99_latency_ms=0.6, offered=7.0e9),
+               *running("be", alloc(("s0", 4, 4.0)), best_effort=True, at=2500.0)])
+    moved, adj = observe(st, "svc", ratio=0.95, value=6.5e9, offered=6.8e9, p99=2.0)
+    assert isinstance(moved, ev.MigrationDecided) and moved.workload_id == "be"
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "evict"
+    assert "served 7000000000.0 with its QoS met on this allocation" in adj.reason
+    # ladder 8.2 (kept for replay) grows instead
+    (grow,) = observe(st, "svc", ratio=0.95, value=6.5e9, offered=6.8e9, p99=2.0,
+                      p=replace(CLASSIC, demonstrated_capacity=False))
+    assert isinstance(grow, ev.AllocationAdjusted) and grow.action == "scale_out"
+    # a load above what it served is a capacity question: it grows
+    (more,) = observe(st, "svc", ratio=0.95, value=6.5e9, offered=7.5e9, p99=2.0)
+    assert isinstance(more, ev.AllocationAdjusted) and more.action == "scale_out"
+
+
+def test_only_observations_since_the_latest_allocation_change_count() -> None:
+    st, wid = service(nodes=1, cores=4)
+    # served 4.2e9 before the allocation changed at 2500 s (a scale-down to 2 cores): it says
+    # nothing about the new allocation
+    st = fold([ev.PerformanceObserved(at=2400.0, workload_id=wid, value=4.2e9, ratio_to_target=1.01,
+                                      p99_latency_ms=0.6, offered=4.2e9),
+               ev.AllocationAdjusted(at=2500.0, workload_id=wid, decision=record(9), action="scale_down",
+                                     allocation=alloc(("s0", 2, 4.0)), reason="test"),
+               ev.PerformanceObserved(at=2800.0, workload_id=wid, value=1.5e9, ratio_to_target=1.01,
+                                      p99_latency_ms=0.6, offered=1.5e9),
+               ev.PerformanceObserved(at=2900.0, workload_id=wid, value=2.5e9, ratio_to_target=0.9,
+                                      p99_latency_ms=0.6, offered=2.5e9)], st)
+    w = st.workloads[wid]
+    assert Adaptive._served(w, 3000.0) == 1.5e9  # not 4.2e9 (before), not 2.5e9 (missed)
+    assert Adaptive._served(w, 2800.0) is None  # strictly before `at`
+
+
 def test_probe_round_samples_a_fifth_and_probe_change_reclassifies() -> None:
     events = [server("s1", cores=64)]
     for i in range(20):

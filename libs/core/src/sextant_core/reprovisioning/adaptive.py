@@ -88,7 +88,10 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.2"
+VERSION = "8.3"  # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
+# ladder version -> its parameters (the current one and every earlier one still replayed)
+LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
+                                        "8.2": AdaptationParams(demonstrated_capacity=False)}
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -411,9 +414,14 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
         if ahead is not None:
             why += f"; {ahead.describe()}: utilisation ahead {ua:.2f}"
-        if (c.ratio_to_target < 1.0 or hot) and u < target and c.ratio_to_target >= 0.5:
-            # the latency is off although the model sees spare capacity: interference first
-            # (below half the target the served load says nothing about the offered one: capacity)
+        served = self._served(w, ctx.at) if p.demonstrated_capacity else None
+        shown = served is not None and load <= served
+        if (c.ratio_to_target < 1.0 or hot) and (u < target or shown) and c.ratio_to_target >= 0.5:
+            # the latency is off although the model sees spare capacity, or at a load this
+            # allocation has served: interference first (below half the target the served load
+            # says nothing about the offered one: capacity)
+            if shown:
+                why += f"; served {served:.1f} with its QoS met on this allocation"
             evicted = self._evict(state, w, m, ctx, f"{why}; interference suspected")
             if evicted:
                 return evicted
@@ -429,6 +437,17 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         if cap > 0 and ua < down and c.ratio_to_target >= 1.0 and cool:
             return self._reclaim(state, w, m, need_load, target, ctx, f"idle: utilisation {u:.2f}" + (f", ahead {ua:.2f}" if ahead is not None else ""))
         return ()
+
+    @staticmethod
+    def _served(w: WorkloadState, at: float) -> float | None:
+        """The largest offered load `w`'s current allocation served with its QoS met: over its
+        kept observations (`WorkloadState.observed`) after its latest allocation change and before
+        `at`, those with ratio ≥ 1 joined with the offered load recorded at the same time
+        (`load_history`); None when there is none."""
+        since = w.allocated_at if w.allocated_at is not None else -math.inf
+        met = {t for t, ratio, _ in w.observed if since < t < at and ratio >= 1.0}
+        loads = [offered for t, offered in w.load_history if t in met]
+        return max(loads) if loads else None
 
     def _ahead(self, w: WorkloadState, c: cmd.AssessObservation, at: float) -> LoadForecast | None:
         """The forecast of `w`'s offered load `forecast_horizon_s` ahead from its own history
