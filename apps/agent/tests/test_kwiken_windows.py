@@ -6,8 +6,6 @@ first `KwikenPlanDecided`, and replay re-derives every decision with 0 differenc
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from sextant_agent.kwiken import SAMPLES, StageSampler, stage_law, stage_plan, window_samples
 from sextant_agent.main import AgentCore
@@ -67,17 +65,11 @@ class Cluster(TwinCluster):
         due: list[ev.Event] = list(self.sampler.windows(at, self.state, inclusive=False))
         return due + self.ex.execute(c, self.state, at)
 
-    def advance(self, until: float) -> None:
-        wall = self.ex.now
-        while wall < until:
-            wall = min(60.0 * (math.floor(wall / 60.0) + 1), until)
-            self._observe()
-            happenings, _samples = self.ex.advance(self.state, wall)
-            for _key, facts in happenings:
-                self._observe()
-                self.p.submit(list(self.sampler.windows(facts[0].at, self.state, inclusive=False)) + facts,
-                              source="agent")
-            self.p.submit(self.sampler.windows(wall, self.state), source="agent")
+    def reported(self, facts: list[ev.Event]) -> list[ev.Event]:
+        return [*self.sampler.windows(facts[0].at, self.state, inclusive=False), *facts]
+
+    def boundary(self, wall: float) -> list[kw.StageLatenciesObserved]:
+        return self.sampler.windows(wall, self.state)
 
     def run_service(self) -> None:
         truths = self.ex.setup.truths

@@ -57,16 +57,11 @@ class Cluster(TwinCluster):
         facts = self.ex.execute(c, self.state, at)
         return due + self.recorder.report(facts, self.state)
 
-    def advance(self, until: float) -> None:
-        wall = self.ex.now
-        while wall < until:
-            wall = min(60.0 * (math.floor(wall / 60.0) + 1), until)  # the clock passes each boundary
-            self._observe()
-            happenings, _samples = self.ex.advance(self.state, wall)
-            for _key, facts in happenings:
-                self._observe()
-                self.p.submit(self.recorder.report(facts, self.state), source="agent")
-            self.p.submit(self.recorder.instances(wall, self.state), source="agent")
+    def reported(self, facts: list[ev.Event]) -> list[ev.Event]:
+        return self.recorder.report(facts, self.state)
+
+    def boundary(self, wall: float) -> list[ev.Event]:
+        return list(self.recorder.instances(wall, self.state))
 
     def reserve(self) -> rc.PlannedReservation:
         """An hourly template (edge-recorded runs with reads: a contract) signed off: reserved."""

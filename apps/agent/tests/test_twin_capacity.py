@@ -8,8 +8,6 @@ whole request's memory, not the memory the spread had checked (planner versions 
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from sextant_agent.testing import TwinCluster
 from sextant_agent.twin import TwinExecutor
@@ -32,16 +30,6 @@ class Cluster(TwinCluster):
     def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
         self._observe()
         return self.ex.execute(c, self.state, at)
-
-    def advance(self, until: float) -> None:
-        wall = self.ex.now
-        while wall < until:
-            wall = min(60.0 * (math.floor(wall / 60.0) + 1), until)
-            self._observe()
-            happenings, _samples = self.ex.advance(self.state, wall)
-            for _key, facts in happenings:
-                self._observe()
-                self.p.submit(facts, source="agent")
 
 
 @pytest.mark.parametrize("seed", [9])

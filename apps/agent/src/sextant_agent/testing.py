@@ -4,6 +4,9 @@ answers a command with) and, where they need one, their clock loop."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_core.policies import PolicySet
@@ -34,3 +37,25 @@ class TwinCluster:
 
     def agent(self, c: cmd.Command, at: float) -> list[ev.Event]:
         raise NotImplementedError
+
+    def reported(self, facts: list[ev.Event]) -> Sequence[ev.Event]:
+        """What the agent appends for one happening's `facts` (subclasses add what the clock owes
+        before them)."""
+        return facts
+
+    def boundary(self, wall: float) -> Sequence[ev.Event]:
+        """What the clock owes at the 60-s boundary `wall` (nothing here)."""
+        return ()
+
+    def advance(self, until: float) -> None:
+        """Run the twin to `until`, passing each 60-s boundary of log time (the real clock's
+        advances are 0.02 s)."""
+        wall = self.ex.now
+        while wall < until:
+            wall = min(60.0 * (math.floor(wall / 60.0) + 1), until)
+            self._observe()
+            happenings, _samples = self.ex.advance(self.state, wall)
+            for _key, facts in happenings:
+                self._observe()
+                self.p.submit(self.reported(facts), source="agent")
+            self.p.submit(self.boundary(wall), source="agent")

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sextant_contracts import events as ev
 from sextant_contracts import recurring as rc
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.ids import derive_id
@@ -187,31 +188,30 @@ async def sign_off(store: Store, state: ClusterState, t: TemplateState, verdict:
         path = f"$.{refused.field}"
         raise Problem(422, "contract-infeasible", f"1 invalid field: {path}",
                       errors=[{"path": path, "in": "body", "detail": refused.reason, "code": "infeasible"}])
-    stream = f"template-{t.template_id}"
-    for _ in range(attempts):
-        v = await store.stream_version(stream)
-        env = Envelope.wrap(event, id=derive_id("signoff", t.template_id, v), source=SERVICE, stream_version=v + 1,
-                            time=now, traceparent=current_traceparent())
-        try:
-            await store.append(stream, v, [env])
-            return event
-        except ConcurrencyError:
-            continue
-    raise Problem(409, "template-busy", "the template keeps changing; retry")
+    await _append_to_template(store, t, event, "signoff", now=now, attempts=attempts)
+    return event
 
 
 async def declare_profile(store: Store, t: TemplateState, body: ProfileRequest, *, now: float,
                           attempts: int = 3) -> rc.AnalyticsProfileDeclared:
     """Record one `AnalyticsProfileDeclared` (the body is already valid: pydantic's 422 otherwise)."""
     event = rc.AnalyticsProfileDeclared(at=now, template_id=t.template_id, **body.model_dump(exclude_none=True))
+    await _append_to_template(store, t, event, "profile", now=now, attempts=attempts)
+    return event
+
+
+async def _append_to_template(store: Store, t: TemplateState, event: ev.Event, kind: str, *, now: float,
+                              attempts: int) -> None:
+    """Append `event` to the template's stream at its current version (optimistic, `attempts`
+    tries; its id derived from `kind`, the template and the version); 409 when it keeps moving."""
     stream = f"template-{t.template_id}"
     for _ in range(attempts):
         v = await store.stream_version(stream)
-        env = Envelope.wrap(event, id=derive_id("profile", t.template_id, v), source=SERVICE, stream_version=v + 1,
+        env = Envelope.wrap(event, id=derive_id(kind, t.template_id, v), source=SERVICE, stream_version=v + 1,
                             time=now, traceparent=current_traceparent())
         try:
             await store.append(stream, v, [env])
-            return event
+            return
         except ConcurrencyError:
             continue
     raise Problem(409, "template-busy", "the template keeps changing; retry")
