@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from proc_cpu import cpu_seconds
 
 SPEED = 1000.0  # virtual s per wall s: profiling runs of 30 s take 30 ms of wall time
 
@@ -118,39 +119,6 @@ async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...
             await asyncio.sleep(2.0)
     finally:
         await engine.dispose()
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
-    """User + system CPU seconds each process tree has used so far (Linux /proc): the process's
-    own time, its reaped children's (cutime, cstime) and its live children's — PostgreSQL's work is
-    done by its backends, not the postmaster. The platform's cost per workload is this difference
-    over a rate's window — a figure the machine's load distorts far less than latencies do."""
-    tick = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (f := _stat(int(entry.name))) is not None:
-            children.setdefault(int(f[1]), []).append(int(entry.name))  # ppid (field 4)
-    out: dict[str, float] = {}
-    for name, pid in pids.items():
-        root = _stat(pid)
-        if root is None:
-            continue
-        total = sum(int(x) for x in root[11:15])  # utime, stime, cutime, cstime (fields 14-17)
-        todo = list(children.get(pid, ()))
-        while todo:
-            child = todo.pop()
-            if (f := _stat(child)) is not None:
-                total += int(f[11]) + int(f[12])
-            todo.extend(children.get(child, ()))
-        out[name] = total / tick
-    return out
 
 
 INFRA = ("postgres", "kafka")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+from proc_cpu import cpu_seconds
 from sextant_contracts.topics import Topic
 from sextant_kit.eventstore.postgres import PostgresEventStore
 from sextant_kit.kafka.admin import ensure_topics
@@ -118,6 +119,8 @@ async def latency(url: str, bootstrap: str, topic: str, events: int, rate: float
                 break
             await asyncio.sleep(0.05)
         committed: dict[str, float] = {}
+        hop = {"relay": relay.pid, "consumer": consumer.pid}
+        cpu0 = cpu_seconds(hop)
         t_next = time.perf_counter()
         for i in range(events):
             t_next += 1.0 / rate
@@ -131,6 +134,7 @@ async def latency(url: str, bootstrap: str, topic: str, events: int, rate: float
             if all(k in echoes for k in committed):
                 break
             await asyncio.sleep(0.05)
+        cpu1 = cpu_seconds(hop)
     finally:
         for proc in (relay, consumer):
             if proc.returncode is None:
@@ -142,7 +146,11 @@ async def latency(url: str, bootstrap: str, topic: str, events: int, rate: float
     return {"events": events, "rate_per_s": rate, "received": len(p),
             "delivered_p50_ms": quantile(d, 0.5), "delivered_p99_ms": quantile(d, 0.99),
             "processed_p50_ms": quantile(p, 0.5), "processed_p99_ms": quantile(p, 0.99),
-            "processed_mean_ms": statistics.fmean(p)}
+            "processed_mean_ms": statistics.fmean(p),
+            # the floor of one platform hop without a decision: the relay publishing one event and a
+            # consumer tracking it and appending one output (its own durability barrier), client CPU
+            "cpu_ms_per_event": {n: round(1000 * (cpu1[n] - cpu0[n]) / max(len(p), 1), 3) for n in hop if n in cpu1},
+            "load_avg": [round(x, 2) for x in os.getloadavg()]}
 
 
 async def scratch_database(url: str) -> tuple[str, str]:
@@ -212,6 +220,8 @@ def print_table(r: dict[str, Any]) -> None:
         head = f"PG→relay→Kafka→consumer @{lat['rate_per_s']:.0f}/s"
         print(f"{head + ' delivered p50/p99':44s} {lat['delivered_p50_ms']:>7.1f} / {lat['delivered_p99_ms']:.1f} ms")
         print(f"{head + ' processed p50/p99':44s} {lat['processed_p50_ms']:>7.1f} / {lat['processed_p99_ms']:.1f} ms")
+        cpu = lat.get("cpu_ms_per_event") or {}
+        print(f"{head + ' CPU/event relay + consumer':44s} {cpu.get('relay', 0):>7.2f} + {cpu.get('consumer', 0):.2f} ms")
 
 
 def main() -> int:
