@@ -88,9 +88,8 @@ def run_selector(seed: int, strategy: str, reqs: list[dict[str, Any]], pods: int
     from sextant_core.corral.selector import Candidate, Strategy, candidates, commit, release, select
 
     t = tree(pods, 10)
-    mean_nt = float(np.mean([r["n"] * r["deadline"] for r in reqs]))
-    lam = occupancy * t.vms / mean_nt
-    arrivals = np.cumsum(np.random.default_rng(seed + 1000).exponential(1.0 / lam, size=len(reqs)))
+    unit = np.cumsum(np.random.default_rng(seed + 1000).exponential(1.0, size=len(reqs)))  # arrivals at rate 1
+    arrivals = unit / arrival_rate(unit, reqs, t.vms, occupancy)
     rng = np.random.default_rng(seed + 2000)
     live: list[tuple[float, int, Any]] = []
     rejected, goodput, total, occ = 0, 0.0, 0.0, []
@@ -112,6 +111,27 @@ def run_selector(seed: int, strategy: str, reqs: list[dict[str, Any]], pods: int
             goodput += r["size"]
         occ.append(t.occupancy())
     return {"rejected": rejected / len(reqs), "goodput": goodput / total, "mean_occupancy": float(np.mean(occ))}
+
+
+def offered_occupancy(unit: np.ndarray, reqs: list[dict[str, Any]], vms: int, lam: float) -> float:
+    """λ·N·T / M over the simulated window: the VM-time Baseline's tuples ask for (each request
+    counted until the last arrival) over the window's VM-time, arrivals at `unit` / λ."""
+    n = np.array([r["n"] for r in reqs], dtype=float)
+    t = np.array([r["deadline"] for r in reqs])
+    return float((n * np.minimum(lam * t, unit[-1] - unit)).sum() / (vms * unit[-1]))
+
+
+def arrival_rate(unit: np.ndarray, reqs: list[dict[str, Any]], vms: int, occupancy: float) -> float:
+    """The Poisson rate λ whose offered occupancy over the window is `occupancy` (bisection; the
+    offered occupancy grows with λ). Model A times are heavy-tailed (rates exponential down to
+    ~0): one request can hold over half of Σ N·T for a hundred windows, so λ = occupancy·M / mean(N·T)
+    left the cluster at 15 % occupancy (seed 1, full size); the window-truncated load is the 75 %
+    the thesis targets."""
+    lo, hi = 1e-9, 1e3
+    for _ in range(100):
+        mid = float(np.sqrt(lo * hi))
+        lo, hi = (mid, hi) if offered_occupancy(unit, reqs, vms, mid) < occupancy else (lo, mid)
+    return float(np.sqrt(lo * hi))
 
 
 def select_ms(seed: int, samples: int = 40) -> float:
