@@ -135,10 +135,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "vs Yarn-CS, lp_gap = the plan vs LP-Batch; online: arrivals over 60 minutes, median JCT vs "
         "Yarn-CS (worst workload), lp_gap = the plan's mean completion − arrival vs LP-Online "
         "(why the online gain is small: docs/corral/twin.md, \"Online\"). Selector: Corral-I, Corral-R and Corral-T against Baseline on a "
-        "request-level simulator (no flow-level shuffle, no outliers); speed: CPU time of one selection "
+        "request-level simulator (15 000 requests on 16 000 VMs, 75 % offered occupancy, 10:1; no "
+        "flow-level shuffle, no outliers); speed: CPU time of one selection "
         "on 64 000 VMs and of planning 200 jobs on 50 racks. Claims: worst of seeds 6–10. Written by "
-        "`bench/corral.py --quick --seeds 6-10 --json bench/results/corral.json`. Definitions: "
-        "docs/corral/README.md, docs/corral/twin.md."),
+        "`bench/corral.py --quick --seeds 6-10 --json bench/results/corral.json`, then the selector and "
+        "speed at full size by `bench/corral.py --parts selector,speed --seeds 6-10 --json "
+        "bench/results/corral.json` (`quick_parts`). Definitions: "
+        "docs/corral/README.md, docs/corral/selector.md, docs/corral/twin.md."),
     "quality-planning": (
         "Decision quality: the planning loss",
         "`sextant-true-rows` (`sextant` fed the true classification rows), `sextant` on the estimate "

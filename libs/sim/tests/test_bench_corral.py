@@ -1,10 +1,11 @@
-"""`bench/corral.py`'s worst-of-seeds rule for the online part (synthetic rows; no simulation)."""
+"""`bench/corral.py`: the worst-of-seeds rule for the online part and the selector's arrival rate (synthetic rows; no simulation)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 from sextant_kit.testing import load_script
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
@@ -26,3 +27,22 @@ def test_online_worst_is_the_highest_median_and_lp_gap_over_seeds_and_workloads(
     assert worst["median_jct_vs_yarn"] == 0.03 and worst["lp_gap"] == 0.40
     assert worst["per_workload"] == {"W1": -0.10, "W2": 0.01, "W3": 0.03}
     assert worst["lp_gap_per_workload"] == {"W1": 0.03, "W2": 0.40, "W3": 0.05}  # a missing gap is skipped
+
+
+def test_arrival_rate_reaches_the_target_offered_occupancy_over_the_window() -> None:
+    corral = _load()
+    rng = np.random.default_rng(1)
+    unit = np.cumsum(rng.exponential(1.0, size=2000))
+    light = [{"n": 10, "deadline": 100.0} for _ in range(2000)]
+    lam = corral.arrival_rate(unit, light, 1000, 0.75)
+    assert abs(corral.offered_occupancy(unit, light, 1000, lam) - 0.75) < 1e-6
+    # light tail: close to λ = occupancy·M / mean(N·T) (short jobs barely cross the window's end)
+    assert abs(lam / (0.75 * 1000 / 1000.0) - 1.0) < 0.02
+    # one request holding half of Σ N·T for far longer than the window: the mean-based rate is
+    # about half of what loads the cluster to 75 %
+    heavy = [*light, {"n": 10, "deadline": 100.0 * 2000}]
+    unit2 = np.cumsum(rng.exponential(1.0, size=2001))
+    lam2 = corral.arrival_rate(unit2, heavy, 1000, 0.75)
+    mean_nt = float(np.mean([r["n"] * r["deadline"] for r in heavy]))
+    assert lam2 > 1.8 * (0.75 * 1000 / mean_nt)
+    assert abs(corral.offered_occupancy(unit2, heavy, 1000, lam2) - 0.75) < 1e-6

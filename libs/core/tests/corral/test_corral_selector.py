@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sextant_core.corral.mrcute import JobProfile, latency_a
 from sextant_core.corral.selector import (
+    Allocation,
     Candidate,
     Strategy,
     Tree,
@@ -16,6 +17,7 @@ from sextant_core.corral.selector import (
     place,
     release,
     select,
+    wave_breakpoints,
 )
 
 MB = 1e6
@@ -112,3 +114,55 @@ def test_strategies() -> None:
     assert corral_t.candidate.n == min(scores, key=lambda n: scores[n] * times[n])
     assert select(t, [Candidate(17, 1.0, 1.0)], Strategy.BASELINE, deadline=10.0) is None  # rejected
     assert select(t, [Candidate(2, 1.0, 11.0)], Strategy.CORRAL_I, deadline=10.0) is None  # too slow
+
+
+def _within_residuals(t: Tree, a: Allocation) -> bool:
+    return bool((a.reservation(a.counts) <= t.m_res[a.machines] + 1e-6).all()
+                and (a.reservation(a.rack_counts) <= t.r_res[a.racks] + 1e-6).all()
+                and (a.reservation(a.pod_counts) <= t.p_res[a.pods] + 1e-6).all())
+
+
+def test_a_rack_hosting_part_of_a_request_needs_its_uplink_even_with_enough_free_slots() -> None:
+    # rack 0: 16 free slots but only one machine link left and no uplink; rack 1: room for 6 VMs
+    t = Tree(pods=1, racks_per_pod=2, machines_per_rack=4, slots_per_machine=4, nic=1000.0, oversubscription=4.0)
+    t.m_res[1:4] = 0.0
+    t.r_res[0] = 0.0
+    t.free[4:8] = [2, 2, 1, 1]
+    assert place(t, 8, 100.0) is None  # rack 0 can send nothing up: 8 VMs do not fit
+    a = place(t, 6, 100.0)
+    assert a is not None and a.racks.tolist() == [1] and _within_residuals(t, a)
+
+
+def test_placements_never_exceed_a_residual_under_tight_links() -> None:
+    rng = np.random.default_rng(5)
+    t = Tree(pods=2, racks_per_pod=3, machines_per_rack=4, slots_per_machine=4, nic=1000.0, oversubscription=8.0)
+    live: list[Allocation] = []
+    placed = 0
+    for _ in range(400):
+        if live and rng.random() < 0.3:
+            release(t, live.pop(int(rng.integers(len(live)))))
+        a = place(t, int(rng.integers(2, 40)), float(rng.choice([100.0, 250.0, 500.0, 1000.0])))
+        if a is not None:
+            assert a.counts.sum() == a.n and _within_residuals(t, a)
+            commit(t, a)
+            live.append(a)
+            placed += 1
+    assert placed > 50
+
+
+def test_wave_breakpoints_keep_the_least_n_of_each_wave_count() -> None:
+    p = JobProfile(s_map=1.0, s_reduce=1.0, b_map_p=60 * MB, b_reduce_p=60 * MB, b_disk=125 * MB,
+                   map_tasks=300, reduce_tasks=70, map_slots=2, reduce_slots=1)
+
+    def waves(n: int) -> tuple[int, int]:
+        return -(-300 // (2 * n)), -(-70 // n)
+
+    ns = wave_breakpoints(p, 200).tolist()
+    assert ns == sorted(set(ns)) and ns[0] == 1 and max(ns) <= 200
+    for n in range(1, 201):  # every N has a breakpoint at or below it with the same waves
+        assert max(m for m in ns if m <= n and waves(m) == waves(n)) in ns
+    for n in ns[1:]:  # one fewer VM changes the waves: a breakpoint is never wasted
+        assert waves(n - 1) != waves(n)
+    size, deadline = 100e9, 1500.0
+    for c in candidates(p, size, deadline, n_max=200, b_step=5 * MB, b_max=125 * MB):
+        assert c.n in ns and c.time <= deadline

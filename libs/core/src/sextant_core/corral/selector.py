@@ -108,10 +108,10 @@ def place(t: Tree, n: int, b: float) -> Allocation | None:
     m_cap = _capacity(t.free, t.m_res, n, b)
     rack_free = t.free.reshape(t.n_racks, mpr).sum(axis=1)
     r_sum = np.minimum(m_cap.reshape(t.n_racks, mpr).sum(axis=1), n)
-    r_cap = np.where(r_sum >= n, n, np.minimum(r_sum, _capacity(rack_free, t.r_res, n, b)))
+    r_cap = _capacity(r_sum, t.r_res, n, b)
     pod_free = rack_free.reshape(t.pods, rpp).sum(axis=1)
     p_sum = np.minimum(r_cap.reshape(t.pods, rpp).sum(axis=1), n)
-    p_cap = np.where(p_sum >= n, n, np.minimum(p_sum, _capacity(pod_free, t.p_res, n, b)))
+    p_cap = _capacity(p_sum, t.p_res, n, b)
 
     def best(ok: np.ndarray, free: np.ndarray) -> int:
         idx = np.flatnonzero(ok)
@@ -197,6 +197,24 @@ class Candidate:
     time: float
 
 
+def wave_breakpoints(p: JobProfile, n_max: int) -> np.ndarray:
+    """The least N for each (map waves, reduce waves) pair, up to `n_max`, ascending.
+
+    Model A depends on N only through the wave counts, so every larger N with the same waves has
+    the same time and the same least B: it only takes more VM slots. These N values are the
+    union of ⌈M / (k·M_c)⌉ and ⌈R / (k·R_c)⌉ over k ≥ 1 (O(√M + √R) values).
+    """
+    out: set[int] = set()
+    for tasks, slots in ((p.map_tasks, p.map_slots), (p.reduce_tasks, p.reduce_slots)):
+        per_wave = -(-tasks // slots)  # N at one wave
+        for waves in range(1, per_wave + 1):
+            n = -(-per_wave // waves)
+            if waves > 1 and n == -(-per_wave // (waves - 1)):
+                continue
+            out.add(n)
+    return np.array(sorted(v for v in out if v <= n_max), dtype=np.int64)
+
+
 def candidates(
     p: JobProfile,
     size: float,
@@ -205,16 +223,22 @@ def candidates(
     n_max: int,
     b_step: float,
     b_max: float,
-    n_points: int = 16,
+    n_points: int | None = None,
     faster: int = 0,
 ) -> list[Candidate]:
     """The MRCute-feasible tuples for a deadline (§9.2 gap choice).
 
-    N on a geometric grid of `n_points` values in [1, n_max]; for each, the least B meeting the
-    deadline rounded up to a multiple of `b_step` (tuples needing more than `b_max` are dropped).
-    `faster` > 0 adds, per N, that many higher B steps (doubling) for Corral-T.
+    N: the wave breakpoints up to `n_max` (`wave_breakpoints`: no N that only adds VMs), or with
+    `n_points` a geometric grid of that many values in [1, n_max] (the grid used before; it held
+    N values with the waves of a smaller N, which Corral-I's imbalance liked: they fill machines).
+    For each N, the least B meeting the deadline rounded up to a multiple of `b_step` (tuples
+    needing more than `b_max` are dropped). `faster` > 0 adds, per N, that many higher B steps
+    (doubling) for Corral-T.
     """
-    ns = np.unique(np.geomspace(1, n_max, n_points).round().astype(np.int64))
+    if n_points is None:
+        ns = wave_breakpoints(p, n_max)
+    else:
+        ns = np.unique(np.geomspace(1, n_max, n_points).round().astype(np.int64))
     need = min_bandwidth(p, size, ns, deadline)
     out = []
     for n, bmin in zip(ns, need, strict=True):
@@ -300,4 +324,5 @@ __all__ = [
     "release",
     "select",
     "shuffle_bandwidth",
+    "wave_breakpoints",
 ]
