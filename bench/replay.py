@@ -19,12 +19,17 @@ Timed, in CPU seconds (`time.process_time`), on that stored text:
       the store's read path: trusted when the line's checksum matches, validated otherwise);
   (b) fold: `sextant_core.state.fold` of the events;
   (c) replay: `sextant_core.replay.replay` re-deriving every decision (warm policy caches, as
-      `sextant replay`), which must report 0 differences.
+      `sextant replay`), which must report 0 differences;
+  (d) a restart from the newest snapshot, as a decider's runtime does (`DeciderHandler.start`:
+      snapshots every `SNAPSHOT_EVERY` = 5 000 folded events): restore the pickled state of the
+      last multiple of 5 000 positions, decode and fold the tail; the state must equal (b)'s.
 
     python bench/replay.py --json PATH [--quick] [--seeds 6-10] [--events N] [--profile-out FILE]
 
-`events_per_s_rebuilt` = events / (decode + fold) CPU s; `decisions_per_s_rederived` = decisions /
-replay CPU s (the replay includes its own fold). `worst` is the lowest of each over the seeds.
+`events_per_s_rebuilt` = events / (decode + fold) CPU s, the whole log; `decisions_per_s_rederived`
+= decisions / replay CPU s (the replay includes its own fold); `events_per_s_rebuilt_from_snapshot`
+= events / (d)'s CPU s (the head state of the whole log, from its newest snapshot). `worst` is the
+lowest of each over the seeds.
 `load_avg` is the 1/5/15-minute load at the start, and `load_avg_end` at the end.
 """
 
@@ -190,7 +195,7 @@ def cached_log(seed: int, target: int) -> tuple[list[str], float]:
 def measure(lines: list[str], profile: cProfile.Profile | None = None) -> dict[str, Any]:
     from sextant_core.profiles import policy_set
     from sextant_core.replay import replay
-    from sextant_core.state import fold
+    from sextant_core.state.evolve import EMPTY, evolve
 
     _, decode_line = _codec()
     if profile is not None:
@@ -199,19 +204,47 @@ def measure(lines: list[str], profile: cProfile.Profile | None = None) -> dict[s
     log = [decode_line(line) for line in lines]
     events = [env.event() for env in log]
     c1 = time.process_time()
-    fold(events)
+    head = EMPTY
+    for env, event in zip(log, events, strict=True):  # `fold(log)` without decoding again
+        head = evolve(head, event, env.position)
     c2 = time.process_time()
     report = replay(log, functools.cache(policy_set))
     c3 = time.process_time()
     if profile is not None:
         profile.disable()
     assert report.ok, report.differences[:3]
+    restart_s = restart_from_snapshot(lines, head)
     decode_s, fold_s, replay_s = c1 - c0, c2 - c1, c3 - c2
     return {"events": len(log), "decisions": report.decisions, "decode_cpu_s": round(decode_s, 3),
             "fold_cpu_s": round(fold_s, 3), "replay_cpu_s": round(replay_s, 3),
             "events_per_s_decoded": round(len(log) / decode_s), "events_per_s_folded": round(len(log) / fold_s),
             "events_per_s_rebuilt": round(len(log) / (decode_s + fold_s)),
-            "decisions_per_s_rederived": round(report.decisions / replay_s)}
+            "decisions_per_s_rederived": round(report.decisions / replay_s),
+            "snapshot_restart_cpu_s": round(restart_s, 3),
+            "events_per_s_rebuilt_from_snapshot": round(len(log) / restart_s)}
+
+
+SNAPSHOT_EVERY = 5000  # `DeciderHandler`'s default `snapshot_every`
+
+
+def restart_from_snapshot(lines: list[str], head: Any) -> float:
+    """CPU seconds to restore the snapshot at the last multiple of `SNAPSHOT_EVERY` positions (made
+    beforehand, untimed) and decode and fold the tail; the state must be `head`."""
+    from sextant_core.profiles import policy_set
+    from sextant_core.workflow import Decider
+
+    _, decode_line = _codec()
+    at = (len(lines) - 1) // SNAPSHOT_EVERY * SNAPSHOT_EVERY
+    before = Decider("planning", policy_set(PROFILE))
+    before.fold(decode_line(line) for line in lines[:at])
+    blob = before.snapshot()
+    c0 = time.process_time()
+    after = Decider("planning", policy_set(PROFILE))
+    after.restore(blob)
+    after.fold(decode_line(line) for line in lines[at:])
+    took = time.process_time() - c0
+    assert after.state == head, "the snapshot and its tail do not fold to the head state"
+    return took
 
 
 def profile_summary(prof: cProfile.Profile, top: int = 15) -> str:
@@ -250,16 +283,18 @@ def main() -> int:
         return 0
     worst = {k: min(r[k] for r in per_seed.values())
              for k in ("events_per_s_decoded", "events_per_s_folded", "events_per_s_rebuilt",
-                       "decisions_per_s_rederived")}
+                       "decisions_per_s_rederived", "events_per_s_rebuilt_from_snapshot")}
     result = {"bench": "replay", "scenario": SCENARIO, "profile": PROFILE, "events": target,
               "code_version": version, "load_avg": [round(x, 2) for x in load_start],
               "load_avg_end": [round(x, 2) for x in os.getloadavg()], "per_seed": per_seed, "worst": worst,
               "events_per_s_rebuilt": worst["events_per_s_rebuilt"],
-              "decisions_per_s_rederived": worst["decisions_per_s_rederived"]}
+              "decisions_per_s_rederived": worst["decisions_per_s_rederived"],
+              "events_per_s_rebuilt_from_snapshot": worst["events_per_s_rebuilt_from_snapshot"]}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"worst of seeds {args.seeds}: {worst['events_per_s_rebuilt']} events/s rebuilt, "
-          f"{worst['decisions_per_s_rederived']} decisions/s re-derived ({target} events)")
+          f"{worst['decisions_per_s_rederived']} decisions/s re-derived, "
+          f"{worst['events_per_s_rebuilt_from_snapshot']} events/s rebuilt from a snapshot ({target} events)")
     return 0
 
 
