@@ -290,8 +290,11 @@ def main() -> int:
     worst = {k: min(r[k] for r in per_seed.values())
              for k in ("events_per_s_decoded", "events_per_s_folded", "events_per_s_rebuilt",
                        "decisions_per_s_rederived", "events_per_s_rebuilt_from_snapshot")}
+    from sextant_sim import groundtruth
+    from sextant_sim.scenarios import load_scenario
+
     result = {"bench": "replay", "scenario": SCENARIO, "profile": PROFILE, "events": target,
-              "code_version": version, "load_avg": [round(x, 2) for x in load_start],
+              "code_version": version, "twin_version": groundtruth.world_version(load_scenario(SCENARIO).world), "load_avg": [round(x, 2) for x in load_start],
               "load_avg_end": [round(x, 2) for x in os.getloadavg()], "per_seed": per_seed, "worst": worst,
               "events_per_s_rebuilt": worst["events_per_s_rebuilt"],
               "decisions_per_s_rederived": worst["decisions_per_s_rederived"],
