@@ -275,3 +275,41 @@ async def test_non_durable_appends_are_covered_by_one_sync(store: Any) -> None:
     durability = getattr(store, "_durability", None)
     if durability is not None:  # PostgreSQL: the barrier covered all three appends
         assert durability.durable_position >= 3
+
+
+async def test_a_valid_event_is_stored_with_its_checksum_and_read_back_trusted(
+        store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sextant_contracts.trusted`: the checksum is written for a valid canonical event only; a row
+    with it is read back without validation, equal to the validated envelope; a row without it
+    (an old row) or with a checksum that does not match is validated."""
+    from sextant_contracts import events as ev
+    from sextant_contracts import trusted
+    from sextant_contracts.envelope import Envelope
+
+    built: list[str] = []
+    original = Envelope.trusted.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Envelope, "trusted",
+                        classmethod(lambda cls, **kw: built.append(kw["id"]) or original(cls, **kw)))
+    tick = Envelope.wrap(ev.Tick(at=1.0, seq=0, period_s=1.0), id="t0", source="telemetry", stream_version=1, time=1.0)
+    await store.append("clock", 0, [tick, make_envelope("clock", 2, 1)])  # the second: no valid Tick
+    built.clear()
+    a, b = await store.read_all()
+    assert a.event() == tick.event() and a.model_copy(update={"position": None}) == tick and b.payload == {"n": 1}
+    if hasattr(store, "engine"):  # PostgreSQL: the column, and what reading does with it
+        from sqlalchemy import text
+
+        assert built == ["t0"]
+        async with store.engine.begin() as conn:
+            sums = (await conn.execute(text("SELECT checksum FROM events ORDER BY position"))).scalars().all()
+            assert sums == [trusted.checksum("Tick", 1, codec.dumps(tick.payload)), None]
+            await conn.execute(text("UPDATE events SET checksum = NULL WHERE position = 1"))
+        built.clear()
+        assert (await store.read_all())[0] == a and built == []  # no checksum: validated, equal
+        async with store.engine.begin() as conn:
+            await conn.execute(text("UPDATE events SET checksum = 'bad', payload = :p WHERE position = 1"),
+                               {"p": codec.dumps({"at": 1.0, "seq": "x", "period_s": 1.0})})
+        with pytest.raises(ValueError):  # a mismatch: validated, and the changed payload is no Tick
+            (await store.read_all())[0].event()
+        assert built == []
+    else:
+        assert (store.checksum(1), store.checksum(2)) == (trusted.checksum("Tick", 1, codec.dumps(tick.payload)), None)

@@ -19,6 +19,23 @@ class CodecError(ValueError):
 
 
 def _normalise(value: Any) -> Any:
+    # exact built-in types first (what JSON-mode dumps are made of); subclasses (enums, numpy
+    # floats, bools) take the general path below, so the result is the same either way
+    t = type(value)
+    if t is str or t is int or value is None or t is bool:
+        return value
+    if t is float:
+        if not math.isfinite(value):
+            raise CodecError(f"non-finite float {value!r} cannot be encoded")
+        return 0.0 if value == 0.0 else value
+    if t is dict:
+        return {k if type(k) is str else str(k): _normalise(v) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [_normalise(v) for v in value]
+    return _general(value)
+
+
+def _general(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return _normalise(value.model_dump(mode="json"))
     if isinstance(value, float):

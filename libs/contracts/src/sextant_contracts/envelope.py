@@ -9,10 +9,11 @@ The record key is the stream id, so a workload's events share a partition and ke
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from . import codec
 from .events import Event, event_class
@@ -27,8 +28,32 @@ class EnvelopeError(ValueError):
     """A record is not a valid Sextant CloudEvent (missing header, bad JSON, unknown type)."""
 
 
+class _Memo:
+    """The envelope's decoded event, once `Envelope.event` has decoded it. Every memo equals every
+    other: an envelope's equality, hash and dump are its fields', decoded or not."""
+
+    __slots__ = ("event",)
+
+    def __init__(self) -> None:
+        self.event: Event | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Memo)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[_Memo], tuple[()]]:
+        return _Memo, ()  # a pickled envelope decodes again
+
+
 class Envelope(Frozen):
-    """An event with its identity, position and metadata (what the event store holds)."""
+    """An event with its identity, position and metadata (what the event store holds).
+
+    `event()` decodes the payload once per envelope and keeps the event (`_memo`): the payload is
+    never changed in place (the envelope is frozen, and `model_copy` with any change but the
+    position starts a new memo). An envelope read back from a store under a matching checksum is
+    built by `trusted`, without validation (`sextant_contracts.trusted`).
+    """
 
     id: str = Field(min_length=1)
     type: str
@@ -42,6 +67,26 @@ class Envelope(Frozen):
     traceparent: str | None = None
     causation_id: str | None = None
     correlation_id: str | None = None
+    _memo: _Memo = PrivateAttr(default_factory=_Memo)
+
+    @classmethod
+    def trusted(cls, id: str, type: str, source: str, stream: str, stream_version: int, position: int | None,
+                schema_version: int, time: float, payload: dict[str, Any], traceparent: str | None,
+                causation_id: str | None, correlation_id: str | None) -> Envelope:
+        """The envelope of a stored row whose checksum matched (`sextant_contracts.trusted`): the
+        columns as the store typed them, built without validation; equal to `Envelope(...)` of
+        the same values."""
+        env = _new(cls)
+        set_ = object.__setattr__
+        set_(env, "__dict__", {"id": id, "type": type, "source": source, "stream": stream,
+                               "stream_version": stream_version, "position": position,
+                               "schema_version": schema_version, "time": time, "payload": payload,
+                               "traceparent": traceparent, "causation_id": causation_id,
+                               "correlation_id": correlation_id})
+        set_(env, "__pydantic_fields_set__", set(_ALL_FIELDS))
+        set_(env, "__pydantic_extra__", None)
+        set_(env, "__pydantic_private__", {"_memo": _Memo()})
+        return env
 
     @classmethod
     def wrap(cls, event: Event, *, id: str, source: str, stream_version: int, time: float,
@@ -53,13 +98,24 @@ class Envelope(Frozen):
                    causation_id=causation_id, correlation_id=correlation_id)
 
     def event(self) -> Event:
-        """The typed event, upcast to the current schema."""
-        cls = event_class(self.type)
-        data = upcast(self.type, self.schema_version, self.payload)
-        return cls.model_validate(data)
+        """The typed event, upcast to the current schema (decoded on the first call, then kept)."""
+        memo: _Memo | None = (self.__pydantic_private__ or {}).get("_memo")  # not `self._memo`: no __getattr__
+        if memo is not None and memo.event is not None:
+            return memo.event
+        event = event_class(self.type).model_validate(upcast(self.type, self.schema_version, self.payload))
+        if memo is not None:
+            memo.event = event
+        return event
 
     def with_position(self, position: int) -> Envelope:
         return self.model_copy(update={"position": position})
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Envelope:
+        """A copy; it keeps the decoded event only when nothing but the position changed."""
+        new = super().model_copy(update=update, deep=deep)
+        if deep or (update and update.keys() - {"position"}):
+            object.__setattr__(new, "__pydantic_private__", {"_memo": _Memo()})
+        return new
 
     # --- Kafka binary mode ---------------------------------------------------------------------
 
@@ -110,3 +166,7 @@ class Envelope(Frozen):
                        correlation_id=h.get("ce_correlationid"))
         except (ValueError, TypeError) as exc:
             raise EnvelopeError(f"bad envelope attribute: {exc}") from None
+
+
+_ALL_FIELDS = frozenset(Envelope.model_fields)
+_new = object.__new__

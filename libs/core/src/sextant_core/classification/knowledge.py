@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import singledispatch
 
 import numpy as np
@@ -40,6 +40,7 @@ from immutables import Map
 from sextant_contracts import events as ev
 from sextant_contracts.model import Classification
 
+from ..records import copy_with as replace
 from .normalise import FloatArray, Normalisation, normalise_one
 from .observations import GROUP_ALL, Sample, cells, interference_cells
 from .rowlog import Row, RowLog, chain

@@ -52,12 +52,27 @@ def _vector(values: Mapping[str, float], default: float) -> tuple[float, ...]:
     return tuple(out)
 
 
+# interference_vectors of recent classifications: id -> (the classification, its vectors); the
+# classification is kept with its entry, so an id is never reused while it is cached
+_VECTORS: dict[int, tuple[WorkloadClassified, tuple[tuple[float, ...], tuple[float, ...]]]] = {}
+_VECTORS_KEPT = 4096
+
+
 def interference_vectors(c: WorkloadClassified | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """(tolerated, caused) of a classification in `INTERFERENCE_SOURCES` order, 0..100 scores;
-    missing or non-finite entries are neutral (tolerated 100, caused 0)."""
+    missing or non-finite entries are neutral (tolerated 100, caused 0). A pure function of the
+    (immutable) classification, remembered per object: the fold asks it for every resident of a
+    server whose row changes."""
     if c is None:
         return FULL_TOLERANCE, NO_PRESSURE
-    return _vector(c.tolerated, 100.0), _vector(c.caused, 0.0)
+    hit = _VECTORS.get(id(c))
+    if hit is not None and hit[0] is c:
+        return hit[1]
+    vectors = _vector(c.tolerated, 100.0), _vector(c.caused, 0.0)
+    if len(_VECTORS) >= _VECTORS_KEPT:
+        _VECTORS.clear()
+    _VECTORS[id(c)] = (c, vectors)
+    return vectors
 
 
 def resident_vectors(w: WorkloadState) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 
-from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
 
 from .. import outbox
 from ..errors import DuplicateEventError, HeadMovedError
 from ..ports import OutboxItem, Snapshot, TrackedInput
 from . import batches
+from .rows import stored_row
 
 
 class MemoryEventStore:
@@ -28,6 +28,7 @@ class MemoryEventStore:
     def __init__(self, *, topic_of: outbox.TopicResolver = outbox.default_topic_of) -> None:
         self._topic_of = topic_of
         self._log: list[Envelope] = []  # index i holds position i + 1
+        self._checksums: list[str | None] = []  # the `events.checksum` column, same indexing
         self._streams: dict[str, list[Envelope]] = {}
         self._ids: set[str] = set()
         self._tracking: dict[str, dict[str, int | None]] = {}
@@ -58,10 +59,12 @@ class MemoryEventStore:
             if env.id in self._ids or env.id in fresh:
                 raise DuplicateEventError(env.id)
             fresh.add(env.id)
-        # canonical JSON round trip: the memory store gives back what PostgreSQL would
-        stored = [env.model_copy(update={"payload": codec.loads(codec.dumps(env.payload))})
-                  for env in stored]
-        for env in stored:
+        # the row round trip: the memory store gives back what PostgreSQL would (canonical JSON,
+        # trusted when the checksum it writes vouches for the payload, validated otherwise)
+        rows_ = [stored_row(env) for env in stored]
+        stored = [env for env, _ in rows_]
+        for env, checksum in rows_:
+            self._checksums.append(checksum)
             self._log.append(env)
             self._streams.setdefault(env.stream, []).append(env)
             self._ids.add(env.id)
@@ -114,6 +117,10 @@ class MemoryEventStore:
         return None  # memory is as durable as it gets
 
     # --- reading -----------------------------------------------------------------------------
+
+    def checksum(self, position: int) -> str | None:
+        """The checksum stored with the envelope at `position` (`rows.row_values`)."""
+        return self._checksums[position - 1]
 
     async def read_stream(self, stream: str, from_version: int = 0,
                           limit: int | None = None) -> list[Envelope]:

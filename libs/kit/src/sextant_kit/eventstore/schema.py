@@ -49,6 +49,8 @@ events = Table(
     Column("causation_id", Text, nullable=True),
     Column("correlation_id", Text, nullable=True),
     Column("recorded_at", TIMESTAMP(timezone=True), nullable=False, server_default=text("now()")),
+    # the writer's `sextant_contracts.trusted.stored_checksum` (migration 0007); NULL: read validated
+    Column("checksum", Text, nullable=True),
     UniqueConstraint("id", name="uq_events_id"),
     UniqueConstraint("stream", "stream_version", name="uq_events_stream_version"),
 )

@@ -1,8 +1,8 @@
 """The append: tracking, position assignment, optimistic concurrency, outbox, notify — one call.
 
-Everything runs inside the database function `sextant_append` (migration 0003), called as ONE
-autocommit statement: one round trip per append, and the statement's implicit transaction is the
-append transaction.
+Everything runs inside the database function `sextant_append` (migration 0003; 0007 adds the
+rows' checksums, `rows.row_values`), called as ONE autocommit statement: one round trip per
+append, and the statement's implicit transaction is the append transaction.
 
 **How commit order equals position order.** Global positions come from a one-row counter
 (`log_head`), not from a sequence. The function runs
@@ -44,7 +44,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
-from sextant_contracts import codec
 from sextant_contracts.envelope import Envelope
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, BIGINT, DOUBLE_PRECISION, INTEGER, TEXT
@@ -54,16 +53,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from .. import outbox
 from ..errors import ConcurrencyError, DuplicateEventError, HeadMovedError
 from .batches import StreamBatch, number
+from .rows import row_values
 
 _ARRAYS: dict[str, Any] = {
     "streams": TEXT, "x_stream": TEXT, "x_expected": INTEGER, "id": TEXT, "stream": TEXT, "ordinal": INTEGER,
     "type": TEXT, "schema_version": INTEGER, "source": TEXT, "time": DOUBLE_PRECISION, "payload": TEXT,
-    "traceparent": TEXT, "causation_id": TEXT, "correlation_id": TEXT, "topic": TEXT,
+    "traceparent": TEXT, "causation_id": TEXT, "correlation_id": TEXT, "topic": TEXT, "checksum": TEXT,
 }
 _CALL = text(
     "SELECT r_stream, r_version, r_head FROM sextant_append(:consumer, :input_id, :input_position, "
     ":expected_head, :streams, :x_stream, :x_expected, :id, :stream, :ordinal, :type, :schema_version, "
-    ":source, :time, :payload, :traceparent, :causation_id, :correlation_id, :topic)"
+    ":source, :time, :payload, :traceparent, :causation_id, :correlation_id, :topic, :checksum)"
 ).bindparams(bindparam("consumer", type_=TEXT), bindparam("input_id", type_=TEXT),
              bindparam("input_position", type_=BIGINT), bindparam("expected_head", type_=BIGINT),
              *(bindparam(name, type_=ARRAY(t)) for name, t in _ARRAYS.items()))
@@ -85,12 +85,13 @@ def call_params(batches: Sequence[StreamBatch], topic_of: outbox.TopicResolver, 
             p["x_expected"].append(b.expected)
         for env in b.envelopes:
             ordinals[b.stream] = ordinals.get(b.stream, 0) + 1
+            payload, checksum = row_values(env)
             for name, value in (("id", env.id), ("stream", b.stream), ("ordinal", ordinals[b.stream]),
                                 ("type", env.type), ("schema_version", env.schema_version),
                                 ("source", env.source), ("time", env.time),
-                                ("payload", codec.dumps(env.payload)), ("traceparent", env.traceparent),
+                                ("payload", payload), ("traceparent", env.traceparent),
                                 ("causation_id", env.causation_id), ("correlation_id", env.correlation_id),
-                                ("topic", topic_of(env.stream))):
+                                ("topic", topic_of(env.stream)), ("checksum", checksum)):
                 p[name].append(value)
     p["streams"] = list(ordinals)
     return p
