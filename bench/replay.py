@@ -50,6 +50,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from quality import seeds_of  # the same seed syntax as the other benches
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / "results" / ".replay-cache"
 PROFILE = "sextant-adaptive"
@@ -78,14 +80,6 @@ def log_sources_hash() -> str:
             h.update(str(f.relative_to(ROOT)).encode())
             h.update(f.read_bytes())
     return h.hexdigest()[:12]
-
-
-def parse_seeds(spec: str) -> list[int]:
-    out: list[int] = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def build_log(seed: int, target: int) -> list[Any]:
@@ -272,7 +266,7 @@ def main() -> int:
     target = args.events or (20_000 if args.quick else 100_000)
     print(f"load average at start: {load_start}; code {version}", flush=True)
     per_seed: dict[str, Any] = {}
-    for i, seed in enumerate(parse_seeds(args.seeds)):
+    for i, seed in enumerate(seeds_of(args.seeds)):
         lines, built = cached_log(seed, target)
         if args.build_only:
             print(f"  seed {seed}: {len(lines)} envelopes, built in {built:.0f} s", flush=True)
