@@ -420,9 +420,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             # the latency is off although the model sees spare capacity, or at a load this
             # allocation has served: interference first (below half the target the served load
             # says nothing about the offered one: capacity)
-            if shown:
-                why += f"; served {served:.1f} with its QoS met on this allocation"
-            evicted = self._evict(state, w, m, ctx, f"{why}; interference suspected")
+            seen = f"; served {served:.1f} with its QoS met on this allocation" if shown else ""
+            evicted = self._evict(state, w, m, ctx, f"{why}{seen}; interference suspected")
             if evicted:
                 return evicted
         if c.ratio_to_target < 1.0 or ua > up or hot:
