@@ -53,6 +53,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import (
@@ -70,6 +72,7 @@ from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
 from .detection import (
+    SOURCES,
     Step,
     deviation,
     headroom_sources,
@@ -88,10 +91,12 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.3"  # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
-# ladder version -> its parameters (the current one and every earlier one still replayed)
+VERSION = "8.4"  # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`)
+# ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.2": AdaptationParams(demonstrated_capacity=False)}
+                                        "8.3": AdaptationParams(straggler_rule="rate"),
+                                        "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate")}
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -137,8 +142,12 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                      ctx: DecisionContext) -> Sequence[ev.Event]:
         p = self.params
         if c.purpose == "straggler":
+            own = {src: t for src, (t, _c) in measured_scores(w.samples).items()}
             if c.reference_tolerated:
                 change = straggler_change(c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor)
+            elif p.straggler_rule == "progress" and own:
+                # 8.4: alone, against its own profiling's measurements, one-sided like the control
+                change = straggler_change(c.tolerated, own, p.straggler_change, p.probe_floor)
             else:
                 change = probe_change(w.classification, c.tolerated, c.caused, p.straggler_change, p.probe_floor)
             if change is None or c.server_id is None:
@@ -156,6 +165,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
 
         if w.allocation is None:
             return ()
+        if self.params.straggler_rule == "progress":
+            return self._straggling(state, w, c, ctx)
         out: list[ev.Event] = []
         rates = self._normalised(state, w, c) if self.params.straggler_normalise else c.rates
         ref = reference_server(c.servers, rates)
@@ -169,6 +180,53 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                                          purpose="straggler", server_id=sid,
                                          reference_server_id=ref if ref != sid else None,
                                          reason="task >= 1.5x slower than the median"))
+        return out
+
+    def _straggling(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
+                    ctx: DecisionContext) -> Sequence[ev.Event]:
+        """Ladder 8.4 (`straggler_rule` "progress", `stragglers.straggling_nodes`): a node whose
+        effect makes one of its tasks straggle is probed in place next to the job's fastest other
+        node (normalised rates), as before."""
+        from .stragglers import job_slowdown, new_slowdown, straggling_nodes
+
+        assert w.allocation is not None
+        p = self.params
+        since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
+        first = w.started_at is not None and since <= w.started_at + 1e-9
+        if since >= ctx.at - 1e-9 and len(w.observed) >= 2:
+            # changed just now (the ladder answering this very window): the windows predate it
+            since = w.observed[-2][0] - (w.observed[-1][0] - w.observed[-2][0])
+        if not new_slowdown(w.observed, since, p.straggler_drop, first):
+            return ()
+        rates = self._normalised(state, w, c) if p.straggler_normalise else c.rates
+        alone = None
+        if len(set(c.servers)) == 1 and isinstance(w.target, CompletionTimeTarget) and w.started_at is not None:
+            alone = job_slowdown(w.observed, w.target.seconds, w.started_at, since, p.straggler_drop)
+            if alone is None and first and p.straggler_first_window and len(w.observed) == 1:
+                alone = math.inf  # its first window: no history to compare with, the probe decides
+        found = straggling_nodes(c.servers, c.rates, rates, c.progress, alone, slowdown=p.straggler_slowdown,
+                                 half=p.straggler_half)
+        speed: dict[str, list[float]] = {}
+        for sv, r in zip(c.servers, rates, strict=False):
+            speed.setdefault(sv, []).append(r)
+        out: list[ev.Event] = []
+        for i, (sid, factor, worst) in enumerate(found):
+            if sid not in w.allocation.servers:
+                continue
+            peers = sorted((-float(np.median(v)), sv) for sv, v in speed.items() if sv != sid)
+            ref = peers[0][1] if peers else None
+            rec = ctx.record(f"straggler-probe-{sid}", w.workload_id)
+            # alone, the control is its own profiling's measurements: probe those it tolerated best
+            measured = measured_scores(w.samples)
+            srcs = headroom_sources(w.classification, p.probe_sources)
+            if ref is None and measured:
+                best = sorted(measured, key=lambda src: (-measured[src][0], SOURCES.index(src)))[:p.probe_sources]
+                srcs = tuple(src for src in SOURCES if src in best)
+            out.append(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, decision=rec,
+                                         probe_id=f"straggler-{int(ctx.at)}-{sid}-{i}", sources=srcs,
+                                         purpose="straggler", server_id=sid, reference_server_id=ref,
+                                         reason=f"node {factor:.2f}x slower, a task at {worst:.2f} of the "
+                                                f"job's median progress rate"))
         return out
 
     @staticmethod

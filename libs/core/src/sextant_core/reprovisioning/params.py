@@ -165,3 +165,18 @@ class AdaptationParams:
     # platform and cores, so that a node of a slower platform is not taken for a straggler
     straggler_normalise: bool = True
     straggler_change: float = 0.2  # in-place interference change > 20 % → relaunch elsewhere
+    # [IMPL CHOICE] which rule picks the nodes to probe (`stragglers.py`): "rate" (ladder ≤ 8.3) —
+    # a task's work rate ≥ `straggler_slowdown` × below the median; "progress" (8.4) — a node
+    # effect (≥ `straggler_slowdown` × slower than the job's other nodes, or, alone, the job's own
+    # rate fallen ≥ that much over its latest window with its projection at most
+    # `straggler_drop` × the previous one) that puts one of its tasks' progress rate below
+    # `straggler_half` × the job's median, and without which it would not be (the twin's
+    # definition of a true straggler, docs/adaptation/stragglers.md). Chosen on
+    # quasar-hadoop-stragglers-v2 seeds 1–5: the "rate" rule probed only multi-node jobs (a node
+    # alone has no peers; 3 of 4 true stragglers ran on one node) and flagged slow nodes whose
+    # tasks were not stragglers. `straggler_drop` 0.8: healthy single-node windows fell ≤ 0.8 ×
+    # in 2 of 716, injected ones in all 36 (at most 0.71).
+    straggler_rule: str = "progress"
+    straggler_half: float = 0.5
+    straggler_drop: float = 0.9
+    straggler_first_window: bool = True
