@@ -90,10 +90,15 @@ def log() -> list[Envelope]:
                                              ratio_to_target=round(0.4 + 0.8 * _u(w.workload_id, i), 3))
                       for w in running])
             w = running[-1]
-            if i % 4 == 1 and w.allocation is not None and w.kind.value != "service":  # one slow task
+            if i % 4 == 1 and w.allocation is not None and w.kind.value != "service":  # a slow node
+                # its rate falls 2.5× and a task of it, 2.5× the others' size, straggles
+                # (ladder 8.4's rule, `reprovisioning.stragglers`)
                 servers = tuple(w.allocation.servers[k % len(w.allocation.servers)] for k in range(4))
-                p.submit([ev.TasksObserved(at=at + 6, workload_id=w.workload_id, servers=servers,
-                                           rates=(1.0, 1.0, 1.0, 0.3), progress=(0.5, 0.5, 0.5, 0.2))])
+                ratio = p.deciders["planning"].state.workloads[w.workload_id].observed[-1][1]
+                p.submit([ev.PerformanceObserved(at=at + 5.5, workload_id=w.workload_id, value=1.0,
+                                                 ratio_to_target=round(ratio * 0.4, 3)),
+                          ev.TasksObserved(at=at + 6, workload_id=w.workload_id, servers=servers,
+                                           rates=(0.4, 0.4, 0.4, 0.4), progress=(0.5, 0.5, 0.5, 0.2))])
             if i % 3 == 2:
                 p.submit([ev.WorkloadCompleted(at=at + 8, workload_id=running[0].workload_id)])
         p.submit([ev.Tick(at=at + 30, seq=i + 1, period_s=40.0)])

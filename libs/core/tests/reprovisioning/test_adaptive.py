@@ -34,6 +34,11 @@ CLASSIC = AdaptationParams(forecast_scale_up_utilisation=1.05, forecast_target_u
                            forecast_hot_latency=0.95, forecast_cool_latency=0.7, forecast_scale_down_utilisation=0.92)
 
 
+# the straggler rule of ladders ≤ 8.3 (a task's work rate against the median), which these tests
+# pin; 8.4's rule is in test_stragglers.py
+RATE = AdaptationParams(straggler_rule="rate")
+
+
 def params(p: AdaptationParams | None = None) -> PolicySet:
     base = policy_set("foundation")
     return PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "reprovisioner": Adaptive(params=p)})
@@ -258,13 +263,13 @@ def test_straggler_probe_then_relaunch_elsewhere() -> None:
                *running("job", alloc(("s0", 4, 4.0), ("s1", 4, 4.0)), kind=WorkloadKind.ANALYTICS)])
     tasks = cmd.AssessTasks(workload_id="job", servers=("s0",) * 4 + ("s1",) * 4,
                             rates=(1.0,) * 4 + (0.3,) * 4, progress=(0.4,) * 8)
-    (probe,) = decide(st, tasks, params=params(), seed=1, at=500.0).events
+    (probe,) = decide(st, tasks, params=params(RATE), seed=1, at=500.0).events
     assert isinstance(probe, ev.ProbeRequested) and probe.purpose == "straggler" and probe.server_id == "s1"
     same = cmd.AssessProbe(workload_id="job", probe_id=probe.probe_id, purpose="straggler", server_id="s1",
                            tolerated={"memory_bw": 48.0}, caused={"memory_bw": 10.0})
-    assert decide(st, same, params=params(), seed=1, at=501.0).events == ()  # ≤ 20 %: not a straggler
+    assert decide(st, same, params=params(RATE), seed=1, at=501.0).events == ()  # ≤ 20 %: not a straggler
     changed = same.model_copy(update={"tolerated": {"memory_bw": 20.0}})
-    (adj,) = decide(st, changed, params=params(), seed=1, at=501.0).events
+    (adj,) = decide(st, changed, params=params(RATE), seed=1, at=501.0).events
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "relaunch"
     assert adj.allocation.servers == ("s0", "s2")
 
@@ -299,10 +304,10 @@ def test_a_node_of_a_slower_platform_is_not_a_straggler() -> None:
     st = fold(events)
     tasks = cmd.AssessTasks(workload_id="job", servers=("s0",) * 4 + ("s1",) * 4,
                             rates=(1.0,) * 4 + (0.35,) * 4, progress=(0.4,) * 8)
-    assert decide(st, tasks, params=params(), seed=1, at=500.0).events == ()
+    assert decide(st, tasks, params=params(RATE), seed=1, at=500.0).events == ()
     # ... at 0.15 (less than half of what B should do) it is
     slow = tasks.model_copy(update={"rates": (1.0,) * 4 + (0.15,) * 4})
-    (probe,) = decide(st, slow, params=params(), seed=1, at=500.0).events
+    (probe,) = decide(st, slow, params=params(RATE), seed=1, at=500.0).events
     assert isinstance(probe, ev.ProbeRequested) and probe.server_id == "s1"
 
 

@@ -63,6 +63,7 @@ from sextant_contracts.model import (
     CompletionTimeTarget,
     DeadlineTarget,
     DecisionTrace,
+    InstructionRateTarget,
     ThroughputLatencyTarget,
 )
 
@@ -200,8 +201,11 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             return ()
         rates = self._normalised(state, w, c) if p.straggler_normalise else c.rates
         alone = None
-        if len(set(c.servers)) == 1 and isinstance(w.target, CompletionTimeTarget) and w.started_at is not None:
-            alone = job_slowdown(w.observed, w.target.seconds, w.started_at, since, p.straggler_drop)
+        rate_target = isinstance(w.target, InstructionRateTarget)
+        if len(set(c.servers)) == 1 and w.started_at is not None and (
+                rate_target or isinstance(w.target, CompletionTimeTarget)):
+            required = None if rate_target else w.target.seconds
+            alone = job_slowdown(w.observed, required, w.started_at, since, p.straggler_drop)
             if alone is None and first and p.straggler_first_window and len(w.observed) == 1:
                 alone = math.inf  # its first window: no history to compare with, the probe decides
         found = straggling_nodes(c.servers, c.rates, rates, c.progress, alone, slowdown=p.straggler_slowdown,

@@ -129,22 +129,27 @@ def new_slowdown(observed: Sequence[tuple[float, float, object]], since: float, 
     return t1 - (t2 - t1) >= since - 1e-9 and r1 > 0 and r2 <= drop * r1
 
 
-def job_slowdown(observed: Sequence[tuple[float, float, object]], required_s: float, started_at: float,
+def job_slowdown(observed: Sequence[tuple[float, float, object]], required_s: float | None, started_at: float,
                  since: float, drop: float) -> float | None:
     """How many times slower a job runs than over its previous telemetry window, from its two
-    latest projected-completion observations ((time, ratio = `required_s` / projected seconds,
-    …)), or None: fewer than two, the earlier window not wholly after `since` (the latest
-    allocation change), or the ratio not below `drop` × the previous one (no slowdown worth
-    judging). The projection is elapsed + remaining work / current rate, so the time left,
-    projected − elapsed, shrinks by the window's length at a constant rate and grows × f when
-    the rate falls f-fold: f ≈ left now / (left before − window). Falls back to the ratio's fall
-    when the job is nearly done (left before ≤ the window)."""
-    if len(observed) < 2 or required_s <= 0:
+    latest observations ((time, ratio to target, …)), or None: fewer than two, the earlier window
+    not wholly after `since` (the latest allocation change), or the ratio not below `drop` × the
+    previous one (no slowdown worth judging).
+
+    `required_s` None: a rate target, the ratio is the rate, f = the ratio's fall. Otherwise a
+    completion-time target (ratio = `required_s` / projected seconds): the projection is elapsed
+    + remaining work / current rate, so the time left, projected − elapsed, shrinks by the
+    window's length at a constant rate and grows × f when the rate falls f-fold: f ≈ left now /
+    (left before − window); the ratio's fall when the job is nearly done (left before ≤ the
+    window)."""
+    if len(observed) < 2 or (required_s is not None and required_s <= 0):
         return None
     (t1, r1, *_), (t2, r2, *_) = observed[-2], observed[-1]
     window = t2 - t1
     if window <= 0 or r1 <= 0 or r2 <= 0 or t1 - window < since - 1e-9 or r2 > drop * r1:
         return None
+    if required_s is None:
+        return r1 / r2
     left1 = required_s / r1 - (t1 - started_at)
     left2 = required_s / r2 - (t2 - started_at)
     if left1 - window <= 0 or left2 <= 0:
