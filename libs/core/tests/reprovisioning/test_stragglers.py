@@ -14,7 +14,12 @@ from sextant_core.decide import decide
 from sextant_core.profiles import policy_set
 from sextant_core.reprovisioning.adaptive import LADDERS, VERSION
 from sextant_core.reprovisioning.params import AdaptationParams
-from sextant_core.reprovisioning.stragglers import job_slowdown, new_slowdown, progress_rates, straggling_nodes
+from sextant_core.reprovisioning.stragglers import (
+    job_slowdown,
+    new_slowdown,
+    progress_rates,
+    straggling_nodes,
+)
 from sextant_core.state import fold
 from sextant_core.testing.builders import alloc, server
 

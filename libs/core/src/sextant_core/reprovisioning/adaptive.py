@@ -8,7 +8,7 @@ Inputs (routed by the process manager, `sextant_core.process`):
 | `AssessObservation` | every `PerformanceObserved` | reactive detection; services: load-driven scaling and reclaim |
 | `ReviewWorkload("probe_round")` | a `Tick` that starts a probe round | proactive sample → `ProbeRequested` |
 | `AssessProbe` | `InterferenceProbed` | significant change → `ReclassificationRequested`; straggler → relaunch |
-| `AssessTasks` | `TasksObserved` | slow tasks (≥ 1.5× the median) → in-place `ProbeRequested(purpose="straggler")` |
+| `AssessTasks` | `TasksObserved` | a node that makes a task straggle → in-place `ProbeRequested(purpose="straggler")` |
 
 Outputs are decision events (`ReclassificationRequested`, `ProbeRequested`, `AllocationAdjusted`,
 `MigrationDecided`) — plus `WorkloadRevoked("evicted")` for a best-effort co-runner killed to make
@@ -33,10 +33,14 @@ time, on best-effort cores if need be, sized so u lands near `target_utilisation
 (whole nodes, then cores — only while the rest keeps u ≤ target). Moving part of a stateful
 service's load is microshard migration (`ladder.migration_cost`), never a whole copy.
 
-**Stragglers** (Quasar §4.3): tasks ≥ 1.5× slower than the median (rates relative to what the
-classification expects of their node) → an in-place probe of that node next to a healthy node of
-the same job → tolerated scores > 20 % lower → `AllocationAdjusted("relaunch")` moves that node's
-tasks to the server `ladder.extra_node` picks.
+**Stragglers** (Quasar §4.3; ladder 8.4, `stragglers.straggling_nodes`): a node effect — the
+node ≥ 1.5× slower than the job's other nodes (rates relative to what the classification expects
+of each node), or, alone, the job's own rate just fallen ≥ 1.5× — that puts one of its tasks'
+progress rate below half the job's median, and would not without it → an in-place probe of that
+node next to the job's fastest other node (alone: against its own profiling's measurements) →
+tolerated scores > 20 % lower → `AllocationAdjusted("relaunch")` moves that node's tasks to the
+server `ladder.extra_node` picks. Ladders ≤ 8.3 probed tasks ≥ 1.5× slower than the median
+(`straggler_rule` "rate").
 
 [IMPL CHOICE] latency-critical services are not in the proactive sample: their changes are load
 changes, which the load rules above follow at every observation, and a reclassification re-plans
@@ -54,7 +58,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import (
