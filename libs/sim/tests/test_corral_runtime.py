@@ -122,6 +122,21 @@ def test_fallback_lifts_the_racks_only_while_a_majority_of_one_is_down() -> None
     assert without.offer(0, 0.0, [js]) is None  # no fall-back unless asked
 
 
+def test_fallback_counts_the_machines_of_all_the_jobs_racks() -> None:
+    t = Topology(racks=3, machines=4, slots=1)
+    js = JobState(_job(0, 4, 1, 0.4, 0.1), rack_replicas(t, 4, [0, 1], np.random.default_rng(0)), t)
+    corral = CorralRuntime(t, [[0, 1]], [0], node_delay=0, fallback=0.5)
+    down = np.zeros(t.n_machines, dtype=bool)
+    down[4:8] = True  # rack 1 whole: half of R_j, not a majority, the job keeps rack 0
+    corral.machines_changed(down)
+    corral.begin(0.0, [js])
+    assert corral.offer(8, 0.0, [js]) is None
+    down[0] = True  # 5 of R_j's 8 machines
+    corral.machines_changed(down)
+    corral.begin(0.0, [js])
+    assert corral.offer(8, 0.0, [js]) is not None
+
+
 def test_with_fallback_a_planned_job_does_not_wait_for_its_failed_rack() -> None:
     t = Topology(racks=3, machines=4, slots=2)
     jobs = [_job(i, 8, 4, 2, 4) for i in range(3)]
