@@ -384,6 +384,7 @@ def main() -> int:
                              "twin": {"racks": 7, "machines_per_rack": 30, "containers_per_machine": 16, "nic_gbps": 10,
                                       "core_oversubscription": 5, "background_max": 0.5, "task_scale": 4 if args.quick else 1,
                                       "plan_oversubscription": args.plan_oversubscription, "online_keep_if_better": True}}
+    old_setup = old.get("setup") or {}
     if "runtime" in parts:
         setup["runtime"] = {"fail_duration": args.fail_duration, "fail_at": "half of Corral's makespan without failure",
                             "failed_rack": "the most planned rack-time", "fallback_threshold": FALLBACK,
@@ -391,7 +392,6 @@ def main() -> int:
                             "adhoc_arrivals": "a batch at t = 0", "task_scale": 4 if args.quick else 1}
     elif "runtime" in old_setup:
         setup["runtime"] = old_setup["runtime"]
-    old_setup = old.get("setup") or {}
     if "selector" not in parts:  # the selector's figures keep the setup they were measured with
         setup.update({k: old_setup[k] for k in ("requests_per_seed", "vms", "occupancy_rule", "candidates") if k in old_setup})
     if not parts & {"batch", "online"} and "twin" in old_setup:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-import pytest
 from sextant_sim.corral import workloads as wl
 from sextant_sim.corral.experiment import run_policy
 from sextant_sim.corral.failures import Failure, down_fraction, rack_failure
