@@ -24,6 +24,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .network import Topology
 
 
@@ -43,7 +45,7 @@ def rack_failure(topo: Topology, rack: int, at: float, duration: float = math.in
     return Failure(at, tuple(range(rack * topo.machines, (rack + 1) * topo.machines)), duration)
 
 
-def down_fraction(topo: Topology, down: Sequence[bool]) -> list[float]:
-    """Per rack, the share of its machines that are down."""
-    m = topo.machines
-    return [sum(bool(d) for d in down[k * m:(k + 1) * m]) / m for k in range(topo.racks)]
+def down_fraction(topo: Topology, down: Sequence[bool] | np.ndarray) -> list[float]:
+    """Per rack, the share of its machines that are down (`down`: one flag per machine)."""
+    flags = np.asarray(down, dtype=bool).reshape(topo.racks, topo.machines)
+    return [int(n) / topo.machines for n in flags.sum(axis=1)]

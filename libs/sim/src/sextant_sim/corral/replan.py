@@ -55,7 +55,7 @@ class Replanner:
         self.moved = 0  # jobs whose racks a re-plan changed
         self.uploads = 0  # of them, inputs placed again
 
-    def machines_changed(self, down: Sequence[bool]) -> None:
+    def machines_changed(self, down: Sequence[bool] | np.ndarray) -> None:
         self.down = np.asarray(down, dtype=bool)
         self.runtime.machines_changed(down)
 

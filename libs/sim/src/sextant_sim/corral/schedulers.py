@@ -36,6 +36,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
+
 from .failures import down_fraction
 from .jobs import JobState
 from .network import Topology
@@ -130,7 +132,7 @@ class CorralRuntime:
         self._set_plan(priorities)
         self.fallen = sorted(self.fallen, key=self.rank.__getitem__)
 
-    def machines_changed(self, down: Sequence[bool]) -> None:
+    def machines_changed(self, down: Sequence[bool] | np.ndarray) -> None:
         """The twin's machines went down or came back: recompute which jobs fall back."""
         if self.fallback is None:
             return
