@@ -27,6 +27,17 @@ Parts (`--parts`, default all; parts not run are kept from an existing `--json` 
   request holds its virtual cluster for its Model A time (the shuffle is not simulated flow by flow
   here; no outliers, so no late jobs and no slack study). Rejected = share of requests no tuple
   fits; goodput = input bytes of accepted requests over those of all requests.
+- runtime (§4.4, the Corral twin; reported, no bars): *failure*, per workload (batch): the rack
+  holding the most planned rack-time (ties: lowest index) goes down at half of Corral's makespan
+  without failure, for `--fail-duration` seconds; Yarn-CS, Corral without fall-back, Corral with
+  fall-back (threshold 0.5: a majority of a rack) and with fall-back and re-planning every
+  `--replan-period` seconds, all with the same failure: `makespan_vs_yarn` (fall-back vs Yarn-CS),
+  `fallback_vs_no_fallback`, `replan_vs_fallback`. *adhoc* (W1, online): the 100 recurring jobs
+  arriving over 60 minutes are planned; `--adhoc-share` of all jobs are ad hoc (W1 jobs of another
+  stream, the thesis's §4.5.5 mix: a batch at t = 0, random replicas, Yarn-CS-like service after
+  the planned jobs of a rack); planned median JCT and makespan, ad hoc median and p90 JCT and
+  makespan vs Yarn-CS (every job on Yarn-CS), and with re-planning (`replan_vs_plan`: planned
+  median JCT with re-planning vs without).
 - speed: CPU ms of one Corral-I selection on 64 000 VMs (16 000 machines) at ≈ 75 % occupancy
   (median of 40 requests), and CPU seconds of planning 200 jobs on 50 racks (Model B, 40 machines,
   5:1).
@@ -60,6 +71,7 @@ from sextant_sim.corral import TWIN_VERSION
 MBIT = 1e6 / 8
 PLAN_O = 5.0  # the planner's assumed core oversubscription (chosen on seeds 1-5)
 GB = 1e9
+ALL_PARTS = ("batch", "online", "selector", "speed", "runtime")
 STRATEGIES = ("baseline", "corral-i", "corral-r", "corral-t")
 
 
@@ -181,6 +193,13 @@ def plan_seconds(seed: int) -> float:
 
 
 WORKLOADS = ("W1", "W2", "W3")
+FAIL_DURATION = 600.0  # seconds a failed rack stays down (a scenario parameter, set on seeds 1-5)
+REPLAN_PERIOD = 600.0  # seconds between re-plans (set on seeds 1-5)
+ADHOC_SHARE = 0.25  # ad hoc jobs / all jobs in the ad hoc mix (the brief: 20-30 %)
+FALLBACK = 0.5  # a majority of a rack's machines down (the spec's "majority")
+RUNTIME_KEYS = ("makespan_vs_yarn", "fallback_vs_no_fallback", "replan_vs_fallback")
+ADHOC_KEYS = ("planned_median_jct_vs_yarn", "planned_makespan_vs_yarn", "adhoc_median_jct_vs_yarn",
+              "adhoc_p90_jct_vs_yarn", "adhoc_makespan_vs_yarn", "replan_vs_plan")
 
 
 def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, Any]:
@@ -222,6 +241,84 @@ def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, A
     return out
 
 
+def busiest_rack(plan: Any, racks: int) -> int:
+    """The rack holding the most planned rack-time (finish − start summed over its jobs)."""
+    load = np.zeros(racks)
+    for i, held in enumerate(plan.racks):
+        load[list(held)] += plan.finishes[i] - plan.starts[i]
+    return int(np.argmax(load))
+
+
+def run_runtime(seed: int, quick: bool, plan_o: float, fail_duration: float, replan_period: float,
+                adhoc_share: float) -> dict[str, Any]:
+    """The runtime part (see the module docstring): failure per workload, then the ad hoc mix."""
+    from dataclasses import replace
+
+    from sextant_sim.corral.experiment import run_policy
+    from sextant_sim.corral.failures import rack_failure
+    from sextant_sim.corral.network import Topology
+    from sextant_sim.corral.workloads import WORKLOADS as GEN
+    from sextant_sim.corral.workloads import w1, with_arrivals
+
+    topo = Topology()
+    scale = 4.0 if quick else 1.0
+    out: dict[str, Any] = {"failure": {}}
+    for w in WORKLOADS:
+        jobs = GEN[w](seed, scale)
+        c0 = time.process_time()
+        clean = run_policy("corral", jobs, topo, seed, plan_oversubscription=plan_o)
+        rack = busiest_rack(clean["plan"], topo.racks)
+        fail = [rack_failure(topo, rack, at=round(0.5 * clean["makespan"], 3), duration=fail_duration)]
+        runs = {"yarn": run_policy("yarn", jobs, topo, seed, failures=fail),
+                "no_fallback": run_policy("corral", jobs, topo, seed, plan_oversubscription=plan_o, failures=fail),
+                "fallback": run_policy("corral", jobs, topo, seed, plan_oversubscription=plan_o, failures=fail,
+                                       fallback=FALLBACK),
+                "fallback_replan": run_policy("corral", jobs, topo, seed, plan_oversubscription=plan_o, failures=fail,
+                                              fallback=FALLBACK, replan_period=replan_period)}
+        rp = runs["fallback_replan"]["replanner"]
+        out["failure"][w] = {
+            "rack": rack, "at": fail[0].at, "corral_no_failure_makespan": round(clean["makespan"], 3),
+            **{f"{k}_makespan": round(r["makespan"], 3) for k, r in runs.items()},
+            **{f"{k}_tasks_lost": r["result"].tasks_lost for k, r in runs.items()},
+            "replans": rp.replans, "replan_moved": rp.moved,
+            "makespan_vs_yarn": rel(runs["fallback"]["makespan"], runs["yarn"]["makespan"]),
+            "fallback_vs_no_fallback": rel(runs["fallback"]["makespan"], runs["no_fallback"]["makespan"]),
+            "replan_vs_fallback": rel(runs["fallback_replan"]["makespan"], runs["fallback"]["makespan"]),
+            "cpu_seconds": round(time.process_time() - c0, 2)}
+    recurring = with_arrivals(w1(seed, scale), seed)
+    n_adhoc = round(adhoc_share * len(recurring) / (1 - adhoc_share))
+    adhoc = [replace(j, id=len(recurring) + i) for i, j in enumerate(w1(seed + 1000, scale, n_jobs=n_adhoc))]
+    jobs = recurring + adhoc
+    ids = list(range(len(recurring), len(jobs)))
+    c0 = time.process_time()
+    runs = {"yarn": run_policy("yarn", jobs, topo, seed, online=True),
+            "corral": run_policy("corral", jobs, topo, seed, online=True, plan_oversubscription=plan_o, adhoc=ids),
+            "corral_replan": run_policy("corral", jobs, topo, seed, online=True, plan_oversubscription=plan_o,
+                                        adhoc=ids, replan_period=replan_period)}
+    arrival = np.array([j.arrival for j in jobs])
+    stats: dict[str, dict[str, float]] = {}
+    for k, r in runs.items():
+        jct = r["result"].completion
+        fin = jct + arrival
+        p, a = slice(0, len(recurring)), slice(len(recurring), len(jobs))
+        stats[k] = {"planned_median_jct": float(np.median(jct[p])), "planned_mean_jct": float(jct[p].mean()),
+                    "planned_makespan": float(fin[p].max()), "adhoc_median_jct": float(np.median(jct[a])),
+                    "adhoc_mean_jct": float(jct[a].mean()), "adhoc_p90_jct": float(np.percentile(jct[a], 90)),
+                    "adhoc_makespan": float(fin[a].max())}
+    y, c = stats["yarn"], stats["corral"]
+    rp = runs["corral_replan"]["replanner"]
+    out["adhoc"] = {
+        "jobs": len(jobs), "adhoc_jobs": n_adhoc,
+        **{k: {m: round(v, 3) for m, v in st.items()} for k, st in stats.items()},
+        "replans": rp.replans, "replan_moved": rp.moved, "replan_uploads": rp.uploads,
+        **{f"{m}_vs_yarn": rel(c[m], y[m]) for m in ("planned_median_jct", "planned_mean_jct", "planned_makespan",
+                                                      "adhoc_median_jct", "adhoc_mean_jct", "adhoc_p90_jct",
+                                                      "adhoc_makespan")},
+        "replan_vs_plan": rel(stats["corral_replan"]["planned_median_jct"], c["planned_median_jct"]),
+        "cpu_seconds": round(time.process_time() - c0, 2)}
+    return out
+
+
 def rel(x: float, base: float) -> float | None:
     return None if base == 0 else round((x - base) / base, 4)
 
@@ -231,8 +328,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", default="6-10")
-    ap.add_argument("--parts", default="batch,online,selector,speed")
+    ap.add_argument("--parts", default=",".join(ALL_PARTS))
     ap.add_argument("--plan-oversubscription", type=float, default=PLAN_O)
+    ap.add_argument("--fail-duration", type=float, default=FAIL_DURATION)
+    ap.add_argument("--replan-period", type=float, default=REPLAN_PERIOD)
+    ap.add_argument("--adhoc-share", type=float, default=ADHOC_SHARE)
     args = ap.parse_args()
     seeds = seeds_of(args.seeds)
     parts = set(args.parts.split(","))
@@ -258,6 +358,14 @@ def main() -> int:
             row["selector"] = {"rejected_vs_baseline": rel(rows["corral-i"]["rejected"], base["rejected"]),
                                "goodput_vs_baseline": rel(rows["corral-i"]["goodput"], base["goodput"]),
                                "strategies": {s: {k: round(v, 4) for k, v in r.items()} for s, r in rows.items()}}
+        if "runtime" in parts:
+            row["runtime"] = run_runtime(seed, args.quick, args.plan_oversubscription, args.fail_duration,
+                                         args.replan_period, args.adhoc_share)
+            for w, r in row["runtime"]["failure"].items():
+                print(f"{seed:>4} runtime {w}: " + ", ".join(f"{k} {r[k]}" for k in RUNTIME_KEYS)
+                      + f" ({r['cpu_seconds']} s CPU)")
+            ad = row["runtime"]["adhoc"]
+            print(f"{seed:>4} runtime adhoc: " + ", ".join(f"{k} {ad[k]}" for k in ADHOC_KEYS) + f" ({ad['cpu_seconds']} s CPU)")
         if "speed" in parts:
             row["speed"] = {"select_ms_median": round(select_ms(seed), 2), "plan_200_seconds": round(plan_seconds(seed), 3)}
             print(f"{seed:>4} speed: select {row['speed']['select_ms_median']} ms CPU, "
@@ -267,7 +375,7 @@ def main() -> int:
             if part not in parts and seed in per_seed:
                 per_seed[seed].setdefault(part, val)
     worst = worst_of(per_seed)
-    all_parts = ("batch", "online", "selector", "speed")
+    all_parts = ALL_PARTS
     old_quick = old.get("quick_parts") or {q: old.get("quick", args.quick) for q in all_parts}
     quick_parts = {q: args.quick if q in parts else old_quick.get(q, args.quick) for q in all_parts}
     setup: dict[str, Any] = {"requests_per_seed": count, "vms": pods * 10 * 40 * 4, "occupancy_target": 0.75,
@@ -277,6 +385,13 @@ def main() -> int:
                                       "core_oversubscription": 5, "background_max": 0.5, "task_scale": 4 if args.quick else 1,
                                       "plan_oversubscription": args.plan_oversubscription, "online_keep_if_better": True}}
     old_setup = old.get("setup") or {}
+    if "runtime" in parts:
+        setup["runtime"] = {"fail_duration": args.fail_duration, "fail_at": "half of Corral's makespan without failure",
+                            "failed_rack": "the most planned rack-time", "fallback_threshold": FALLBACK,
+                            "replan_period": args.replan_period, "adhoc_share": args.adhoc_share,
+                            "adhoc_arrivals": "a batch at t = 0", "task_scale": 4 if args.quick else 1}
+    elif "runtime" in old_setup:
+        setup["runtime"] = old_setup["runtime"]
     if "selector" not in parts:  # the selector's figures keep the setup they were measured with
         setup.update({k: old_setup[k] for k in ("requests_per_seed", "vms", "occupancy_rule", "candidates") if k in old_setup})
     if not parts & {"batch", "online"} and "twin" in old_setup:
@@ -284,11 +399,11 @@ def main() -> int:
     doc = {"benchmark": "corral", "code_version": code_version(), "seeds": seeds,
            "quick": any(quick_parts.values()), "quick_parts": quick_parts, "setup": setup,
            **worst, "per_seed": per_seed, "worst": worst,
-           "not_built": "ShuffleWatcher, failures, SWIM mix, size-error/jitter study",
+           "not_built": "ShuffleWatcher, SWIM mix, size-error/jitter study",
            "twin_version": TWIN_VERSION,
            "load_avg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}}
-    if old and parts != {"batch", "online", "selector", "speed"}:
-        doc["parts_kept_from_previous_run"] = sorted({"batch", "online", "selector", "speed"} - parts)
+    if old and parts != set(ALL_PARTS):
+        doc["parts_kept_from_previous_run"] = sorted(set(ALL_PARTS) - parts)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(doc, indent=2) + "\n")
     print("worst:", json.dumps(worst))
@@ -308,7 +423,7 @@ def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
         return min(xs) if key in LOWER_IS_WORSE else max(xs)
 
     rows = list(per_seed.values())
-    out: dict[str, Any] = {"batch": None, "online": None, "selector": None, "speed": None}
+    out: dict[str, Any] = {"batch": None, "online": None, "selector": None, "speed": None, "runtime": None}
     if all("batch" in r for r in rows):
         out["batch"] = {w: {k: pick([r["batch"][w][k] for r in rows], k) for k in ("makespan_vs_yarn", "cross_rack_vs_yarn", "lp_gap")}
                         for w in WORKLOADS}
@@ -319,6 +434,10 @@ def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
                          "lp_gap_per_workload": {w: pick([r["online"][w].get("lp_gap") for r in rows], "x") for w in WORKLOADS}}
     if all("selector" in r for r in rows):
         out["selector"] = {k: pick([r["selector"][k] for r in rows], k) for k in ("rejected_vs_baseline", "goodput_vs_baseline")}
+    if all("runtime" in r for r in rows):
+        out["runtime"] = {"failure": {w: {k: pick([r["runtime"]["failure"][w][k] for r in rows], k) for k in RUNTIME_KEYS}
+                                      for w in WORKLOADS},
+                          "adhoc": {k: pick([r["runtime"]["adhoc"][k] for r in rows], k) for k in ADHOC_KEYS}}
     if all("speed" in r for r in rows):
         out["speed"] = {k: pick([r["speed"][k] for r in rows], k) for k in ("select_ms_median", "plan_200_seconds")}
     return out

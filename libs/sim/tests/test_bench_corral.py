@@ -46,3 +46,31 @@ def test_arrival_rate_reaches_the_target_offered_occupancy_over_the_window() -> 
     mean_nt = float(np.mean([r["n"] * r["deadline"] for r in heavy]))
     assert lam2 > 1.8 * (0.75 * 1000 / mean_nt)
     assert abs(corral.offered_occupancy(unit2, heavy, 1000, lam2) - 0.75) < 1e-6
+
+
+def test_runtime_worst_is_the_highest_value_per_workload_and_key() -> None:
+    corral = _load()
+    keys_f = corral.RUNTIME_KEYS
+    keys_a = corral.ADHOC_KEYS
+
+    def row(base: float) -> dict[str, object]:
+        return {"runtime": {"failure": {w: {k: base + i for i, k in enumerate(keys_f)} for w in ("W1", "W2", "W3")},
+                            "adhoc": {k: base - i for i, k in enumerate(keys_a)}}}
+
+    worst = corral.worst_of({"6": row(-0.5), "7": row(-0.2), "8": row(-0.4)})["runtime"]
+    assert worst["failure"]["W2"] == {k: -0.2 + i for i, k in enumerate(keys_f)}
+    assert worst["adhoc"] == {k: -0.2 - i for i, k in enumerate(keys_a)}
+    assert corral.worst_of({"6": row(-0.5), "7": {}})["runtime"] is None  # a seed without the part
+
+
+def test_busiest_rack_is_the_most_planned_rack_time_lowest_index_on_ties() -> None:
+    corral = _load()
+
+    class Plan:
+        racks = ((0,), (1, 2), (2,))
+        starts = np.array([0.0, 0.0, 5.0])
+        finishes = np.array([10.0, 6.0, 10.0])
+
+    assert corral.busiest_rack(Plan(), 3) == 2  # rack 2 holds 6 + 5 against 10 (rack 0) and 6 (rack 1)
+    Plan.finishes = np.array([10.0, 6.0, 9.0])  # rack 2 at 6 + 4 = 10 ties rack 0
+    assert corral.busiest_rack(Plan(), 3) == 0

@@ -12,6 +12,8 @@ scenario (zeros for a batch). Output: a `Plan` — racks, start time T_j and pri
   the currently longest job with r_j < R one more rack, keep the best objective seen; J·(R−1)
   rounds). Gap choices (§9.6, §9.9): ties of the longest job go to the lowest index; the loop runs
   to the end (no early stop); priorities are ranks of ascending T_j, ties by job index.
+- `free` (both): the racks' initial free times (default all 0), for re-planning while jobs run
+  (the runtime's periodic re-planning, `sextant_sim.corral.replan`).
 - `lp_batch_bound(latency)`: LP-Batch (eqs. 4.2–4.5) with SciPy's HiGHS; a lower bound on the
   makespan of every schedule that holds each job's racks for L_j(r_j) (benchmark only).
 - `lp_online_bound(latency, arrivals)`: LP-Online (eqs. 4.7–4.10) with SciPy's HiGHS, the thesis's
@@ -55,11 +57,12 @@ def _order(latency: np.ndarray, widths: np.ndarray, arrivals: np.ndarray, online
     return np.lexsort(keys)
 
 
-def prioritize(latency: np.ndarray, widths: np.ndarray, arrivals: np.ndarray | None = None, *, online: bool = False) -> Plan:
+def prioritize(latency: np.ndarray, widths: np.ndarray, arrivals: np.ndarray | None = None, *, online: bool = False,
+               free: np.ndarray | None = None) -> Plan:
     """Fig. 4.2 for fixed widths r_j (see the module docstring)."""
     n_jobs, n_racks = latency.shape
     arr = np.zeros(n_jobs) if arrivals is None else np.asarray(arrivals, dtype=float)
-    free = np.zeros(n_racks)
+    free = np.zeros(n_racks) if free is None else np.asarray(free, dtype=float).copy()
     starts = np.zeros(n_jobs)
     lw = latency[np.arange(n_jobs), widths - 1]
     racks: list[tuple[int, ...]] = [()] * n_jobs
@@ -77,13 +80,17 @@ def prioritize(latency: np.ndarray, widths: np.ndarray, arrivals: np.ndarray | N
     return Plan(widths.copy(), starts, finishes, tuple(racks), priorities, objective)
 
 
-def _objective(lw: list[float], order: list[int], widths: list[int], arr: list[float], n_racks: int, online: bool) -> float:
+def _objective(lw: list[float], order: list[int], widths: list[int], arr: list[float], n_racks: int, online: bool,
+               free: list[float] | None = None) -> float:
     """`prioritize`'s objective alone. The objective depends only on the racks' free *times* (which
     rack of equal time a job takes changes nothing), so the racks are kept as a sorted multiset:
     parallel lists of distinct free times and how many racks free at each. A job takes the r
     earliest, starts at the r-th's time (or its arrival) and returns r racks at its end: O(groups)
     per job instead of O(r · R)."""
     times, counts = [0.0], [n_racks]
+    if free is not None:
+        times = sorted(set(free))
+        counts = [free.count(t) for t in times]
     worst, total = 0.0, 0.0
     for j in order:
         r = widths[j]
@@ -110,7 +117,7 @@ def _objective(lw: list[float], order: list[int], widths: list[int], arr: list[f
 
 
 def plan(latency: np.ndarray, arrivals: np.ndarray | None = None, *, online: bool = False,
-         keep_if_better: bool = False) -> Plan:
+         keep_if_better: bool = False, free: np.ndarray | None = None) -> Plan:
     """The provisioning × prioritization heuristic (§4.3.4): the best plan of the J·(R−1) explored.
 
     `keep_if_better` adds the other reading of the loop's "keep it if objective improves": the
@@ -123,12 +130,13 @@ def plan(latency: np.ndarray, arrivals: np.ndarray | None = None, *, online: boo
     n_jobs, n_racks = lat.shape
     arr = np.zeros(n_jobs) if arrivals is None else np.asarray(arrivals, dtype=float)
     arr_l = arr.tolist()
+    free_l = None if free is None else np.asarray(free, dtype=float).tolist()
     widths = np.ones(n_jobs, dtype=np.int64)
     jobs = np.arange(n_jobs)
 
     def score(w: np.ndarray) -> float:
         order = _order(lat, w, arr, online).tolist()
-        return _objective(lat[jobs, w - 1].tolist(), order, w.tolist(), arr_l, n_racks, online)
+        return _objective(lat[jobs, w - 1].tolist(), order, w.tolist(), arr_l, n_racks, online, free_l)
 
     best_w, best = widths.copy(), score(widths)
     while (widths < n_racks).any():
@@ -153,7 +161,7 @@ def plan(latency: np.ndarray, arrivals: np.ndarray | None = None, *, online: boo
             widths[j] = pick
         if held < best:
             best_w, best = widths.copy(), held
-    return prioritize(lat, best_w, arrivals, online=online)
+    return prioritize(lat, best_w, arrivals, online=online, free=free)
 
 
 def lp_batch_bound(latency: np.ndarray) -> float:

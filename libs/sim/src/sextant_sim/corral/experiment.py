@@ -12,6 +12,10 @@
     `CorralRuntime` with the plan's racks and priorities;
   - `localshuffle`: Corral's plan and task placement with random replicas (§4.6's ablation).
   The background traffic depends only on `seed` (the same for every policy).
+- Runtime options (defaults off: the runs above unchanged): `failures` (module `failures`, for
+  every policy), `fallback` (Corral's threshold, `schedulers.CorralRuntime`), `adhoc` (job ids not
+  in the plan: random replicas, served after the planned jobs of a rack; Yarn-CS serves every job
+  alike), `replan_period` (seconds, `replan.Replanner`).
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import numpy as np
 from sextant_core.corral.mrcute import JobProfile, latency_b
 from sextant_core.corral.planner import Plan, lp_batch_bound, lp_online_bound, plan, with_data_penalty
 
+from .failures import Failure
 from .jobs import rack_replicas, random_replicas
 from .network import Topology
+from .replan import Replanner
 from .schedulers import CorralRuntime, Scheduler, YarnCS
 from .twin import B_TASK, run
 from .workloads import Job
@@ -54,7 +60,9 @@ def corral_plan(jobs: Sequence[Job], topo: Topology, *, online: bool = False,
 
 
 def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, online: bool = False,
-               plan_oversubscription: float | None = None, **twin: float) -> dict[str, Any]:
+               plan_oversubscription: float | None = None, failures: Sequence[Failure] = (),
+               fallback: float | None = None, adhoc: Sequence[int] = (), replan_period: float | None = None,
+               **twin: float) -> dict[str, Any]:
     """Run one policy; returns the twin's `Result` fields (and the `Result` itself as `result`, for
     its per-job diagnostics) plus, for planned policies, the `plan`, its objective and the LP-Batch
     (batch) or LP-Online (online) bound on the same latencies."""
@@ -65,22 +73,33 @@ def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, onl
         replicas = [random_replicas(topo, j.maps, rng) for j in jobs]
         scheduler = YarnCS(topo, sorted(range(len(jobs)), key=lambda i: (jobs[i].arrival, i)))
     elif name in ("corral", "localshuffle"):
-        pl, lat = corral_plan(jobs, topo, online=online, plan_oversubscription=plan_oversubscription)
-        if name == "corral":
-            replicas = [rack_replicas(topo, j.maps, pl.racks[i], rng) for i, j in enumerate(jobs)]
-        else:
-            replicas = [random_replicas(topo, j.maps, rng) for j in jobs]
-        scheduler = CorralRuntime(topo, pl.racks, pl.priorities.tolist())
+        unplanned = set(adhoc)
+        planned = [i for i in range(len(jobs)) if i not in unplanned]
+        pl, lat = corral_plan([jobs[i] for i in planned], topo, online=online, plan_oversubscription=plan_oversubscription)
+        racks: list[tuple[int, ...]] = [()] * len(jobs)
+        priorities = [0] * len(jobs)
+        for row, i in enumerate(planned):
+            racks[i], priorities[i] = pl.racks[row], int(pl.priorities[row])
+        replicas = [rack_replicas(topo, j.maps, racks[i], rng) if name == "corral" and racks[i]
+                    else random_replicas(topo, j.maps, rng) for i, j in enumerate(jobs)]
+        runtime = CorralRuntime(topo, racks, priorities, fallback=fallback,
+                                adhoc=sorted(unplanned, key=lambda i: (jobs[i].arrival, i)))
+        scheduler = runtime
+        if replan_period is not None:
+            scheduler = Replanner(runtime, topo, lat, planned, pl.widths.tolist(), period=replan_period, online=online,
+                                  seed=seed, threshold=0.5 if fallback is None else fallback)
+            out["replanner"] = scheduler
+        out["planned"] = planned
         out["plan_objective"] = pl.objective
         out["lp_batch"] = None if online else lp_batch_bound(lat)
-        out["lp_online"] = lp_online_bound(lat, np.array([j.arrival for j in jobs])) if online else None
+        out["lp_online"] = lp_online_bound(lat, np.array([jobs[i].arrival for i in planned])) if online else None
         if online:  # the thesis's provisioning path alone, for the record
-            out["plan_objective_thesis_path"] = plan(lat, np.array([j.arrival for j in jobs]), online=True).objective
+            out["plan_objective_thesis_path"] = plan(lat, np.array([jobs[i].arrival for i in planned]), online=True).objective
         out["plan_widths"] = np.bincount(pl.widths, minlength=topo.racks + 1)[1:].tolist()
         out["plan"] = pl
     else:
         raise ValueError(f"unknown policy {name!r}; one of {POLICIES}")
-    res = run(jobs, replicas, scheduler, topo, seed=seed, **twin)
+    res = run(jobs, replicas, scheduler, topo, seed=seed, failures=failures, **twin)
     out.update(makespan=res.makespan, median_jct=float(np.median(res.completion)),
                mean_jct=float(res.completion.mean()), cross_rack_bytes=res.cross_rack_bytes,
                network_bytes=res.total_network_bytes, maps_local=res.maps_local, maps_rack=res.maps_rack,

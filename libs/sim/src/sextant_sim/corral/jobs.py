@@ -61,6 +61,9 @@ class JobState:
         self.reducers_done = 0
         self.skips = 0  # delay scheduling: missed node-local opportunities
         self.finish: float | None = None
+        self.ran_on = np.full(job.maps, -1, dtype=np.int64)  # machine holding each finished map's output
+        self._again: list[int] = []  # maps re-queued after a failure (`take_any` looks here first)
+        self._topo = topo
 
     @property
     def has_work(self) -> bool:
@@ -82,7 +85,38 @@ class JobState:
     def take_rack(self, rack: int) -> int | None:
         return self._take(self.by_rack[rack])
 
+    def upload(self, replicas: np.ndarray) -> None:
+        """Place the input again (a re-plan moved a job whose input is not uploaded yet): only
+        before any of its maps was taken."""
+        if self.n_waiting != self.job.maps or self.maps_done:
+            raise ValueError("a job's input moves only before it starts")
+        self.replicas = replicas
+        self.by_machine = {}
+        self.by_rack = [[] for _ in range(self._topo.racks)]
+        for i in range(self.job.maps - 1, -1, -1):
+            for x in replicas[i].tolist():
+                self.by_machine.setdefault(x, []).append(i)
+                self.by_rack[self._topo.rack_of(x)].append(i)
+
+    def requeue(self, i: int) -> None:
+        """Map `i` waits again (its task or its output was lost to a failure)."""
+        if self.waiting[i]:
+            return
+        self.waiting[i] = True
+        self.n_waiting += 1
+        self.ran_on[i] = -1
+        for x in self.replicas[i].tolist():
+            self.by_machine.setdefault(x, []).append(i)
+            self.by_rack[self._topo.rack_of(x)].append(i)
+        self._again.append(i)
+
     def take_any(self) -> int | None:
+        while self._again:
+            i = self._again.pop()
+            if self.waiting[i]:
+                self.waiting[i] = False
+                self.n_waiting -= 1
+                return i
         while self._cursor < self.job.maps:
             i = self._cursor
             self._cursor += 1

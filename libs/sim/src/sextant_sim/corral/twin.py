@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .failures import Failure
 from .jobs import JobState
 from .network import LINKS_PER_FLOW, Topology, max_min
 from .schedulers import Scheduler
@@ -59,6 +60,8 @@ class Result:
     peak_busy_fraction: float = 0.0  # highest share of containers busy at any heartbeat
     core_utilisation: float = 0.0  # rack up+down links: bytes carried / nominal capacity × makespan
     core_saturated_fraction: float = 0.0  # share of time some core link is ≥ 99 % of its current capacity
+    tasks_lost: int = 0  # tasks killed by a failure (their machine, or their map read's source, went down)
+    maps_rerun: int = 0  # finished maps run again because a failure took their output
 
 
 class _Flows:
@@ -89,7 +92,8 @@ class _Flows:
 
 class Twin:
     def __init__(self, jobs: Sequence[Job], replicas: Sequence[np.ndarray], scheduler: Scheduler, topo: Topology, *,
-                 seed: int, bg_max: float = 0.5, bg_period: float = 60.0, heartbeat: float = 1.0) -> None:
+                 seed: int, bg_max: float = 0.5, bg_period: float = 60.0, heartbeat: float = 1.0,
+                 failures: Sequence[Failure] = ()) -> None:
         self.topo = topo
         self.jobs = [JobState(j, r, topo) for j, r in zip(jobs, replicas, strict=True)]
         self.scheduler = scheduler
@@ -121,10 +125,20 @@ class Twin:
         self.core_full = False
         self.core_seconds = 0.0  # ∫ core load dt
         self.full_seconds = 0.0
+        # failures (module failures): none by default, and then none of this changes a run
+        self.failures = list(failures)
+        self.down = np.zeros(topo.n_machines, dtype=np.int64)  # > 0: down (overlapping failures count)
+        self.task_block: dict[int, int] = {}  # container → the block its map reads
+        self.done_seq: dict[int, int] = {}  # container → the seq of its live "done" event
+        self.running_reducers = np.zeros(n_jobs, dtype=np.int64)
+        self.tasks_lost = 0
+        self.maps_rerun = 0
 
     def _push(self, t: float, kind: str, arg: int) -> None:
         self.seq += 1
         heapq.heappush(self.heap, (t, self.seq, kind, arg))
+        if kind == "done":
+            self.done_seq[arg] = self.seq
 
     def _background(self) -> None:
         n = 2 * self.topo.racks
@@ -157,8 +171,9 @@ class Twin:
         if kind == "map":
             rate = min(B_TASK, js.job.b_map)
             self.cap[link] = rate
-            reps = js.replicas[i].tolist()
+            reps = [r for r in js.replicas[i].tolist() if not self.down[r]] or js.replicas[i].tolist()
             self.task[container] = ("map", j, 0.0)
+            self.task_block[container] = i
             if x in reps:
                 self.locality[0] += 1
                 self._push(self.now + js.block / rate, "done", container)
@@ -169,6 +184,7 @@ class Twin:
             self._flow(self.topo.path(src, x), js.block, container)
             return
         self.cap[link] = B_TASK
+        self.running_reducers[j] += 1
         share = js.map_output / js.job.reducers
         self.task[container] = ("reduce", j, float(share.sum()))
         for k in np.flatnonzero(share > 0).tolist():
@@ -189,15 +205,97 @@ class Twin:
         self.idle[x].append(container)
         if kind == "map":
             js.map_output[self.topo.rack_of(x)] += js.block * js.job.shuffle_bytes / js.job.input_bytes
+            js.ran_on[self.task_block.pop(container)] = x
             js.maps_done += 1
             if js.maps_done == js.job.maps:
                 self.maps_end[j] = self.now - js.job.arrival
-                js.reducers_waiting = js.job.reducers
+                js.reducers_waiting = js.job.reducers - js.reducers_done - int(self.running_reducers[j])
             return
+        self.running_reducers[j] -= 1
         js.reducers_done += 1
         if js.reducers_done == js.job.reducers:
             js.finish = self.now
             self.unfinished -= 1
+
+    def _kill(self, container: int) -> None:
+        """A failure ends the task on `container`: its flows are dropped (their unsent bytes
+        uncounted), a map waits again, a reducer waits again once its job's maps are all done."""
+        kind, j, _ = self.task.pop(container)
+        self.done_seq.pop(container, None)
+        f = self.flows
+        for fl in np.flatnonzero(f.active & (f.owner == container)).tolist():
+            rem = float(f.rem[fl])
+            self.net_bytes -= rem
+            if int((f.links[fl] != f.pad).sum()) - 1 > 2:  # it was counted as cross-rack
+                self.cross -= rem
+                self.job_cross[j] -= rem
+            f.drop(fl)
+        self.open_flows[container] = 0
+        self.dirty = True
+        self.tasks_lost += 1
+        js = self.jobs[j]
+        if kind == "map":
+            js.requeue(self.task_block.pop(container))
+        else:
+            self.running_reducers[j] -= 1
+            if js.maps_done == js.job.maps:
+                js.reducers_waiting += 1
+        x = container // self.topo.slots
+        if not self.down[x]:
+            self.idle[x].append(container)
+
+    def _fail(self, index: int) -> None:
+        """Failure `index` starts: see the module `failures` for what it destroys."""
+        fl = self.failures[index]
+        slots = self.topo.slots
+        newly = [x for x in fl.machines if self.down[x] == 0]
+        for x in fl.machines:
+            self.down[x] += 1
+        if math.isfinite(fl.duration):
+            self._push(self.now + fl.duration, "repair", index)
+        for x in newly:
+            for c in range(x * slots, (x + 1) * slots):
+                if c in self.task:
+                    self._kill(c)
+            self.idle[x] = []
+        f = self.flows
+        gone = np.asarray(newly, dtype=np.int64)
+        readers = np.flatnonzero(f.active & np.isin(f.links[:, 0], gone))  # up(x) = x: map reads from x
+        for c in sorted({int(f.owner[r]) for r in readers.tolist()}):
+            if c in self.task:
+                self._kill(c)
+        for j, js in enumerate(self.jobs):
+            if js.finish is not None:
+                continue
+            lost = np.flatnonzero(np.isin(js.ran_on, gone))
+            fetching = [c for c, (k, jj, _) in self.task.items() if k == "reduce" and jj == j and self.open_flows[c] > 0]
+            needed = js.maps_done < js.job.maps or js.reducers_waiting > 0 or fetching
+            if not lost.size or not needed:
+                continue
+            per_map = js.block * js.job.shuffle_bytes / js.job.input_bytes
+            for i in lost.tolist():
+                k = self.topo.rack_of(int(js.ran_on[i]))
+                js.map_output[k] = max(0.0, js.map_output[k] - per_map)
+                js.requeue(i)
+                js.maps_done -= 1
+                self.maps_rerun += 1
+            js.reducers_waiting = 0
+            for c in sorted(fetching):
+                self._kill(c)
+        self._machines_changed()
+
+    def _repair(self, index: int) -> None:
+        slots = self.topo.slots
+        for x in self.failures[index].machines:
+            self.down[x] -= 1
+            if self.down[x] == 0:
+                self.idle[x] = list(range(x * slots, (x + 1) * slots))
+        self._machines_changed()
+
+    def _machines_changed(self) -> None:
+        hook = getattr(self.scheduler, "machines_changed", None)
+        if hook is not None:
+            hook(self.down > 0)
 
     def _beat(self) -> None:
         n = self.topo.n_machines
@@ -230,6 +328,8 @@ class Twin:
     def run(self) -> Result:
         self._background()
         self._push(0.0, "beat", 0)
+        for index, fl in enumerate(self.failures):
+            self._push(fl.at, "fail", index)
         f = self.flows
         while self.unfinished:
             if self.dirty:
@@ -262,9 +362,14 @@ class Twin:
                         else:
                             self._compute(c)
             while self.heap and self.heap[0][0] <= self.now:
-                _, _, kind, arg = heapq.heappop(self.heap)
+                _, seq, kind, arg = heapq.heappop(self.heap)
                 if kind == "done":
-                    self._done(arg)
+                    if self.done_seq.pop(arg, None) == seq:  # else its task was lost to a failure
+                        self._done(arg)
+                elif kind == "fail":
+                    self._fail(arg)
+                elif kind == "repair":
+                    self._repair(arg)
                 elif kind == "bg":
                     self._background()
                 else:
@@ -280,7 +385,8 @@ class Twin:
                       busy_fraction=self.busy_seconds / (topo.n_containers * span),
                       peak_busy_fraction=self.peak_busy / topo.n_containers,
                       core_utilisation=self.core_seconds / (2 * topo.racks * topo.core_link * span),
-                      core_saturated_fraction=self.full_seconds / span)
+                      core_saturated_fraction=self.full_seconds / span,
+                      tasks_lost=self.tasks_lost, maps_rerun=self.maps_rerun)
 
 
 def isolated_floor(job: Job, topo: Topology, *, heartbeat: float = 1.0) -> float:
@@ -301,6 +407,7 @@ def isolated_floor(job: Job, topo: Topology, *, heartbeat: float = 1.0) -> float
 
 
 def run(jobs: Sequence[Job], replicas: Sequence[np.ndarray], scheduler: Scheduler, topo: Topology, *,
-        seed: int, **kw: float) -> Result:
-    """Play `jobs` (inputs placed as `replicas`, one (maps × 3) array per job) under `scheduler`."""
-    return Twin(jobs, replicas, scheduler, topo, seed=seed, **kw).run()
+        seed: int, failures: Sequence[Failure] = (), **kw: float) -> Result:
+    """Play `jobs` (inputs placed as `replicas`, one (maps × 3) array per job) under `scheduler`,
+    with `failures` (none by default)."""
+    return Twin(jobs, replicas, scheduler, topo, seed=seed, failures=failures, **kw).run()
