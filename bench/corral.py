@@ -10,12 +10,21 @@ Parts (`--parts`, default all; parts not run are kept from an existing `--json` 
   (FIFO capacity scheduler, delay scheduling with node-locality delay 30, random replicas), same
   seed. Per workload: makespan and cross-rack bytes vs Yarn-CS, and lp_gap = the plan's makespan
   (on its Model B latencies) vs the LP-Batch bound on the same latencies. `--plan-oversubscription`
-  is the O the planner assumes (chosen on seeds 1–5, see docs/corral/twin.md).
+  is the O the planner assumes (chosen on seeds 1–5, see docs/corral/twin.md). Beside them, reported
+  (no bar): LocalShuffle (Corral's plan and task placement, random replicas) and ShuffleWatcher-like
+  (each job alone in the racks minimising its own cross-rack bytes, random replicas, FIFO), and a
+  fourth, real workload, SWIM (200 jobs of the Facebook 2010 SWIM samples); `baselines` holds their
+  range over the seeds.
 - online: the same jobs arriving uniformly over 60 minutes (Corral's online plan, Yarn-CS by
   arrival): median job completion time vs Yarn-CS per workload, and lp_gap = the plan's mean
   completion − arrival (on its Model B latencies) vs the LP-Online bound on the same latencies
   (`lp_gap_thesis_path`: the thesis's provisioning path alone); `online` holds the worst over
   workloads and seeds.
+- robustness (§4.6, reported, no bar): the online scenario with the planner told job sizes off by
+  U(−50 %, +50 %) and half the jobs starting U(−4, +4) min off schedule
+  (`sextant_sim.corral.perturbation`); Corral vs Yarn-CS median (and mean) JCT with and without the
+  perturbation, on W1 (100 jobs over the hour) and W1x10 (1 000: the load where Corral gains on
+  this twin, docs/corral/twin.md "Online").
 - selector (§4.4.1): a tree of pods × racks × 40 machines × 4 VMs, 1 Gbps machine links, 10:1
   oversubscription at each level, disk 125 MB/s; per request a program with map and reduce rates
   exponential (mean 500 Mbps), selectivities log-uniform in [1/2, 2], a designated ⟨N_base, B_base⟩
@@ -71,7 +80,7 @@ from sextant_sim.corral import TWIN_VERSION
 MBIT = 1e6 / 8
 PLAN_O = 5.0  # the planner's assumed core oversubscription (chosen on seeds 1-5)
 GB = 1e9
-ALL_PARTS = ("batch", "online", "selector", "speed", "runtime")
+ALL_PARTS = ("batch", "online", "robustness", "selector", "speed", "runtime")
 STRATEGIES = ("baseline", "corral-i", "corral-r", "corral-t")
 
 
@@ -200,6 +209,9 @@ FALLBACK = 0.5  # a majority of a rack's machines down (the spec's "majority")
 RUNTIME_KEYS = ("makespan_vs_yarn", "fallback_vs_no_fallback", "replan_vs_fallback")
 ADHOC_KEYS = ("planned_median_jct_vs_yarn", "planned_makespan_vs_yarn", "adhoc_median_jct_vs_yarn",
               "adhoc_p90_jct_vs_yarn", "adhoc_makespan_vs_yarn", "replan_vs_plan")
+BATCH_WORKLOADS = (*WORKLOADS, "SWIM")
+BASELINES = ("localshuffle", "shufflewatcher")
+ROBUSTNESS = {"W1": 1, "W1x10": 10}  # scenario → jobs per hour as a multiple of W1's 100
 
 
 def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, Any]:
@@ -211,7 +223,7 @@ def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, A
 
     topo = Topology()
     out: dict[str, Any] = {}
-    for w in WORKLOADS:
+    for w in BATCH_WORKLOADS if not online else WORKLOADS:
         jobs = GEN[w](seed, 4.0 if quick else 1.0)
         if online:
             jobs = with_arrivals(jobs, seed)
@@ -237,6 +249,15 @@ def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, A
             row["cross_rack_vs_yarn"] = rel(corral["cross_rack_bytes"], yarn["cross_rack_bytes"])
             row["lp_gap"] = rel(corral["plan_objective"], corral["lp_batch"])
             row["corral"]["lp_batch"] = round(corral["lp_batch"], 3)
+            for b in BASELINES:
+                c0 = time.process_time()
+                res = run_policy(b, jobs, topo, seed)
+                row[b] = {**{k: round(float(res[k]), 3) for k in keep},
+                          "makespan_vs_yarn": rel(res["makespan"], yarn["makespan"]),
+                          "cross_rack_vs_yarn": rel(res["cross_rack_bytes"], yarn["cross_rack_bytes"])}
+                if b == "shufflewatcher":
+                    row[b]["widths"] = np.bincount([len(r) for r in res["racks"]], minlength=topo.racks + 1)[1:].tolist()
+                row["cpu_seconds"] = round(row["cpu_seconds"] + time.process_time() - c0, 2)
         out[w] = row
     return out
 
@@ -316,6 +337,34 @@ def run_runtime(seed: int, quick: bool, plan_o: float, fail_duration: float, rep
                                                       "adhoc_makespan")},
         "replan_vs_plan": rel(stats["corral_replan"]["planned_median_jct"], c["planned_median_jct"]),
         "cpu_seconds": round(time.process_time() - c0, 2)}
+
+
+def run_robustness(seed: int, quick: bool, plan_o: float) -> dict[str, Any]:
+    """Per scenario: Corral vs Yarn-CS median and mean JCT, nominal and perturbed (module docstring)."""
+    from sextant_sim.corral.experiment import run_policy
+    from sextant_sim.corral.network import Topology
+    from sextant_sim.corral.perturbation import perturb, run_corral_on
+    from sextant_sim.corral.workloads import w1, with_arrivals
+
+    topo = Topology()
+    out: dict[str, Any] = {}
+    for name, load in ROBUSTNESS.items():
+        c0 = time.process_time()
+        jobs = with_arrivals(w1(seed, 4.0 if quick else 1.0, n_jobs=100 * load), seed)
+        planned, actual = perturb(jobs, seed)
+        yarn = run_policy("yarn", jobs, topo, seed, online=True)
+        corral = run_corral_on(jobs, jobs, topo, seed, plan_oversubscription=plan_o)
+        yarn_p = run_policy("yarn", actual, topo, seed, online=True)
+        corral_p = run_corral_on(planned, actual, topo, seed, plan_oversubscription=plan_o)
+        out[name] = {"jobs": len(jobs),
+                     "nominal_median_vs_yarn": rel(corral["median_jct"], yarn["median_jct"]),
+                     "perturbed_median_vs_yarn": rel(corral_p["median_jct"], yarn_p["median_jct"]),
+                     "nominal_mean_vs_yarn": rel(corral["mean_jct"], yarn["mean_jct"]),
+                     "perturbed_mean_vs_yarn": rel(corral_p["mean_jct"], yarn_p["mean_jct"]),
+                     "median_jct": {"yarn": round(yarn["median_jct"], 3), "corral": round(corral["median_jct"], 3),
+                                    "yarn_perturbed": round(yarn_p["median_jct"], 3),
+                                    "corral_perturbed": round(corral_p["median_jct"], 3)},
+                     "cpu_seconds": round(time.process_time() - c0, 2)}
     return out
 
 
@@ -349,6 +398,11 @@ def main() -> int:
                     keys = ("makespan_vs_yarn", "cross_rack_vs_yarn", "lp_gap") if part == "batch" else (
                         "median_jct_vs_yarn", "mean_jct_vs_yarn", "lp_gap", "lp_gap_thesis_path")
                     print(f"{seed:>4} {part:>6} {w}: " + ", ".join(f"{k} {r[k]}" for k in keys) + f" ({r['cpu_seconds']} s CPU)")
+        if "robustness" in parts:
+            row["robustness"] = run_robustness(seed, args.quick, args.plan_oversubscription)
+            for name, r in row["robustness"].items():
+                print(f"{seed:>4} robustness {name}: median vs Yarn-CS nominal {r['nominal_median_vs_yarn']}, "
+                      f"perturbed {r['perturbed_median_vs_yarn']} ({r['cpu_seconds']} s CPU)")
         if "selector" in parts:
             reqs = requests(seed, count)
             rows = {s: run_selector(seed, s, reqs, pods, 0.75) for s in STRATEGIES}
@@ -394,16 +448,16 @@ def main() -> int:
         setup["runtime"] = old_setup["runtime"]
     if "selector" not in parts:  # the selector's figures keep the setup they were measured with
         setup.update({k: old_setup[k] for k in ("requests_per_seed", "vms", "occupancy_rule", "candidates") if k in old_setup})
-    if not parts & {"batch", "online"} and "twin" in old_setup:
+    if not parts & {"batch", "online", "robustness"} and "twin" in old_setup:
         setup["twin"] = old_setup["twin"]
     doc = {"benchmark": "corral", "code_version": code_version(), "seeds": seeds,
            "quick": any(quick_parts.values()), "quick_parts": quick_parts, "setup": setup,
-           **worst, "per_seed": per_seed, "worst": worst,
-           "not_built": "ShuffleWatcher, SWIM mix, size-error/jitter study",
+           **worst, "baselines": baseline_ranges(per_seed), "per_seed": per_seed, "worst": worst,
+           "not_built": "SWIM online; ShuffleWatcher's network-aware shuffle delay; the runtime on the platform",
            "twin_version": TWIN_VERSION,
            "load_avg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}}
-    if old and parts != set(ALL_PARTS):
-        doc["parts_kept_from_previous_run"] = sorted(set(ALL_PARTS) - parts)
+    if old and parts != set(all_parts):
+        doc["parts_kept_from_previous_run"] = sorted(set(all_parts) - parts)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(doc, indent=2) + "\n")
     print("worst:", json.dumps(worst))
@@ -411,6 +465,25 @@ def main() -> int:
 
 
 LOWER_IS_WORSE = ("goodput_vs_baseline",)
+ROBUSTNESS_KEYS = ("nominal_median_vs_yarn", "perturbed_median_vs_yarn", "nominal_mean_vs_yarn", "perturbed_mean_vs_yarn")
+
+
+def baseline_ranges(per_seed: dict[str, Any]) -> dict[str, Any] | None:
+    """Per batch workload and baseline: [lowest, highest] over the seeds of makespan and cross-rack
+    bytes vs Yarn-CS (reported, not claims)."""
+    rows = [r["batch"] for r in per_seed.values() if "batch" in r]
+    if not rows or len(rows) != len(per_seed):
+        return None
+    out: dict[str, Any] = {}
+    for w in BATCH_WORKLOADS:
+        if not all(w in r and all(b in r[w] for b in BASELINES) for r in rows):
+            continue
+        out[w] = {}
+        for b in ("corral", *BASELINES):
+            got = [r[w] if b == "corral" else r[w][b] for r in rows]
+            out[w][b] = {k: [min(v), max(v)] for k in ("makespan_vs_yarn", "cross_rack_vs_yarn")
+                         for v in [[x[k] for x in got if x[k] is not None]] if v}
+    return out or None
 
 
 def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
@@ -423,15 +496,20 @@ def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
         return min(xs) if key in LOWER_IS_WORSE else max(xs)
 
     rows = list(per_seed.values())
-    out: dict[str, Any] = {"batch": None, "online": None, "selector": None, "speed": None, "runtime": None}
+    out: dict[str, Any] = {"batch": None, "online": None, "robustness": None, "selector": None, "speed": None,
+                           "runtime": None}
     if all("batch" in r for r in rows):
+        ws = [w for w in BATCH_WORKLOADS if all(w in r["batch"] for r in rows)]
         out["batch"] = {w: {k: pick([r["batch"][w][k] for r in rows], k) for k in ("makespan_vs_yarn", "cross_rack_vs_yarn", "lp_gap")}
-                        for w in WORKLOADS}
+                        for w in ws}
     if all("online" in r for r in rows):
         out["online"] = {"median_jct_vs_yarn": pick([r["online"][w]["median_jct_vs_yarn"] for r in rows for w in WORKLOADS], "x"),
                          "lp_gap": pick([r["online"][w].get("lp_gap") for r in rows for w in WORKLOADS], "x"),
                          "per_workload": {w: pick([r["online"][w]["median_jct_vs_yarn"] for r in rows], "x") for w in WORKLOADS},
                          "lp_gap_per_workload": {w: pick([r["online"][w].get("lp_gap") for r in rows], "x") for w in WORKLOADS}}
+    if all("robustness" in r for r in rows):
+        out["robustness"] = {s: {k: pick([r["robustness"][s][k] for r in rows], k) for k in ROBUSTNESS_KEYS}
+                             for s in ROBUSTNESS if all(s in r["robustness"] for r in rows)}
     if all("selector" in r for r in rows):
         out["selector"] = {k: pick([r["selector"][k] for r in rows], k) for k in ("rejected_vs_baseline", "goodput_vs_baseline")}
     if all("runtime" in r for r in rows):

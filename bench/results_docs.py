@@ -130,9 +130,12 @@ INTRO: dict[str, tuple[str, str]] = {
         "estimates`. Metrics: docs/twin.md, \"Metrics\"."),
     "corral": (
         "Corral: the planner on its twin, the resource selector, speed",
-        "Batch: W1, W2, W3 on the Corral twin (7 racks × 30 machines, 5:1 core, background up to 50 %), "
+        "Batch: W1, W2, W3 and SWIM on the Corral twin (7 racks × 30 machines, 5:1 core, background up to 50 %), "
         "Corral's plan and runtime against Yarn-CS with delay scheduling: makespan and cross-rack bytes "
-        "vs Yarn-CS, lp_gap = the plan vs LP-Batch; online: arrivals over 60 minutes, median JCT vs "
+        "vs Yarn-CS, lp_gap = the plan vs LP-Batch; LocalShuffle and ShuffleWatcher-like beside them "
+        "(`baselines`: lowest and highest over the seeds, no bar); robustness: Corral vs Yarn-CS median "
+        "and mean JCT online with and without 50 % size error and ±4 min jitter on half the starts (W1, "
+        "and W1x10 = 1 000 jobs over the hour; no bar); online: arrivals over 60 minutes, median JCT vs "
         "Yarn-CS (worst workload), lp_gap = the plan's mean completion − arrival vs LP-Online "
         "(why the online gain is small: docs/corral/twin.md, \"Online\"). Selector: Corral-I, Corral-R and Corral-T against Baseline on a "
         "request-level simulator (15 000 requests on 16 000 VMs, 75 % offered occupancy, 10:1; no "
@@ -144,7 +147,7 @@ INTRO: dict[str, tuple[str, str]] = {
         "`bench/corral.py --quick --seeds 6-10 --json bench/results/corral.json`, then the selector and "
         "speed at full size by `bench/corral.py --parts selector,speed --seeds 6-10 --json "
         "bench/results/corral.json` (`quick_parts`). Definitions: "
-        "docs/corral/README.md, docs/corral/selector.md, docs/corral/twin.md."),
+        "docs/corral/README.md, docs/corral/selector.md, docs/corral/twin.md, docs/corral/baselines.md."),
     "quality-planning": (
         "Decision quality: the planning loss",
         "`sextant-true-rows` (`sextant` fed the true classification rows), `sextant` on the estimate "

@@ -10,7 +10,9 @@
   - `corral`: the offline plan (`sextant_core.corral.planner.plan`, batch or online; online with
     `keep_if_better`, chosen on seeds 1–5: docs/corral/twin.md), one replica in the job's racks,
     `CorralRuntime` with the plan's racks and priorities;
-  - `localshuffle`: Corral's plan and task placement with random replicas (§4.6's ablation).
+  - `localshuffle`: Corral's plan and task placement with random replicas (§4.6's ablation);
+  - `shufflewatcher`: Yarn-CS's replicas, each job alone in the racks minimising its own
+    cross-rack bytes, FIFO (`baselines`); `racks` holds the subsets.
   The background traffic depends only on `seed` (the same for every policy).
 - Runtime options (defaults off: the runs above unchanged): `failures` (module `failures`, for
   every policy), `fallback` (Corral's threshold, `schedulers.CorralRuntime`), `adhoc` (job ids not
@@ -27,6 +29,7 @@ import numpy as np
 from sextant_core.corral.mrcute import JobProfile, latency_b
 from sextant_core.corral.planner import Plan, lp_batch_bound, lp_online_bound, plan, with_data_penalty
 
+from .baselines import shufflewatcher
 from .failures import Failure
 from .jobs import rack_replicas, random_replicas
 from .network import Topology
@@ -35,7 +38,7 @@ from .schedulers import CorralRuntime, Scheduler, YarnCS
 from .twin import B_TASK, run
 from .workloads import Job
 
-POLICIES = ("yarn", "corral", "localshuffle")
+POLICIES = ("yarn", "corral", "localshuffle", "shufflewatcher")
 
 
 def corral_latency(jobs: Sequence[Job], topo: Topology, *, plan_oversubscription: float | None = None) -> np.ndarray:
@@ -72,6 +75,8 @@ def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, onl
     if name == "yarn":
         replicas = [random_replicas(topo, j.maps, rng) for j in jobs]
         scheduler = YarnCS(topo, sorted(range(len(jobs)), key=lambda i: (jobs[i].arrival, i)))
+    elif name == "shufflewatcher":
+        replicas, scheduler, out["racks"] = shufflewatcher(jobs, topo, rng)
     elif name in ("corral", "localshuffle"):
         unplanned = set(adhoc)
         planned = [i for i in range(len(jobs)) if i not in unplanned]

@@ -15,15 +15,29 @@ fewer, larger tasks) for quick runs; the statistics below hold at `task_scale = 
   drawn by stratified quantiles (one draw per 1/J-quantile band, shuffled) through a Gaussian
   copula (ρ = 0.95: bigger jobs have more tasks, so per-task bytes stay near the table's medians' ratio) so a 200-job sample hits the table; reducers = ⌈tasks / 5⌉.
 
+- **SWIM** (Facebook 2010, the SWIM project's 24 one-hour samples: `shared/data/swim-fb-2010/`, a
+  real mix, not a thesis workload): `swim` draws 200 of the file's 25 428 jobs, one per 1/J band
+  of input bytes (stratified, so a batch's input quantiles follow the file's), and keeps each
+  job's own input, shuffle and output bytes. [IMPL CHOICE] The file has no task counts: maps =
+  ⌈input / 256 MB⌉ capped at 4 000 (larger jobs get larger blocks), reducers = one per GB (Hive's
+  bytes per reducer then) of the larger of shuffle and output, capped at 999 (Model B charges a
+  reducer its output: a map-only job writing 283 GB through one reducer was planned at 2 400 s,
+  and the planner saw the whole batch as rack-time bound); bytes below 1 MB count as 1 MB (the twin has no
+  map-only or empty jobs: a third of the file shuffles nothing); jobs that read the same input path
+  read their own copies (the thesis's assumption, §4.4; `swim_rows` keeps the path ids).
+
 Gap choices (the thesis gives only the statistics above): the class shares of W1, the medium jobs
 of W2, the copula, the reducer counts and the per-task rates (log-uniform 50–200 MB/s).
 """
 
 from __future__ import annotations
 
+import gzip
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import norm
@@ -136,7 +150,64 @@ def w3(seed: int, task_scale: float = 1.0, n_jobs: int = 200) -> list[Job]:
     return jobs
 
 
-WORKLOADS: dict[str, Callable[..., list[Job]]] = {"W1": w1, "W2": w2, "W3": w3}
+SWIM_TRACE = (Path(__file__).resolve().parents[5].parent / "shared" / "data" / "swim-fb-2010"
+              / "FB-2010_samples_24_times_1hr_withInputPaths_0.tsv.gz")
+SWIM_MIN_BYTES = 1 * MB
+SWIM_MAX_MAPS = 4000
+SWIM_MAX_REDUCERS = 999
+
+
+@dataclass(frozen=True)
+class SwimTrace:
+    """The SWIM file's columns: input, shuffle and output bytes, and the input path id per job."""
+
+    input: np.ndarray
+    shuffle: np.ndarray
+    output: np.ndarray
+    path: np.ndarray  # int: "inputPath17" → 17
+
+
+@cache
+def load_swim(path: Path = SWIM_TRACE) -> SwimTrace:
+    """Read the SWIM FB-2010 file (tab-separated, no header; README beside it)."""
+    cols: list[list[float]] = [[], [], [], []]
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            for c, k in enumerate((3, 4, 5)):
+                cols[c].append(float(fields[k]))
+            cols[3].append(float(fields[6].removeprefix("inputPath")))
+    return SwimTrace(np.asarray(cols[0]), np.asarray(cols[1]), np.asarray(cols[2]), np.asarray(cols[3], dtype=np.int64))
+
+
+def swim_rows(seed: int, n_jobs: int = 200, trace: SwimTrace | None = None) -> np.ndarray:
+    """Indices of the file's jobs in a batch: one uniform draw in each of `n_jobs` equal-count bands
+    of the jobs sorted by input bytes (ties by file order), in a seeded random order."""
+    t = load_swim() if trace is None else trace
+    rng = np.random.default_rng([seed, 4])
+    by_input = np.argsort(t.input, kind="stable")
+    edges = np.linspace(0, len(by_input), n_jobs + 1).round().astype(np.int64)
+    picks = np.array([by_input[rng.integers(lo, hi)] for lo, hi in zip(edges[:-1], edges[1:], strict=True)])
+    return picks[rng.permutation(n_jobs)]
+
+
+def swim(seed: int, task_scale: float = 1.0, n_jobs: int = 200, trace: SwimTrace | None = None) -> list[Job]:
+    """The SWIM batch (module docstring): the rows of `swim_rows`, task counts from their bytes."""
+    t = load_swim() if trace is None else trace
+    rows = swim_rows(seed, n_jobs, t)
+    rng = np.random.default_rng([seed, 5])
+    jobs = []
+    for j, i in enumerate(rows.tolist()):
+        size, shuffle, out = (max(SWIM_MIN_BYTES, float(x[i])) for x in (t.input, t.shuffle, t.output))
+        maps = min(SWIM_MAX_MAPS, math.ceil(size / (256 * MB)))
+        reducers = min(SWIM_MAX_REDUCERS, math.ceil(max(shuffle, out) / GB))
+        bm, br = _rates(rng)
+        m, r = _scaled(maps, reducers, task_scale)
+        jobs.append(Job(j, m, r, size, shuffle, out, bm, br))
+    return jobs
+
+
+WORKLOADS: dict[str, Callable[..., list[Job]]] = {"W1": w1, "W2": w2, "W3": w3, "SWIM": swim}
 
 
 def with_arrivals(jobs: list[Job], seed: int, horizon: float = 3600.0) -> list[Job]:
