@@ -15,7 +15,7 @@ fewer, larger tasks) for quick runs; the statistics below hold at `task_scale = 
   drawn by stratified quantiles (one draw per 1/J-quantile band, shuffled) through a Gaussian
   copula (ρ = 0.95: bigger jobs have more tasks, so per-task bytes stay near the table's medians' ratio) so a 200-job sample hits the table; reducers = ⌈tasks / 5⌉.
 
-- **SWIM** (Facebook 2010, the SWIM project's 24 one-hour samples: `shared/data/swim-fb-2010/`, a
+- **SWIM** (Facebook 2010, the SWIM project's 24 one-hour samples: `data/swim-fb-2010/` (the repository's copy of `shared/data/`), a
   real mix, not a thesis workload): `swim` draws 200 of the file's 25 428 jobs, one per 1/J band
   of input bytes (stratified, so a batch's input quantiles follow the file's), and keeps each
   job's own input, shuffle and output bytes. [IMPL CHOICE] The file has no task counts: maps =
@@ -150,7 +150,8 @@ def w3(seed: int, task_scale: float = 1.0, n_jobs: int = 200) -> list[Job]:
     return jobs
 
 
-SWIM_TRACE = (Path(__file__).resolve().parents[5].parent / "shared" / "data" / "swim-fb-2010"
+# the repository's copy of shared/data/swim-fb-2010 (New BSD; LICENSE beside it), so tests run on a clean clone
+SWIM_TRACE = (Path(__file__).resolve().parents[5] / "data" / "swim-fb-2010"
               / "FB-2010_samples_24_times_1hr_withInputPaths_0.tsv.gz")
 SWIM_MIN_BYTES = 1 * MB
 SWIM_MAX_MAPS = 4000
