@@ -221,6 +221,15 @@ def test_reclaim_shrinks_cores_when_no_whole_node_can_go() -> None:
     assert [a.cores for a in adj.allocation.assignments] == [6, 6]
 
 
+def test_recorded_ladders_replay_under_their_own_parameters() -> None:
+    # a log recorded at ladder 8.3 is re-derived with 8.3's growth (in cores), the current one in nodes
+    cur = policy_set("sextant-adaptive")
+    old = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.3")
+    assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
+    assert cur.version.endswith("+8.4") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
+
+
 def test_latency_off_with_spare_capacity_evicts_best_effort_first() -> None:
     st, wid = service(nodes=1, cores=4)  # 3.5e9 capacity on s0 (4 of 8 cores)
     st = fold(running("be", alloc(("s0", 4, 4.0)), best_effort=True), st)
