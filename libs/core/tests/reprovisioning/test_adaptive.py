@@ -18,7 +18,7 @@ from sextant_core.decide import decide
 from sextant_core.policies import PolicySet
 from sextant_core.process import react
 from sextant_core.profiles import policy_set
-from sextant_core.reprovisioning.adaptive import Adaptive
+from sextant_core.reprovisioning.adaptive import LADDERS, Adaptive
 from sextant_core.reprovisioning.params import AdaptationParams
 from sextant_core.state import fold
 from sextant_core.state.model import ClusterState
@@ -164,10 +164,52 @@ def test_model_free_growth_reshapes_a_service_whose_node_size_no_server_has() ->
                                             kind=WorkloadKind.SERVICE),
                ev.PerformanceObserved(at=2500.0, workload_id="svc", value=1.0e9, ratio_to_target=0.2)])
     (adj,) = observe(st, "svc", ratio=0.2, value=1.0e9, p99=5.0, offered=8.0e9)
-    # serving under half its target: double the cores, 8 → 16, in equal nodes: 16 / 4 = 4 nodes of 4
-    # cores (its own server keeps its place, resized), the first size with enough servers
+    # serving under half its target: twice the nodes, in nodes of the largest size with enough
+    # servers — 4 cores; a 4-core node counts for S(4) / S(8) = 3.5 / 6.0 of an 8-core one, so
+    # 2 / 0.58 → 4 nodes of 4 cores (its own server keeps its place, resized)
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out" and "model-free" in adj.reason
     assert [(x.server_id, x.cores) for x in adj.allocation.assignments] == [("s0", 4), ("s1", 4), ("s2", 4), ("s3", 4)]
+    # ladder 8.4 counted cores: twice the 8 cores, 16 / 4 → the same 4 nodes here
+    (old,) = observe(st, "svc", ratio=0.2, value=1.0e9, p99=5.0, offered=8.0e9, p=LADDERS["8.4"])
+    assert old.allocation == adj.allocation
+
+
+# a scale-up curve flat beyond 8 cores (16 cores are 2 % above 8: the estimate's noise on a plateau)
+FLAT = {"c1": 1.0e9, "c2": 1.9e9, "c4": 3.5e9, "c8": 6.0e9, "c16": 6.12e9}
+
+
+def _wide_service() -> ClusterState:
+    """`svc` on 2 nodes × 16 cores (s0, s1: 16-core servers); s2…s7 have 8 cores free of 16."""
+    t = ThroughputLatencyTarget(qps=5.0e8, p99_latency_ms=1.0)
+    a = alloc(("s0", 16, 4.0), ("s1", 16, 4.0))
+    return fold([*(server(f"s{i}", cores=16) for i in range(8)),
+                 *(e for i in range(2, 8) for e in running(f"f{i}", alloc((f"s{i}", 8, 4.0)))),
+                 ev.WorkloadSubmitted(at=2.0, workload_id="svc", tenant="t", kind=WorkloadKind.SERVICE, target=t,
+                                      spec=TwinWorkloadRef(ref="svc"), fast_path=True),
+                 ev.WorkloadClassified(at=2.0, workload_id="svc", decision=record(1), scale_up=FLAT,
+                                       heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
+                                       caused={"memory_bw": 10.0}),
+                 ev.WorkloadAdmitted(at=2.0, workload_id="svc", decision=record(2), arq_class=0),
+                 ev.PlacementDecided(at=2.0, workload_id="svc", decision=record(3), allocation=a),
+                 ev.WorkloadStarted(at=2.0, workload_id="svc", allocation=a)])
+
+
+def test_a_small_miss_reshapes_into_one_more_node_not_twice_the_servers() -> None:
+    # a miss by 0.5 % with the model seeing spare capacity (u = 10e9 / 12.24e9 = 0.82) and no
+    # server with 16 free cores: model-free growth by one node's worth. Ladder 8.5: 2 × 1.5 = 3
+    # nodes — of 8 cores, as good as 16 by the curve (within 5 %); ladder 8.4: 32 cores × 1.5 = 48
+    # cores in nodes of 8 = 6 nodes, twice the servers for the same growth
+    st = _wide_service()
+    (adj,) = observe(st, "svc", ratio=0.995, value=10.0e9, p99=1.1, offered=10.0e9)
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_out" and "model-free" in adj.reason
+    assert [(x.server_id, x.cores) for x in adj.allocation.assignments] == [("s0", 8), ("s1", 8), ("s2", 8)]
+    assert "2x16 -> 3x8 cores" in adj.reason
+    (old,) = observe(st, "svc", ratio=0.995, value=10.0e9, p99=1.1, offered=10.0e9, p=LADDERS["8.4"])
+    assert len(old.allocation.assignments) == 6 and "2x16 -> 6x8 cores" in old.reason
+    # without the tolerance a smaller node counts for less: 2 × 1.5 × 1.02 = 3.06 → 4 nodes
+    (wider,) = observe(st, "svc", ratio=0.995, value=10.0e9, p99=1.1, offered=10.0e9,
+                       p=replace(CLASSIC, blind_growth_size_tolerance=0.0))
+    assert len(wider.allocation.assignments) == 4
 
 
 def test_service_within_band_is_left_alone() -> None:
@@ -182,6 +224,16 @@ def test_reclaim_shrinks_cores_when_no_whole_node_can_go() -> None:
     # 6 → 2 × 4.75e9 = 9.5e9 ≥ 8.7e9, 5 → 2 × 4.125e9 = 8.25e9 < 8.7e9
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_down"
     assert [a.cores for a in adj.allocation.assignments] == [6, 6]
+
+
+def test_recorded_ladders_replay_under_their_own_parameters() -> None:
+    # a log recorded at ladder 8.4 is re-derived with 8.4's growth (in cores), the current one in nodes
+    cur = policy_set("sextant-adaptive")
+    old = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.4")
+    assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
+    assert cur.version.endswith("+8.5") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
+    assert old.reprovisioner.params.straggler_rule == cur.reprovisioner.params.straggler_rule == "progress"
 
 
 def test_latency_off_with_spare_capacity_evicts_best_effort_first() -> None:

@@ -95,12 +95,15 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.4"  # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`)
+VERSION = "8.5"  # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`)
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.3": AdaptationParams(straggler_rule="rate"),
-                                        "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate")}
+                                        "8.4": AdaptationParams(blind_growth_in_nodes=False),
+                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False),
+                                        "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate",
+                                                                blind_growth_in_nodes=False)}
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -532,10 +535,12 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                     reason: str, ratio: float) -> Sequence[ev.Event]:
         """[IMPL CHOICE] Model-free scale-out of a service that misses its QoS where the model
         sees nothing to add. The load is split evenly, so every node has the same size (a smaller
-        one would bind): the service grows to about twice its cores while it serves under half its
+        one would bind): the service grows to about twice its capacity while it serves under half its
         target, by one node's worth otherwise, in nodes of the largest size (its current one or a
-        power of two below) for which enough servers have room; its own servers keep their place,
-        resized to that size (a reshape; a size one of them has no room to grow to is skipped), and best-effort residents of the new servers are evicted.
+        power of two below) for which enough servers have room — counted in nodes, a smaller node
+        worth S(current size) / S(its size) of the classification's scale-up curve (one within
+        `blind_growth_size_tolerance`; ladder 8.3 counted cores, `blind_growth_in_nodes`); its
+        own servers keep their place, resized to that size (a reshape; a size one of them has no room to grow to is skipped), and best-effort residents of the new servers are evicted.
         Measured need: on quasar-memcached-diurnal seed 1 an in-place scale-up had grown
         memcached's nodes to 23 cores; at the evening peak no server had room for a fifth such
         node, every model-based rung predicted no gain, and it served nothing for 8 hours."""
@@ -548,7 +553,15 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         grow = 2.0 if ratio < 0.5 else 1.0 + 1.0 / n
         sizes = [top, *(c for c in (16, 8, 4, 2, 1) if c < top)]
         for size in sizes:
-            nodes = min(math.ceil(total * grow / size), self.params.max_nodes)
+            # ladder 8.5 counts the growth in nodes of the model's relative capacity (a smaller
+            # node within `blind_growth_size_tolerance` of the larger counts as one); 8.4 counted
+            # cores, so a reshape below a flat scale-up curve's knee multiplied the servers
+            if self.params.blind_growth_in_nodes:
+                rel = m.up(top) / max(m.up(size), 1e-12)
+                want = n * grow * (1.0 if rel <= 1.0 + self.params.blind_growth_size_tolerance else rel)
+            else:
+                want = total * grow / size
+            nodes = min(math.ceil(want - 1e-9), self.params.max_nodes)
             if nodes <= n or any(state.servers[a.server_id].free_cores < size - a.cores for a in alloc.assignments):
                 continue
             added: list[Assignment] = []
