@@ -46,6 +46,7 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.linalg import _umath_linalg
 from numpy.typing import NDArray
 from sextant_contracts.events import LEGACY_FINGERPRINT, MODEL_FINGERPRINT, Fingerprint
 
@@ -173,19 +174,33 @@ def _truncated_svd(resid: FloatArray, rank: int) -> tuple[FloatArray, FloatArray
 
 
 def _solve_side(mask_f: FloatArray, target: FloatArray, feats: FloatArray, n_obs: FloatArray,
-                penalty: FloatArray) -> FloatArray:
+                penalty: FloatArray, floor: FloatArray | None = None) -> FloatArray:
     """For every row r of `target` solve ``(Σ_j m_rj f_j f_jᵀ + diag(penalty)·n_r) z = Σ_j m_rj t_rj f_j``.
 
-    `feats` (J, d) are the features of the other side, `target` (R, J) zero where unobserved.
+    `feats` (J, d) are the features of the other side, `target` (R, J) zero where unobserved;
+    `floor` is ``max(n_obs, 1)`` as an (R, 1) column when the caller has it already.
     """
     d = feats.shape[1]
     outer = (feats[:, :, None] * feats[:, None, :]).reshape(feats.shape[0], d * d)
     gram = (mask_f @ outer).reshape(-1, d, d)
-    idx = np.arange(d)
-    gram[:, idx, idx] += np.maximum(n_obs, 1.0)[:, None] * penalty[None, :]
+    if floor is None:
+        floor = np.maximum(n_obs, 1.0)[:, None]
+    gram.reshape(-1, d * d)[:, :: d + 1] += floor * penalty[None, :]  # the diagonal, in place
     rhs = target @ feats
-    sol = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
-    return np.asarray(sol, dtype=np.float64)
+    return _solve(gram, rhs[:, :, None])[:, :, 0]
+
+
+def _solve(a: FloatArray, b: FloatArray) -> FloatArray:
+    """`numpy.linalg.solve(a, b)` for stacks of square float64 systems and (…, M, 1) right-hand
+    sides: the same LAPACK gufunc under the same error state (a singular system raises
+    `LinAlgError`), without the wrapper's checks and conversions (most of its cost on the small
+    systems here); bit-identical results."""
+    with np.errstate(call=_raise_singular, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        return np.asarray(_umath_linalg.solve(a, b, signature="dd->d"))
+
+
+def _raise_singular(err: object, flag: object) -> None:
+    raise np.linalg.LinAlgError("Singular matrix")
 
 
 def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = None) -> Fit:
@@ -213,28 +228,38 @@ def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = 
         q, p = np.zeros((m_rows, 0)), np.zeros((n, 0))
 
     col_bias_pen = params.reg_bias if params.column_bias else 0.0
-    ones_m = np.ones((m_rows, 1))
-    ones_n = np.ones((n, 1))
     mf_t = np.ascontiguousarray(mf.T)
+    n_obs_total = mf.sum()
+    row_floor = np.maximum(n_row, 1.0)[:, None]
+    col_floor = np.maximum(n_col, 1.0)[:, None]
+    y_mu = y - mu  # the first operation of both sides' targets, the same each sweep
+    feats_n = np.empty((n, k + 1))  # [1, p_i] of each column
+    feats_n[:, 0] = 1.0
+    feats_m = np.empty((m_rows, k + 1))  # [1, q_u] of each row
+    feats_m[:, 0] = 1.0
     prev = np.inf
-    rmse = float(np.sqrt((resid**2).sum() / mf.sum()))
+    rmse = float(np.sqrt((resid**2).sum() / n_obs_total))
     epochs = 0
     for epochs in range(1, params.max_epochs + 1):  # noqa: B007 - epochs is reported
         lam = max(params.reg, params.reg_start * 0.5 ** (epochs - 1))  # continuation: large -> reg
-        row_pen = np.concatenate([[0.0], np.full(k, lam)])
-        col_pen = np.concatenate([[col_bias_pen], np.full(k, lam)])
+        row_pen = np.full(k + 1, lam)
+        row_pen[0] = 0.0
+        col_pen = np.full(k + 1, lam)
+        col_pen[0] = col_bias_pen
         # rows: z_u = [b_u, q_u] given [1, p_i]
-        zr = _solve_side(mf, (y - mu - c[None, :]) * mf, np.hstack([ones_n, p]), n_row, row_pen)
+        feats_n[:, 1:] = p
+        zr = _solve_side(mf, (y_mu - c[None, :]) * mf, feats_n, n_row, row_pen, row_floor)
         b, q = zr[:, 0], zr[:, 1:]
         # columns: z_i = [c_i, p_i] given [1, q_u]
-        target_t = ((y - mu - b[:, None]) * mf).T
+        target_t = ((y_mu - b[:, None]) * mf).T
         if params.column_bias:
-            zc = _solve_side(mf_t, target_t, np.hstack([ones_m, q]), n_col, col_pen)
+            feats_m[:, 1:] = q
+            zc = _solve_side(mf_t, target_t, feats_m, n_col, col_pen, col_floor)
             c, p = zc[:, 0], zc[:, 1:]
         elif k > 0:
-            p = _solve_side(mf_t, target_t, q, n_col, col_pen[1:])
+            p = _solve_side(mf_t, target_t, q, n_col, col_pen[1:], col_floor)
         err = (y - (mu + b[:, None] + c[None, :] + q @ p.T)) * mf
-        rmse = float(np.sqrt((err**2).sum() / mf.sum()))
+        rmse = float(np.sqrt((err**2).sum() / n_obs_total))
         if lam > params.reg:
             continue  # still annealing the penalty
         if prev < np.inf and prev - rmse <= params.tol * prev:

@@ -79,4 +79,4 @@ def decode_line(line: str) -> Envelope:
     """The envelope of an `encode_line` line, read as the store reads a row (trusted when its
     checksum matches)."""
     columns, _, payload = line.partition("\t")
-    return envelope_from_record({**json.loads(columns), "payload": payload})
+    return envelope_from_record({**codec.loads(columns), "payload": payload})
