@@ -99,3 +99,23 @@ def test_the_versions_are_kept() -> None:
         SextantParams(residents="none")
     with pytest.raises(ValueError):
         SextantParams(resident_fallback="evict")
+
+
+def test_per_core_sources_feel_the_heaviest_co_runner_and_the_cache_is_pure() -> None:
+    # r tolerates 50 on `core` (a per-core source); q already causes 45 there. The newcomer's 45
+    # makes the heaviest co-runner 45, not a sum of 90: x = 0.9, 1.0526 · 0.9595 ≥ 1 → kept. On a
+    # shared source (memory_bw) the same numbers add up to 90: x = 1.8 → broken.
+    from sextant_core.placement.table import TableIndex
+
+    def count(source: str) -> int:
+        w = resident(World().server("a1"), "r", "a1", tolerated=vec(100.0, **{source: 50.0}))
+        st = resident(w, "q", "a1", caused=vec(0.0, **{source: 45.0})).state()
+        c_new = np.array([vec(0.0, **{source: 45.0})[s] for s in SOURCES])
+        g = ResidentGuard(SizingParams())
+        table = TableIndex().table(st)
+        first = int(g.broken(st, table, np.array([0]), c_new, at=5.0, max_cores=8)[0])
+        assert int(g.broken(st, table, np.array([0]), c_new, at=5.0, max_cores=8)[0]) == first  # cached: same
+        return first
+
+    assert count("core") == 0
+    assert count("memory_bw") == 1

@@ -60,7 +60,8 @@ _KEPT = 1 << 16  # resident entries kept before the cache is cleared
 class _Resident:
     """What protecting one resident on its server needs, fixed while its inputs are."""
 
-    key: tuple[object, object, object, object]
+    key: tuple[object, object, object, object]  # compared by identity
+    max_cores: int  # the curve's length its model was built for
     tolerated: FloatArray
     caused: FloatArray
     model: PerformanceModel
@@ -91,7 +92,7 @@ class ResidentGuard:
             return None
         key = (r.classification, r.profile_runs, alloc, r.guarded)
         hit = self._cache.get(r.workload_id)
-        if hit is not None and all(a is b for a, b in zip(hit.key, key, strict=True)):
+        if hit is not None and hit.max_cores == max_cores and all(a is b for a, b in zip(hit.key, key, strict=True)):
             return hit
         server = state.servers.get(server_id)
         if server is None:
@@ -101,7 +102,7 @@ class ResidentGuard:
         t, c = resident_vectors(r)
         if len(self._cache) >= _KEPT:
             self._cache.clear()
-        entry = _Resident(key=key, tolerated=np.array(t), caused=np.array(c), model=model, level=level)
+        entry = _Resident(key=key, max_cores=max_cores, tolerated=np.array(t), caused=np.array(c), model=model, level=level)
         self._cache[r.workload_id] = entry
         return entry
 
