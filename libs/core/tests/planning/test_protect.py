@@ -119,3 +119,17 @@ def test_per_core_sources_feel_the_heaviest_co_runner_and_the_cache_is_pure() ->
 
     assert count("core") == 0
     assert count("memory_bw") == 1
+
+
+def test_the_guard_looks_at_most_resident_scan_rows_deep() -> None:
+    # s0..s5 (1 core in use each) host a sensitive resident; z9 (2 cores in use, so last in the
+    # satisficing order) an insensitive one. The first chunk (5 rows) all break a resident: with
+    # resident_scan 5 the least-broken of them is taken (waived); deeper, z9 breaks nobody.
+    w = World()
+    for i in range(6):
+        w = resident(w.server(f"s{i}"), f"r{i}", f"s{i}", tolerated=SENSITIVE)
+    st = newcomer(resident(w.server("z9"), "q", "z9", cores=2), PRESS).state()
+    shallow = place(st, SextantPlanner(SextantParams(resident_pessimism=0.0, resident_scan=5)))
+    assert chosen(shallow)[0][0] == "s0" and WAIVED in shallow.events[0].trace.notes  # type: ignore[attr-defined]
+    deep = place(st, SextantPlanner(SextantParams(resident_pessimism=0.0)))
+    assert chosen(deep)[0][0] == "z9" and PROTECTED in deep.events[0].trace.notes  # type: ignore[attr-defined]

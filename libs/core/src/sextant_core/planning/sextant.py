@@ -16,8 +16,9 @@ For a workload w (one `Assessment`, `assess.py`):
      (ties: server id).
    **Resident protection** (version 7, `SextantParams.residents = "protect"`, `protect.py`): the
    first row in that order where the newcomer breaks no resident predicted to meet its target
-   (residents' predicted loss × (1 + `resident_pessimism`)). When every row would break one,
-   `resident_fallback` "waive" (the default) takes the row that breaks the fewest (first in
+   (residents' predicted loss × (1 + `resident_pessimism`)), looking at most `resident_scan` rows
+   (in chunks of 5, 10, 20, ...) deep. When every row looked at would break one,
+   `resident_fallback` "waive" (the default) takes the one that breaks the fewest (first in
    order among them); "closest" goes on to step 3 on the rows that break nobody, and defers
    (`resident-guard/would_break_a_resident`) when none is left. Version 6.1 and earlier: D1 alone.
 2. **Scale out** (kinds `analytics` and `service` only: single-node jobs cannot spread, Quasar
@@ -150,12 +151,17 @@ class SextantParams:
     # newcomer is not sent below its target to spare a resident); "closest" = as close as possible
     # on the rows that break nobody, else deferred (the oracle's least harm)
     resident_fallback: str = "waive"
+    # the guard checks at most this many rows in satisficing order before the fallback (its cost
+    # is a few small arrays per row with residents: bounded, for DESIGN §7's 2 ms on 10 000 servers)
+    resident_scan: int = 64
 
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
             raise ValueError(f"choice must be one of {CHOICES}, not {self.choice!r}")
         if self.scale_out_memory not in SCALE_OUT_MEMORY:
             raise ValueError(f"scale_out_memory must be one of {SCALE_OUT_MEMORY}, not {self.scale_out_memory!r}")
+        if self.resident_scan < 1:
+            raise ValueError("resident_scan must be >= 1")
         if self.resident_fallback not in ("waive", "closest"):
             raise ValueError(f"resident_fallback must be 'waive' or 'closest', not {self.resident_fallback!r}")
         if self.residents not in RESIDENTS:
@@ -366,8 +372,9 @@ class SextantPlanner:
         """The satisficing single-node choice (`satisfice.py`) among the feasible rows of `ev`;
         with `guarded`, the first in that order that breaks no resident (`protect.py`), the
         order asked for in growing chunks (rows that break someone are set aside). When every
-        row breaks someone: with `resident_fallback` "waive", the row that breaks the fewest
-        (the first in order among them), else None (`PROTECTED` noted)."""
+        row breaks someone, or every row of the chunks once `resident_scan` rows were looked at:
+        with `resident_fallback` "waive", the row that breaks the fewest of those (the first in
+        order among them), else None (`PROTECTED` noted)."""
         t = a.table
         conf = w.classification.confidence if w.classification is not None else None
         margin = margin_for(self.params.satisfice, conf)
@@ -379,7 +386,7 @@ class SextantPlanner:
                                        used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
                                        ratio=t.extra["predicted_ratio"], required=a.required.value,
                                        curve=a.model.curve, margin=margin, params=self.params.satisfice, k=k)
-            if choice is None:
+            if choice is None or (skipped >= self.params.resident_scan and least is not None):
                 if least is not None and self.params.resident_fallback == "waive":
                     _, row, cores, ratio, sure = least
                     return self._single(a, ev, row, budget,
