@@ -20,7 +20,8 @@ Versions: `sextant` is at `VERSION`; `PLANNER_VERSIONS` keeps the planner parame
 earlier version whose decisions differ (5.1: the ranked single-node choice), so a log recorded
 under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`);
 6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
-(`SextantParams.scale_out_memory`).
+(`SextantParams.scale_out_memory`); 6.1 and earlier: no resident protection beyond D1
+(`SextantParams.residents`).
 `paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
@@ -42,11 +43,16 @@ from .greedy import GreedyParams
 from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
 
-VERSION = "6.1"  # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked
+# 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
+# 7: resident protection (`protect.py`)
+VERSION = "7"
 PARAGON_VERSION = "5.1"
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
-PLANNER_VERSIONS: dict[str, SextantParams] = {VERSION: SextantParams(), "6": SextantParams(scale_out_memory="request"),
-                                              "5.1": SextantParams(choice="rank", scale_out_memory="request")}
+PLANNER_VERSIONS: dict[str, SextantParams] = {
+    VERSION: SextantParams(),
+    "6.1": SextantParams(residents="d1"),
+    "6": SextantParams(scale_out_memory="request", residents="d1"),
+    "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1")}
 
 
 def _classifier(classifier: Classifier | None) -> Classifier:

@@ -14,6 +14,13 @@ For a workload w (one `Assessment`, `assess.py`):
    - `rank` (policy version 5.1, kept to replay logs recorded under it): only the rows sized to
      the fewest cores stay ("the least amount of resources"), and the best total score wins
      (ties: server id).
+   **Resident protection** (version 7, `SextantParams.residents = "protect"`, `protect.py`): the
+   first row in that order where the newcomer breaks no resident predicted to meet its target
+   (residents' predicted loss × (1 + `resident_pessimism`)), looking at most `resident_scan` rows
+   (in chunks of 5, 10, 20, ...) deep. When every row looked at would break one,
+   `resident_fallback` "waive" (the default) takes the one that breaks the fewest (first in
+   order among them); "closest" goes on to step 3 on the rows that break nobody, and defers
+   (`resident-guard/would_break_a_resident`) when none is left. Version 6.1 and earlier: D1 alone.
 2. **Scale out** (kinds `analytics` and `service` only: single-node jobs cannot spread, Quasar
    Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
 3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
@@ -60,6 +67,7 @@ from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
 from .assess import FACTOR, Assessment, Assessor, SizingParams, node_memory
+from .protect import ResidentGuard, first_unbroken
 from .satisfice import SatisficeParams, margin_for, satisficing_order
 from .scaleout import spread
 
@@ -131,16 +139,56 @@ class SextantParams:
     # that much free); "request" (planner versions before 6.1) = the whole request's memory when
     # the spread is one node — which the spread had not checked: it over-committed the server
     scale_out_memory: str = "spread"
+    # who may be slowed by a newcomer: "protect" (version 7) = no resident predicted to meet its
+    # target may stop meeting it (`protect.py`), on top of D1; "d1" (before 7) = D1 alone
+    residents: str = "protect"
+    # `ResidentGuard.pessimism`; paragon-ec2-2500 true rows, seeds 1/2/3 (docs/quality/planning.md):
+    # 1 → 0.825/0.836/0.812, 3 → 0.818/0.827 (6.1: 0.800/0.806/0.785)
+    resident_pessimism: float = 1.0
+    # `ResidentGuard.min_head`: residents predicted at least this are protected (0.98: 0.818 vs 0.825, seed 1)
+    resident_min_head: float = 1.0
+    # when every satisficing row breaks a resident: "waive" = the first of them all the same (the
+    # newcomer is not sent below its target to spare a resident); "closest" = as close as possible
+    # on the rows that break nobody, else deferred (the oracle's least harm)
+    resident_fallback: str = "waive"
+    # the guard checks at most this many rows in satisficing order before the fallback (its cost
+    # is a few small arrays per row with residents: bounded, for DESIGN §7's 2 ms on 10 000 servers)
+    resident_scan: int = 64
 
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
             raise ValueError(f"choice must be one of {CHOICES}, not {self.choice!r}")
         if self.scale_out_memory not in SCALE_OUT_MEMORY:
             raise ValueError(f"scale_out_memory must be one of {SCALE_OUT_MEMORY}, not {self.scale_out_memory!r}")
+        if self.resident_scan < 1:
+            raise ValueError("resident_scan must be >= 1")
+        if self.resident_fallback not in ("waive", "closest"):
+            raise ValueError(f"resident_fallback must be 'waive' or 'closest', not {self.resident_fallback!r}")
+        if self.residents not in RESIDENTS:
+            raise ValueError(f"residents must be one of {RESIDENTS}, not {self.residents!r}")
 
 
 CHOICES = ("satisfice", "rank")
 SCALE_OUT_MEMORY = ("spread", "request")
+RESIDENTS = ("protect", "d1")
+PROTECTED = "residents_protected"  # the note of a choice (or deferral) the resident guard changed
+WAIVED = "protection_waived"  # every satisficing row broke a resident: the first taken all the same
+BREAKS_A_RESIDENT = "resident-guard/would_break_a_resident"  # the reason of a protection deferral
+
+
+@dataclass(frozen=True, slots=True)
+class _Guarded:
+    """The resident guard with what one decision's checks read."""
+
+    guard: ResidentGuard
+    state: ClusterState
+    w: WorkloadState
+    at: float
+    max_cores: int
+
+    @property
+    def exclude(self) -> str | None:
+        return self.w.workload_id if self.w.allocation is not None else None
 
 
 class SextantPlanner:
@@ -157,6 +205,8 @@ class SextantPlanner:
         self.closest = closest_profile()
         self.best_effort = best_effort_profile()
         self.necessary = necessary_profile(p.d1_max + 1e-9)
+        self.guard = ResidentGuard(p.sizing, p.resident_pessimism, p.resident_min_head) \
+            if p.residents == "protect" else None
         self._deferred: dict[str, _Deferral] = {}
         self._prune_min = self._prune_at = prune_after
 
@@ -164,7 +214,8 @@ class SextantPlanner:
         out = self._still_deferred(state, w) or self._no_room(state, w)
         if out is None:
             out = self._place(state, w, ctx)
-        if out.allocation is None and not out.trace.budget_exhausted and w.allocation is None:
+        if (out.allocation is None and not out.trace.budget_exhausted and w.allocation is None
+                and PROTECTED not in out.trace.notes):  # a protection deferral is not what the memo assumes
             caused = np.array(interference_vectors(w.classification)[1])
             self._deferred[w.workload_id] = _Deferral(state.server_journal, w.classification, caused)
             if len(self._deferred) > self._prune_at:
@@ -195,8 +246,9 @@ class SextantPlanner:
         if w.best_effort:
             return self._leftovers(a, w, budget, notes)
         ev = evaluate(self.profile, a.table, a.request, budget, scores_if_feasible=True)
+        guarded = _Guarded(self.guard, state, w, ctx.at, len(a.model.curve)) if self.guard is not None else None
         if self.params.choice == "satisfice":
-            chosen = self._satisfice(a, w, ev, budget, notes)
+            chosen = self._satisfice(a, w, ev, budget, notes, guarded)
             if chosen is not None:
                 return chosen
         else:
@@ -209,8 +261,10 @@ class SextantPlanner:
         notes.append("as_close_as_possible")
         backtracks = 0
         close = evaluate(self.closest, a.table, a.request, budget, reuse=ev, scores_if_feasible=True)
-        row = self._pick(a, close, least_cores=False)
-        if row is None:
+        if self.params.resident_fallback == "waive":  # the guard only chooses among the rows that meet the target
+            guarded = None
+        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes)
+        if row is None and PROTECTED not in notes:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
                 backtracks = int(round(slack / self.params.d1_step))
@@ -218,7 +272,7 @@ class SextantPlanner:
                                  reuse=close, scores_if_feasible=True)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
-                row = self._pick(a, close, least_cores=False)
+                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes)
         if spread_out is not None and row is not None:
             single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
             if spread_out.aggregate > single_perf:
@@ -293,32 +347,76 @@ class SextantPlanner:
 
     # --- outcomes ------------------------------------------------------------------------------
 
-    def _pick(self, a: Assessment, ev: Evaluation, *, least_cores: bool) -> int | None:
+    def _pick(self, a: Assessment, ev: Evaluation, *, least_cores: bool, guarded: _Guarded | None = None,
+              notes: list[str] | None = None) -> int | None:
         """The row chosen among the feasible ones: the fewest sized cores first when `least_cores`
-        ("the least amount of resources"), then the total score, then the server id."""
+        ("the least amount of resources"), then the total score, then the server id. With
+        `guarded`: the first in that order that breaks no resident (`protect.py`); when every
+        feasible row would, None and `PROTECTED` is added to `notes`."""
         feasible = np.flatnonzero(ev.feasible)
         if len(feasible) == 0:
             return None
         sized = a.table.extra[SIZED]
         keys = (feasible, -ev.total[feasible], sized[feasible]) if least_cores else (feasible, -ev.total[feasible])
-        return int(feasible[np.lexsort(keys)][0])
+        order = feasible[np.lexsort(keys)]
+        if guarded is None:
+            return int(order[0])
+        row, _ = first_unbroken(guarded.guard, guarded.state, a.table, order, a.request.caused, guarded.at,
+                                exclude=guarded.exclude, max_cores=guarded.max_cores)
+        if row is None and notes is not None and PROTECTED not in notes:
+            notes.append(PROTECTED)
+        return row
 
     def _satisfice(self, a: Assessment, w: WorkloadState, ev: Evaluation, budget: Budget,
-                   notes: list[str]) -> PlacementOutcome | None:
-        """The satisficing single-node choice (`satisfice.py`) among the feasible rows of `ev`."""
+                   notes: list[str], guarded: _Guarded | None = None) -> PlacementOutcome | None:
+        """The satisficing single-node choice (`satisfice.py`) among the feasible rows of `ev`;
+        with `guarded`, the first in that order that breaks no resident (`protect.py`), the
+        order asked for in growing chunks (rows that break someone are set aside). When every
+        row breaks someone, or every row of the chunks once `resident_scan` rows were looked at:
+        with `resident_fallback` "waive", the row that breaks the fewest of those (the first in
+        order among them), else None (`PROTECTED` noted)."""
         t = a.table
         conf = w.classification.confidence if w.classification is not None else None
-        choice = satisficing_order(np.flatnonzero(ev.feasible), base=a.base, factor=t.extra[FACTOR],
-                                   used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
-                                   ratio=t.extra["predicted_ratio"], required=a.required.value,
-                                   curve=a.model.curve, margin=margin_for(self.params.satisfice, conf),
-                                   params=self.params.satisfice, k=self.top_k)
-        if choice is None:
-            return None
+        margin = margin_for(self.params.satisfice, conf)
+        feasible = np.flatnonzero(ev.feasible)
+        k, skipped = self.top_k, 0
+        least: tuple[int, int, int, float, bool] | None = None  # (broken, row, cores, ratio, sure)
+        while True:
+            choice = satisficing_order(feasible, base=a.base, factor=t.extra[FACTOR],
+                                       used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
+                                       ratio=t.extra["predicted_ratio"], required=a.required.value,
+                                       curve=a.model.curve, margin=margin, params=self.params.satisfice, k=k)
+            if choice is None or (skipped >= self.params.resident_scan and least is not None):
+                if least is not None and self.params.resident_fallback == "waive":
+                    _, row, cores, ratio, sure = least
+                    return self._single(a, ev, row, budget,
+                                        [*notes, "satisficed" if sure else "satisficed_thin", WAIVED], cores=cores,
+                                        top=((t.server_ids[row], round(ratio * 100, 6)),))
+                if skipped:
+                    notes.append(PROTECTED)
+                return None
+            j = 0
+            if guarded is not None:
+                broken = guarded.guard.broken(guarded.state, t, choice.rows, a.request.caused, guarded.at,
+                                              exclude=guarded.exclude, max_cores=guarded.max_cores)
+                ok = np.flatnonzero(broken == 0)
+                if len(ok) == 0:
+                    i = int(np.argmin(broken))  # the first of the fewest broken in this chunk
+                    if least is None or int(broken[i]) < least[0]:
+                        least = (int(broken[i]), int(choice.rows[i]), int(choice.sized[i]), float(choice.ratio[i]),
+                                 choice.sure)
+                    feasible = np.setdiff1d(feasible, choice.rows, assume_unique=True)
+                    skipped += len(choice.rows)
+                    k *= 2
+                    continue
+                j = int(ok[0])
+            break
         top = tuple((t.server_ids[int(r)], round(float(q) * 100, 6))
-                    for r, q in zip(choice.rows, choice.ratio, strict=True))
-        return self._single(a, ev, int(choice.rows[0]), budget, [*notes, "satisficed" if choice.sure else "satisficed_thin"],
-                            cores=int(choice.sized[0]), top=top)
+                    for r, q in zip(choice.rows[j:], choice.ratio[j:], strict=True))
+        extra = [PROTECTED] if skipped or j else []
+        return self._single(a, ev, int(choice.rows[j]), budget,
+                            [*notes, "satisficed" if choice.sure else "satisficed_thin", *extra],
+                            cores=int(choice.sized[j]), top=top)
 
     def _single(self, a: Assessment, ev: Evaluation, row: int, budget: Budget, notes: list[str], *,
                 backtracks: int = 0, cores: int | None = None,
@@ -399,7 +497,8 @@ class SextantPlanner:
                                 trace=self._trace(ev, budget, notes, 0), detail=detail)
 
     def _defer(self, ev: Evaluation, budget: Budget, notes: list[str], backtracks: int) -> PlacementOutcome:
-        return PlacementOutcome(allocation=None, reasons=deferral_reasons(ev),
+        reasons = (BREAKS_A_RESIDENT,) if PROTECTED in notes else deferral_reasons(ev)
+        return PlacementOutcome(allocation=None, reasons=reasons,
                                 trace=self._trace(ev, budget, [*notes, "deferred"], backtracks),
                                 detail={**summary(ev), "mode": "none"})
 
