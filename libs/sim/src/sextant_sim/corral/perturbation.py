@@ -58,6 +58,7 @@ def run_corral_on(planned: Sequence[Job], actual: Sequence[Job], topo: Topology,
     pl, _ = corral_plan(planned, topo, online=True, plan_oversubscription=plan_oversubscription)
     rng = np.random.default_rng([seed, 5])
     replicas = [rack_replicas(topo, j.maps, pl.racks[i], rng) for i, j in enumerate(actual)]
-    res = run(actual, replicas, CorralRuntime(topo, pl.racks, pl.priorities.tolist()), topo, seed=seed, **twin)
+    res = run(actual, replicas, CorralRuntime(topo, pl.racks, pl.priorities.tolist()), topo, seed=seed, failures=(),
+              **twin)
     return {"makespan": res.makespan, "median_jct": float(np.median(res.completion)),
             "mean_jct": float(res.completion.mean()), "cross_rack_bytes": res.cross_rack_bytes, "result": res}
