@@ -174,7 +174,7 @@ def phases(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
             "reactive_false_positive_rate", "reactive_false_claim_share", "proactive_false_claim_share",
             "false_claims_per_workload_hour", "probe_cost_share")
     out: dict[str, Any] = {k: _mean([d.get(k, 0.0) for d in det]) for k in keys}
-    # issue 17: `false_positive_rate` is the larger of the two false-claim shares (the earlier
+    # `false_positive_rate` is the larger of the two false-claim shares (the earlier
     # per-probe rate stays as `false_positive_rate_per_probe`)
     out["false_positive_rate_per_probe"] = out["false_positive_rate"]
     out["false_positive_rate"] = max(out["reactive_false_claim_share"], out["proactive_false_claim_share"])

@@ -178,7 +178,7 @@ def test_the_agent_closes_single_node_windows_at_resident_changes() -> None:
 
 
 def test_phase_scoring_claim_shares_per_hour_and_probe_cost() -> None:
-    """Issue 17's measures: false claims as shares of each kind's claims and per workload-hour,
+    """The phases study's claim measures: false claims as shares of each kind's claims and per workload-hour,
     and the server time spent probing (ladder 8.6's verdicts are its own reclassifications)."""
     a = Allocation(assignments=(Assignment(server_id="s", cores=1, memory_gb=1.0),))
     cls = ev.WorkloadClassified(at=0.0, workload_id="w", decision=record())

@@ -53,7 +53,7 @@ class PhaseScore:
     mean_reactive_delay_s: float | None
     visible: int = 0  # observable changes that moved the observed performance by > VISIBLE
     visible_detected: int = 0
-    # claims (issue 17's false-claim shares): reactive = reactive reclassifications, proactive =
+    # claims (the false-claim shares): reactive = reactive reclassifications, proactive =
     # flagged probes; false = on a workload still in the phase it was classified in
     reactive_claims: int = 0
     proactive_claims: int = 0
