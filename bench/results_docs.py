@@ -44,7 +44,9 @@ INTRO: dict[str, tuple[str, str]] = {
         "against the adaptation baselines. Written by "
         "`bench/adaptation.py --json bench/results/adaptation.json --seeds 1-3 --diurnal-seeds 1-3` "
         "(stragglers: `--studies stragglers --seeds 6-10`, merged; diurnal: `--studies diurnal "
-        "--diurnal-seeds 6-10 --update bench/results/adaptation.json`, docs/adaptation/diurnal.md). "
+        "--diurnal-seeds 6-10 --update bench/results/adaptation.json`, docs/adaptation/diurnal.md; "
+        "phases: `--studies phases --seeds 6-10 --update bench/results/adaptation.json`, "
+        "docs/adaptation/phases.md). "
         "Definitions: docs/adaptation.md, \"The benchmark\"."),
     "classification": (
         "Classification engine, full run",

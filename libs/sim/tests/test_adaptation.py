@@ -175,3 +175,37 @@ def test_the_agent_closes_single_node_windows_at_resident_changes() -> None:
             where[e.workload_id] = e.allocation.servers
         elif isinstance(e, ev.PerformanceObserved) and (e.workload_id, e.at) in early:
             assert set(where[e.workload_id]) & changes.get(e.at, set()), (e.workload_id, e.at)
+
+
+def test_phase_scoring_claim_shares_per_hour_and_probe_cost() -> None:
+    """The phases study's claim measures: false claims as shares of each kind's claims and per workload-hour,
+    and the server time spent probing (ladder 8.6's verdicts are its own reclassifications)."""
+    a = Allocation(assignments=(Assignment(server_id="s", cores=1, memory_gb=1.0),))
+    cls = ev.WorkloadClassified(at=0.0, workload_id="w", decision=record())
+
+    def claim(at: float, reason: str) -> ev.ReclassificationRequested:
+        return ev.ReclassificationRequested(at=at, workload_id="w", decision=record(), reason=reason)
+
+    def probe(at: float) -> ev.InterferenceProbed:
+        return ev.InterferenceProbed(at=at, workload_id="w", probe_id=f"p{at}",
+                                     tolerated={"memory_cap": 40.0, "memory_bw": 40.0, "llc_cap": 40.0, "llc_bw": 40.0})
+
+    events = [cls, ev.WorkloadStarted(at=0.0, workload_id="w", allocation=a),
+              # a reactive claim before any change: false; one after the change at 1000: true
+              claim(500.0, "reactive step"), ev.WorkloadClassified(at=530.0, workload_id="w", decision=record()),
+              probe(800.0),  # not flagged
+              probe(1100.0), claim(1100.0, "proactive probe p1100: combined"),  # flagged, after the change: true
+              claim(1400.0, "reactive step"),  # the classification in force (530) predates the change: true
+              ev.WorkloadCompleted(at=3600.0, workload_id="w")]
+    sc = scoring.score_phases(events, [("w", 1000.0, 1)], period_s=300.0).as_json()
+    assert sc["reactive_claims"] == 2 and sc["reactive_false_positives"] == 1
+    assert sc["reactive_false_claim_share"] == 0.5
+    assert sc["proactive_claims"] == 1 and sc["proactive_false_claim_share"] == 0.0
+    # one workload-hour on one server: 1 false claim per workload-hour; 2 probes × 4 sources × 5 s
+    assert sc["workload_hours"] == 1.0 and sc["false_claims_per_workload_hour"] == 1.0
+    assert sc["probe_cost_share"] == round(40.0 / 3600.0, 5)
+    # under ladder 8.5's rule the verdict is the probe's own largest change (none here: no record)
+    from sextant_core.reprovisioning.adaptive import LADDERS
+
+    old = scoring.score_phases(events, [("w", 1000.0, 1)], period_s=300.0, params=LADDERS["8.5"]).as_json()
+    assert old["proactive_claims"] == 1  # the policy's own claim still counts

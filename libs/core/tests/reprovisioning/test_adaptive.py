@@ -30,8 +30,10 @@ UP = {"c1": 1.0e9, "c2": 1.9e9, "c4": 3.5e9, "c8": 6.0e9}
 
 # the forecast's thresholds at the reactive ones, so these tests show their arithmetic on one set
 # (with a forecast the defaults run hotter, tuned on the twin's conservative capacity estimates: params.py)
+# (and ladder ≤ 8.5's probing: 8.6's in-place baseline probe after a reset is in test_phases86.py)
 CLASSIC = AdaptationParams(forecast_scale_up_utilisation=1.05, forecast_target_utilisation=0.92,
-                           forecast_hot_latency=0.95, forecast_cool_latency=0.7, forecast_scale_down_utilisation=0.92)
+                           forecast_hot_latency=0.95, forecast_cool_latency=0.7, forecast_scale_down_utilisation=0.92,
+                           probe_policy="rotation")
 
 
 # the straggler rule of ladders ≤ 8.3 (a task's work rate against the median), which these tests
@@ -80,13 +82,13 @@ def test_the_ladder_waits_a_period_after_an_allocation_change() -> None:
     assert observe(st, "w", ratio=0.94, at=200.0) == ()
     (adj,) = observe(st, "w", ratio=0.94, at=302.0)
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "scale_up"
-    assert observe(st, "w", ratio=0.94, at=302.0, p=AdaptationParams(adjust_gap_s=400.0)) == ()
+    assert observe(st, "w", ratio=0.94, at=302.0, p=AdaptationParams(adjust_gap_s=400.0, probe_policy="rotation")) == ()
 
 
 def test_far_below_the_estimate_reclassifies_instead() -> None:
     # estimate 0.95 × 0.85 = 0.81 > 0.5: the classification no longer describes it
     # (with the estimate rule on; off by default since the step detector, params.py)
-    on = AdaptationParams(estimate_reclassify=True)
+    on = AdaptationParams(estimate_reclassify=True, probe_policy="rotation")
     st = fold([server("s1", cores=8), *running("w", alloc(("s1", 2, 4.0)))])
     (req,) = observe(st, "w", ratio=0.5, p=on)
     assert isinstance(req, ev.ReclassificationRequested) and "below_target" in req.reason
@@ -227,11 +229,16 @@ def test_reclaim_shrinks_cores_when_no_whole_node_can_go() -> None:
 
 
 def test_recorded_ladders_replay_under_their_own_parameters() -> None:
-    # a log recorded at ladder 8.4 is re-derived with 8.4's growth (in cores), the current one in nodes
+    # a log recorded at ladder 8.4 is re-derived with 8.4's growth (in cores), the current one in nodes;
+    # one recorded at 8.5 with 8.5's probing (the rotation), the current one with in-place baselines
     cur = policy_set("sextant-adaptive")
     old = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.4")
+    v85 = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.5")
     assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
-    assert cur.version.endswith("+8.5") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert isinstance(v85.reprovisioner, Adaptive)
+    assert cur.version.endswith("+8.6") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.reprovisioner.params.probe_policy == "baseline" and v85.reprovisioner.params.probe_policy == "rotation"
+    assert v85.reprovisioner.params.neighbour_tolerated_margin is None and v85.reprovisioner.params.blind_growth_in_nodes
     assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
     assert old.reprovisioner.params.straggler_rule == cur.reprovisioner.params.straggler_rule == "progress"
 
@@ -296,7 +303,8 @@ def test_probe_round_samples_a_fifth_and_probe_change_reclassifies() -> None:
     assert len(reviews) == 20 and all(r == cmd.ReviewWorkload(workload_id=r.workload_id, reason="probe_round")
                                       for r in reviews)
     assert react(st, ev.Tick(at=3660.0, seq=61, period_s=60.0)) == ()  # not a round boundary
-    probes = [e for r in reviews for e in decide(st, r, params=params(), seed=1, at=3600.0).events]
+    rotation = params(LADDERS["8.5"])  # 8.6 probes every workload against an in-place baseline (test_phases86.py)
+    probes = [e for r in reviews for e in decide(st, r, params=rotation, seed=1, at=3600.0).events]
     assert 1 <= len(probes) <= 8 and all(isinstance(p, ev.ProbeRequested) for p in probes)
     p = probes[0]
     assert isinstance(p, ev.ProbeRequested)
@@ -306,7 +314,7 @@ def test_probe_round_samples_a_fifth_and_probe_change_reclassifies() -> None:
     fact = ev.InterferenceProbed(at=3601.0, workload_id=p.workload_id, probe_id=p.probe_id,
                                  tolerated={"memory_bw": 30.0}, caused={"memory_bw": 10.0})
     (assess,) = react(fold([p, fact], st), fact)
-    (req,) = decide(fold([p, fact], st), assess, params=params(), seed=1, at=3601.0).events
+    (req,) = decide(fold([p, fact], st), assess, params=rotation, seed=1, at=3601.0).events
     assert isinstance(req, ev.ReclassificationRequested) and req.reason.startswith("proactive")
 
 

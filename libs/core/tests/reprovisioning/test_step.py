@@ -92,7 +92,10 @@ def test_a_harmless_neighbour_keeps_the_baseline() -> None:
 def policies(**kw: object) -> PolicySet:
     base = policy_set("foundation")
     return PolicySet(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
-                        "reprovisioner": Adaptive(params=AdaptationParams(**kw))})  # type: ignore[arg-type]
+                        # ladder 8.5's probing and gate (8.6's are in test_phases86.py)
+                        "reprovisioner": Adaptive(params=AdaptationParams(**{"probe_policy": "rotation",
+                                                                             "neighbour_tolerated_margin": None,
+                                                                             **kw}))})  # type: ignore[arg-type]
 
 
 def life(wid: str, server_id: str, at: float = 0.0, caused: float = 10.0,

@@ -78,6 +78,7 @@ from . import ladder
 from .detection import (
     SOURCES,
     Step,
+    combined_change,
     deviation,
     headroom_sources,
     in_sample,
@@ -85,6 +86,7 @@ from .detection import (
     probe_change,
     probe_round,
     probe_sources,
+    sensitive_sources,
     step_change,
     straggler_change,
 )
@@ -95,15 +97,23 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.5"  # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`)
+VERSION = "8.6"  # 8.6: in-place probe baselines and a combined multi-source probe test (`probe_policy`)
+# the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
+# against the profiling measurements
+_ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`);
 # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.4": AdaptationParams(blind_growth_in_nodes=False),
-                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False),
+                                        "8.5": AdaptationParams(**_ROTATION),  # type: ignore[arg-type]
+                                        "8.4": AdaptationParams(blind_growth_in_nodes=False,
+                                                                **_ROTATION),  # type: ignore[arg-type]
+                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
+                                                                **_ROTATION),  # type: ignore[arg-type]
                                         "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate",
-                                                                blind_growth_in_nodes=False)}
+                                                                blind_growth_in_nodes=False,
+                                                                **_ROTATION)}  # type: ignore[arg-type]
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -126,6 +136,14 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                 ctx: DecisionContext) -> Sequence[ev.Event]:
         if w.best_effort or w.allocation is None or w.classification is None:
             return ()
+        out = self._observe(state, w, c, ctx)
+        if self.params.probe_policy != "baseline" or any(isinstance(e, ev.ReclassificationRequested) for e in out):
+            return out
+        base = self._baseline_probe(w, ctx)  # 8.6: the in-place baseline after a reset
+        return (*out, base) if base is not None else out
+
+    def _observe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessObservation,
+                 ctx: DecisionContext) -> Sequence[ev.Event]:
         if isinstance(w.target, ThroughputLatencyTarget):
             return self._service(state, w, c, ctx)
         step = self._step(state, w) if w.kind.value in self.params.step_kinds else None
@@ -160,9 +178,70 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             if change is None or c.server_id is None:
                 return ()
             return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
+        if p.probe_test == "combined":
+            return self._combined(w, c, ctx)
         change = probe_change(w.classification, c.tolerated, c.caused, p.probe_change, p.probe_floor,
                               measured_scores(w.samples), p.probe_scores)
         if change is None or not self._reclassify_due(w, ctx):
+            return ()
+        return (self._reclassify(w, ctx, f"proactive probe {c.probe_id}: {change.describe()}"),)
+
+    # --- ladder 8.6: in-place baselines, the combined probe test ---------------------------------
+
+    def _reset_at(self, w: WorkloadState) -> float:
+        """The latest change of what the workload runs as or where: when its classification
+        starts to describe it (`classified_from`) or its latest allocation change."""
+        cls_from = w.classified_from if w.classified_from is not None else (
+            w.classification.at if w.classification is not None else -math.inf)
+        return max(cls_from, w.allocated_at if w.allocated_at is not None else -math.inf)
+
+    def _in_place(self, w: WorkloadState, server: str | None, sources: tuple[str, ...],
+                  exclude: str | None = None) -> list[tuple[float, dict[str, float]]]:
+        """`w`'s proactive probes on `server` since its latest reset that ramped exactly `sources`
+        (time, tolerated scores), oldest first; `exclude`: a probe id left out (the one assessed)."""
+        since = self._reset_at(w) - 1e-9
+        return [(at, dict(tol)) for at, pid, sv, tol in w.probed
+                if at >= since and sv == server and pid != exclude and {src for src, _ in tol} == set(sources)]
+
+    def _probing(self, w: WorkloadState) -> tuple[str, ...] | None:
+        """The sources 8.6 probes `w` on, or None when it is not probed now: only running batch
+        workloads (`step_kinds`) with a classification that is not being replaced."""
+        if w.classification is None or w.allocation is None or isinstance(w.target, ThroughputLatencyTarget) \
+                or w.kind.value not in self.params.step_kinds or not w.allocation.assignments:
+            return None
+        pending = w.reclassify_requested_at is not None and w.reclassify_requested_at > w.classification.at
+        if pending:
+            return None
+        prior = self.params.probe_prior
+        return tuple(s for s in SOURCES if s in prior) if prior else sensitive_sources(w.classification,
+                                                                                       self.params.baseline_sources)
+
+    def _probe(self, w: WorkloadState, ctx: DecisionContext, probe_id: str, sources: tuple[str, ...],
+               reason: str) -> ev.Event:
+        assert w.allocation is not None
+        return ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, decision=ctx.record("probe", w.workload_id),
+                                 probe_id=probe_id, sources=sources, purpose="proactive",
+                                 server_id=w.allocation.assignments[0].server_id, reason=reason)
+
+    def _baseline_probe(self, w: WorkloadState, ctx: DecisionContext) -> ev.Event | None:
+        """8.6: the first observation after a reset without an in-place probe on the current
+        sources asks for one (the baseline the next probes are compared with)."""
+        srcs = self._probing(w)
+        if srcs is None:
+            return None
+        assert w.allocation is not None
+        if self._in_place(w, w.allocation.assignments[0].server_id, srcs):
+            return None
+        return self._probe(w, ctx, f"base-{int(ctx.at)}", srcs, "in-place baseline after a reset")
+
+    def _combined(self, w: WorkloadState, c: cmd.AssessProbe, ctx: DecisionContext) -> Sequence[ev.Event]:
+        """8.6's verdict (`detection.combined_change`) against the in-place baseline; a change
+        reclassifies at once (the reset that follows starts a new baseline)."""
+        p = self.params
+        srcs = tuple(s for s in SOURCES if s in c.tolerated)
+        base = [tol for at, tol in self._in_place(w, c.server_id, srcs, exclude=c.probe_id) if at < ctx.at - 1e-9]
+        change = combined_change(base, c.tolerated, p.probe_sd, p.probe_z)
+        if change is None:
             return ()
         return (self._reclassify(w, ctx, f"proactive probe {c.probe_id}: {change.describe()}"),)
 
@@ -278,11 +357,26 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             and w.started_at is not None and w.started_at < w.observed[0][0] else None
         p = self.params
         noise = (p.telemetry_sd, p.telemetry_sd_window_s, p.step_z) if p.telemetry_sd is not None else None
+        tol = None
+        if p.neighbour_tolerated_margin is not None and w.classification is not None:
+            tol = (tuple(float(w.classification.tolerated.get(s, 100.0)) for s in SOURCES),
+                   p.neighbour_tolerated_margin)
         return step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
-                           p.neighbour_effect_z)
+                           p.neighbour_effect_z, tol)
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)
+        if self.params.probe_policy == "baseline":
+            # 8.6: every probed workload, once every `probe_interval_s` after its baseline
+            srcs = self._probing(w)
+            if srcs is None:
+                return ()
+            assert w.allocation is not None
+            done = self._in_place(w, w.allocation.assignments[0].server_id, srcs)
+            if done and ctx.at - done[-1][0] < self.params.probe_interval_s - 1e-6:
+                return ()
+            why = f"proactive round {k}" if done else f"proactive round {k}: in-place baseline"
+            return (self._probe(w, ctx, f"probe-{k}", srcs, why),)
         if w.classification is None or isinstance(w.target, ThroughputLatencyTarget) \
                 or not in_sample(w.workload_id, k, self.params):
             return ()

@@ -80,7 +80,8 @@ class Step:
 def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], reset_at: float,
                 first_window_start: float | None, threshold: float, gate: float | None = None,
                 reset_pressure: tuple[float, ...] | None = None,
-                noise: tuple[float, float, float] | None = None, effect_z: float | None = None) -> Step | None:
+                noise: tuple[float, float, float] | None = None, effect_z: float | None = None,
+                tolerated: tuple[tuple[float, ...], float] | None = None) -> Step | None:
     """The reactive step test: the latest observation against the workload's baseline.
 
     `observed`: (time, ratio to target, pressure around it) oldest first; observation i covers the
@@ -102,7 +103,12 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
     length-weighted mean of every clean window from the first one to the one before the latest
     (its noise shrinks with their total length), and the step must also exceed `z` standard
     deviations of the difference, sd · √(ref / baseline length + ref / latest length) — a short
-    window (split at a neighbour's change) is not taken for a step because it is noisy."""
+    window (split at a neighbour's change) is not taken for a step because it is noisy.
+
+    With `tolerated` = (the workload's tolerated scores per source, margin) (ladder 8.6) a
+    pressure move makes a window noisy only on a source where the pressure, before or after,
+    comes within `margin` points of what the workload tolerates: a neighbour change its
+    classification says it does not feel keeps the baseline."""
     eps = 1e-9
 
     def start(i: int) -> float | None:
@@ -114,7 +120,14 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
         prev = observed[i - 1][2] if i > 0 and observed[i - 1][0] >= reset_at - eps else reset_pressure
         if prev is None:
             return True
-        if max((abs(a - b) for a, b in zip(observed[i][2], prev, strict=False)), default=0.0) <= gate:
+        cur = observed[i][2]
+        if tolerated is None:
+            moved = max((abs(a - b) for a, b in zip(cur, prev, strict=False)), default=0.0) > gate
+        else:
+            tol, margin = tolerated
+            moved = any(abs(a - b) > gate and max(a, b) > t - margin
+                        for a, b, t in zip(cur, prev, tol, strict=False))
+        if not moved:
             return False
         return not harmless(i)
 
@@ -273,3 +286,56 @@ def headroom_sources(c: WorkloadClassified | None, k: int) -> tuple[str, ...]:
     k = max(1, min(k, len(SOURCES)))
     tol = sorted(((-(c.tolerated.get(s, 100.0) if c is not None else 100.0), i) for i, s in enumerate(SOURCES)))
     return tuple(SOURCES[i] for i in sorted(i for _, i in tol[:k]))
+
+
+# --- ladder 8.6: in-place baselines and a combined multi-source probe test ---------------------------
+
+
+def sensitive_sources(c: WorkloadClassified | None, k: int) -> tuple[str, ...]:
+    """The `k` sources the classification says the workload is most sensitive to (lowest
+    tolerated; ties by source order), in source order. [IMPL CHOICE] a phase scales a latent
+    demand, and the tolerance of every source loaded on it falls with it (twin v4): the sources
+    where the workload is already sensitive are where its demand shows, so where a change of it
+    shows first."""
+    k = max(1, min(k, len(SOURCES)))
+    tol = sorted(((c.tolerated.get(s, 100.0) if c is not None else 100.0), i) for i, s in enumerate(SOURCES))
+    return tuple(SOURCES[i] for i in sorted(i for _, i in tol[:k]))
+
+
+@dataclass(frozen=True, slots=True)
+class CombinedChange:
+    """The mean change of the tolerated scores over the probed sources, against the in-place
+    baseline's mean (points; negative: the workload tolerates less), and its z-score."""
+
+    sources: tuple[str, ...]
+    baseline_probes: int
+    shift: float
+    z: float
+
+    def describe(self) -> str:
+        return (f"combined tolerated {self.shift:+.1f} points over {len(self.sources)} sources "
+                f"vs {self.baseline_probes} in-place probe(s), z {self.z:+.2f}")
+
+
+def combined_change(baseline: Sequence[Mapping[str, float]], latest: Mapping[str, float], sd: float,
+                    z: float) -> CombinedChange | None:
+    """Ladder 8.6's probe verdict. `baseline`: the tolerated scores of earlier probes of the same
+    workload on the same server since its latest reset; `latest`: this probe's. Over the sources
+    present in `latest` and in every baseline probe, the shift d = mean(latest) − mean(baseline)
+    (per source, then averaged) has standard deviation sd · √((1 + 1/n) / k) for independent
+    per-source noise `sd` (points), n baseline probes and k sources; a change is |d| > z of that.
+    None without a baseline, a common source, or within the bar. A phase moves several sources
+    the same way (twin v4: one latent demand), so their mean averages the noise down."""
+    if not baseline or sd <= 0:
+        return None
+    common = tuple(s for s in SOURCES if s in latest and all(s in b for b in baseline))
+    if not common:
+        return None
+    n = len(baseline)
+    k = len(common)
+    diffs = [float(latest[s]) - sum(float(b[s]) for b in baseline) / n for s in common]
+    if not all(math.isfinite(d) for d in diffs):
+        return None
+    shift = sum(diffs) / k
+    zz = shift / (sd * math.sqrt((1.0 + 1.0 / n) / k))
+    return CombinedChange(common, n, shift, zz) if abs(zz) > z else None

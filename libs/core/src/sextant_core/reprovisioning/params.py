@@ -61,6 +61,11 @@ class AdaptationParams:
     # false claims in 8037 observations; gate 12.5 → 0.92 with 480 false claims in 9082 (0.053 per
     # observation, within 8 % only because the windows are 5× as many — not taken).
     neighbour_gate: float | None = 0.0
+    # [IMPL CHOICE] ladder 8.6: with a gate, a pressure move counts (makes the window noisy) only
+    # on a source where the pressure before or after it comes within this many points of the
+    # workload's tolerated score (its classification: where it starts to slow); None (≤ 8.5):
+    # every move counts (docs/adaptation/phases.md).
+    neighbour_tolerated_margin: float | None = 30.0
     # the kinds the step detector watches: those whose telemetry is a rate (single-node batch).
     # An analytics job reports a projected completion time, which moves with its progress and
     # with its stragglers (the straggler rule's business, Quasar §4.3): with analytics watched
@@ -86,6 +91,34 @@ class AdaptationParams:
     probe_change: float = 0.3
     probe_floor: float = 18.0
     probe_scores: tuple[str, ...] = ("tolerated",)
+    # [IMPL CHOICE] ladder 8.6 (docs/adaptation/phases.md). `probe_policy` "rotation" (≤ 8.5): the
+    # 20 % rotation above, `probe_sources` sources its profiling measured, verdict
+    # `probe_test` "largest" (`detection.probe_change` against the profiling measurements — on the
+    # profiling platform, not the probed server's). "baseline" (8.6): every running batch workload
+    # is probed in place right after each reset (its first observation after a (re)classification
+    # or allocation change: the *in-place baseline*, same server, same sources), then once every
+    # `probe_interval_s` (at the probe rounds), on the `baseline_sources` sources its classification
+    # is most sensitive to (lowest tolerated: a phase that scales a demand moves the tolerance of
+    # every source loaded on it, so several sources move at once); verdict "combined"
+    # (`detection.combined_change`): the mean change of the tolerated scores over the probed
+    # sources against the in-place baseline's mean, in units of the operator's score noise
+    # `probe_sd` (Paragon Table III: ~7 points), beyond `probe_z` standard deviations either way
+    # (phase 2 lowers the tolerance, phase 3 restores it). A flagged probe reclassifies at once
+    # (the reclassification resets the baseline, which spaces them like the reactive step).
+    # Cost: `probe_source_s` of server time per ramped source (PROBE_S = 10 s for two).
+    probe_policy: str = "baseline"
+    probe_test: str = "combined"
+    probe_interval_s: float = 600.0
+    baseline_sources: int = 4
+    # [IMPL CHOICE] the operator's prior on what a phase moves (Paragon §5's phases are memory
+    # load: medium → high → medium): probe these sources; None: the `baseline_sources` most
+    # sensitive ones of the classification (`detection.sensitive_sources`). Measured on
+    # paragon-local-phases seed 1 (docs/adaptation/phases.md): the most sensitive sources moved by
+    # -0.7 points on average across a change (sd 4.0, as across no change).
+    probe_prior: tuple[str, ...] | None = ("memory_cap", "memory_bw", "llc_cap", "llc_bw")
+    probe_sd: float = 7.0
+    probe_z: float = 2.5
+    probe_source_s: float = 5.0
     # --- reclassification spacing (a workload that cannot meet its target is not re-profiled on
     # every observation): at most one reclassification per `reclassify_gap_s` --------------------
     reclassify_gap_s: float = 1200.0

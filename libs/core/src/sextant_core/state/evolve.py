@@ -49,6 +49,7 @@ from .model import (
 )
 from .records import copy_with as replace
 
+PROBES_KEPT = 8  # in-place proactive probes kept per workload (WorkloadState.probed)
 OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a few telemetry windows
 # offered loads kept per service (WorkloadState.load_history): a day of 10-minute windows and an
 # hour more, so a forecaster can look one day back from an hour ahead
@@ -351,8 +352,21 @@ def _(event: ev.TargetUpdated, state: ClusterState) -> ClusterState:
     return _step(state, event, target=event.target)
 
 
+@_apply.register
+def _(event: ev.InterferenceProbed, state: ClusterState) -> ClusterState:
+    """A proactive probe's tolerated scores are kept (`WorkloadState.probed`, the in-place
+    baseline of ladder 8.6); other probes are facts for the reprovisioner only."""
+    w = state.workloads.get(event.workload_id)
+    if event.purpose != "proactive" or w is None:
+        return state
+    entry = (event.at, event.probe_id, event.server_id or "",
+             tuple(sorted((k, float(v)) for k, v in event.tolerated.items())))
+    # no lifecycle step: a probe is a fact about a running workload, not a transition
+    w2 = replace(w, probed=(*w.probed, entry)[-PROBES_KEPT:])
+    return replace(state, workloads=state.workloads.set(w.workload_id, w2))
+
+
 @_apply.register(ev.ProbeRequested)  # a decision: counted by `evolve`; the agent answers it
-@_apply.register(ev.InterferenceProbed)  # facts for the reprovisioner (the process manager)
 @_apply.register(ev.TasksObserved)
 @_apply.register(ev.KnowledgeSeeded)  # the knowledge base's (`evolve_knowledge`)
 def _unchanged(event: ev.Event, state: ClusterState) -> ClusterState:

@@ -151,6 +151,10 @@ class WorkloadState:
     # them (`PerformanceObserved.offered`), oldest first: its own load history, which the
     # reprovisioner forecasts from (`reprovisioning.forecast`)
     load_history: tuple[tuple[float, float], ...] = ()
+    # the latest `PROBES_KEPT` in-place proactive probes (time, probe id, server, ((source,
+    # tolerated), ...)), oldest first: the in-place baseline of ladder 8.6's combined probe test
+    # (`reprovisioning.detection.combined_change`)
+    probed: tuple[tuple[float, str, str, tuple[tuple[str, float], ...]], ...] = ()
     allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
     allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
     reclassify_requested_at: float | None = None  # the latest ReclassificationRequested

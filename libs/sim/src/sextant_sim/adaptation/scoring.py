@@ -53,6 +53,13 @@ class PhaseScore:
     mean_reactive_delay_s: float | None
     visible: int = 0  # observable changes that moved the observed performance by > VISIBLE
     visible_detected: int = 0
+    # claims (the false-claim shares): reactive = reactive reclassifications, proactive =
+    # flagged probes; false = on a workload still in the phase it was classified in
+    reactive_claims: int = 0
+    proactive_claims: int = 0
+    workload_hours: float = 0.0  # Σ running time of the workloads observed, hours
+    probe_server_s: float = 0.0  # server-seconds spent in proactive probes (per ramped source)
+    server_s: float = 0.0  # server-seconds the workloads ran on (Σ nodes × time)
 
     def as_json(self) -> dict[str, Any]:
         def frac(a: int, b: int) -> float:
@@ -72,7 +79,14 @@ class PhaseScore:
                 "mean_reactive_delay_s": None if self.mean_reactive_delay_s is None
                 else round(self.mean_reactive_delay_s, 3),
                 "visible_changes": self.visible, "visible_share": frac(self.visible, self.observable),
-                "reactive_detection_of_visible": frac(self.visible_detected, self.visible)}
+                "reactive_detection_of_visible": frac(self.visible_detected, self.visible),
+                "reactive_claims": self.reactive_claims, "proactive_claims": self.proactive_claims,
+                "reactive_false_claim_share": frac(self.reactive_false, self.reactive_claims),
+                "proactive_false_claim_share": frac(self.proactive_false, self.proactive_claims),
+                "workload_hours": round(self.workload_hours, 4),
+                "false_claims_per_workload_hour": round((self.reactive_false + self.proactive_false)
+                                                        / self.workload_hours, 4) if self.workload_hours else 0.0,
+                "probe_cost_share": round(self.probe_server_s / self.server_s, 5) if self.server_s else 0.0}
 
 
 def _reason(e: ev.Event) -> str:
@@ -84,8 +98,20 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
     """Score a run's events (in log order) against its phase changes (workload, time, new phase).
     A proactive probe counts as flagged by its *verdict* (`detection.probe_change` against the
     classification in force, the policy's own rule and parameters), whether or not the policy
-    acted on it (a reclassification is not repeated within `reclassify_gap_s`)."""
+    acted on it (a reclassification is not repeated within `reclassify_gap_s`). With
+    `probe_test` "combined" (ladder 8.6, which acts on every verdict) a probe is flagged when the
+    policy reclassified on it (a `ReclassificationRequested`, reason `proactive`, at its time).
+    Probe cost: `probe_source_s` server-seconds per ramped source of each proactive probe, over
+    the server-seconds the workloads ran (Σ nodes × time, from their allocations)."""
     params = params or AdaptationParams()
+    combined = params.probe_test == "combined"
+    running: dict[str, float] = {}  # running workload -> since (its latest allocation change or start)
+    alloc_k: dict[str, int] = {}  # workload -> nodes of its latest allocation
+    server_s = 0.0
+    run_s = 0.0
+    probe_s = 0.0
+    started: dict[str, float] = {}
+    last_at = 0.0
     window = 2.0 * period_s
     by_w: dict[str, list[float]] = defaultdict(list)
     for wid, at, _ph in changes:
@@ -94,7 +120,7 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
     classified: dict[str, list[float]] = defaultdict(list)
     reactive: dict[str, list[float]] = defaultdict(list)
     reactive_claims: list[tuple[str, float]] = []
-    probes: list[tuple[str, float, bool]] = []  # (workload, time, flagged)
+    raw: list[tuple[str, float, bool]] = []  # (workload, time, flagged by the rule's verdict)
     flagged_at: set[tuple[str, float]] = set()
     observations: list[tuple[str, float]] = []
     latest: dict[str, ev.WorkloadClassified] = {}
@@ -104,8 +130,22 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
         if not isinstance(e, ev.WorkloadEvent):
             continue
         wid = e.workload_id
+        last_at = max(last_at, e.at)
+        alloc = getattr(e, "allocation", None)
+        moved = isinstance(e, ev.PlacementDecided | ev.AllocationAdjusted | ev.MigrationDecided) and alloc is not None
+        if (moved or isinstance(e, ev.WorkloadStarted)) and wid in running:
+            server_s += alloc_k.get(wid, 1) * (e.at - running[wid])
+            running[wid] = e.at
+        if moved and alloc is not None:
+            alloc_k[wid] = len(alloc.assignments)
+        if isinstance(e, ev.WorkloadStarted):
+            started.setdefault(wid, e.at)
+            running[wid] = e.at
         if isinstance(e, ev.WorkloadCompleted | ev.WorkloadFailed | ev.WorkloadRevoked):
             ended[wid] = e.at
+            if wid in running:
+                server_s += alloc_k.get(wid, 1) * (e.at - running.pop(wid))
+                run_s += e.at - started[wid]
         elif isinstance(e, ev.WorkloadClassified):
             classified[wid].append(e.at)
             latest[wid] = e
@@ -123,9 +163,16 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
             elif r.startswith("proactive") and isinstance(e, ev.ReclassificationRequested):
                 flagged_at.add((wid, e.at))
         elif isinstance(e, ev.InterferenceProbed) and e.purpose == "proactive":
-            verdict = probe_change(latest.get(wid), e.tolerated, e.caused, params.probe_change, params.probe_floor,
-                                   measured_scores(samples[wid]), params.probe_scores)
-            probes.append((wid, e.at, verdict is not None or (wid, e.at) in flagged_at))
+            probe_s += params.probe_source_s * len(e.tolerated)
+            verdict = None if combined else probe_change(latest.get(wid), e.tolerated, e.caused, params.probe_change,
+                                                         params.probe_floor, measured_scores(samples[wid]),
+                                                         params.probe_scores)
+            raw.append((wid, e.at, verdict is not None))
+    # the policy's own claims follow their probe in the log: resolved once all are read
+    probes = [(wid, at, v or (wid, at) in flagged_at) for wid, at, v in raw]
+    for wid, since in running.items():  # still running at the end of the log
+        server_s += alloc_k.get(wid, 1) * (last_at - since)
+        run_s += last_at - started[wid]
 
     def phase_index(wid: str, t: float) -> int:  # number of changes at or before t
         return bisect.bisect_right(by_w.get(wid, []), t)
@@ -159,12 +206,15 @@ def score_phases(events: Sequence[ev.Event], changes: Sequence[tuple[str, float,
     unchanged_probes = [f for w, t, f in probes if unchanged(w, t)]
     unchanged_obs = [1 for w, t in observations if unchanged(w, t)]
     false_claims = [1 for w, t in reactive_claims if unchanged(w, t)]
+    proactive_claims = sum(1 for _w, _t, f in probes if f)
     return PhaseScore(changes=len(changes), observable=observable, reactive_detected=detected, probed=probed,
                       proactive_detected=pro, probes_unchanged=len(unchanged_probes),
                       proactive_false=sum(unchanged_probes), observations_unchanged=len(unchanged_obs),
                       reactive_false=len(false_claims),
                       mean_reactive_delay_s=sum(delays) / len(delays) if delays else None,
-                      visible=visible, visible_detected=visible_detected)
+                      visible=visible, visible_detected=visible_detected, reactive_claims=len(reactive_claims),
+                      proactive_claims=proactive_claims, workload_hours=run_s / 3600.0, probe_server_s=probe_s,
+                      server_s=server_s)
 
 
 VISIBLE = 0.05  # a change of the observed ratio to target that performance monitoring can see
