@@ -92,6 +92,6 @@ def test_sweep_replan_and_swim_online_worst_rows() -> None:
     assert worst["online"]["swim_median_jct_vs_yarn"] == 0.2
     assert list(worst["online_sweep"]) == ["W1/1", "W1/10"]  # by workload, then load
     assert worst["online_sweep"]["W1/10"]["median_jct_vs_yarn"] == -2.0 and worst["online_sweep"]["W1/1"]["lp_gap"] == 0.5
-    assert worst["runtime"]["replan_under_perturbation"]["W1x10"] == {k: -0.3 + i for i, k in enumerate(corral.REPLAN_KEYS)}
+    assert worst["runtime"]["replan_under_perturbation"]["W1s10"] == {k: -0.3 + i for i, k in enumerate(corral.REPLAN_KEYS)}
     assert "failure" not in worst["runtime"]  # the failure study is another part's
     assert corral.worst_of({"6": row(-0.3, 0.5, 0.2, -0.4), "7": {}})["online_sweep"] is None
