@@ -19,12 +19,26 @@ Parts (`--parts`, default all; parts not run are kept from an existing `--json` 
   arrival): median job completion time vs Yarn-CS per workload, and lp_gap = the plan's mean
   completion − arrival (on its Model B latencies) vs the LP-Online bound on the same latencies
   (`lp_gap_thesis_path`: the thesis's provisioning path alone); `online` holds the worst over
-  workloads and seeds.
+  workloads and seeds. SWIM (the 200-job sample) runs online too, reported beside the bar
+  (`swim_median_jct_vs_yarn`, `swim_lp_gap`), not in it.
+- online-sweep (diagnosis, no bar; docs/corral/online.md): the online scenario at `--sweep-loads`
+  times its work over the same hour, on W1, W2, W3 (`--sweep-mode sizes`: every job's bytes × K;
+  `jobs`: K times the jobs): Corral and Yarn-CS median and mean JCT, queueing share, container busy
+  share (mean, peak), core-link utilisation and saturation, the isolated-floor headroom, and the
+  plan vs LP-Online (`sextant_sim.corral.online_load`; LP-Online only up to `--sweep-lp-jobs`
+  jobs). JSON key `online_sweep`: per seed, `W/K` rows; `worst` holds the worst median vs
+  Yarn-CS per workload and load.
 - robustness (§4.6, reported, no bar): the online scenario with the planner told job sizes off by
   U(−50 %, +50 %) and half the jobs starting U(−4, +4) min off schedule
   (`sextant_sim.corral.perturbation`); Corral vs Yarn-CS median (and mean) JCT with and without the
   perturbation, on W1 (100 jobs over the hour) and W1x10 (1 000: the load where Corral gains on
   this twin, docs/corral/twin.md "Online").
+- replan (§4.4 × §4.6, reported, no bar; stored as `runtime.replan_under_perturbation`): W1 (the
+  robustness part's 100 jobs over the hour) and W1s10 (W1's 100 jobs with bytes × 10: the thesis's mean JCT,
+  docs/corral/online.md), perturbed, with Corral re-planning every `--replan-period` seconds on what
+  it has observed (a job's true arrival and size once it has arrived, the told ones before):
+  median and mean JCT vs Yarn-CS without and with re-planning, and `recovered`: the share of the
+  perturbation's loss (perturbed − nominal median) the re-plan wins back.
 - selector (§4.4.1): a tree of pods × racks × 40 machines × 4 VMs, 1 Gbps machine links, 10:1
   oversubscription at each level, disk 125 MB/s; per request a program with map and reduce rates
   exponential (mean 500 Mbps), selectivities log-uniform in [1/2, 2], a designated ⟨N_base, B_base⟩
@@ -80,7 +94,9 @@ from sextant_sim.corral import TWIN_VERSION
 MBIT = 1e6 / 8
 PLAN_O = 5.0  # the planner's assumed core oversubscription (chosen on seeds 1-5)
 GB = 1e9
-ALL_PARTS = ("batch", "online", "robustness", "selector", "speed", "runtime")
+ALL_PARTS = ("batch", "online", "robustness", "selector", "speed", "runtime", "online-sweep", "replan")
+SWEEP_LOADS = "1,2,5,10,20"
+SWEEP_LP_JOBS = 1000  # LP-Online's size grows with the job count: above this, no bound
 STRATEGIES = ("baseline", "corral-i", "corral-r", "corral-t")
 
 
@@ -223,7 +239,7 @@ def run_twin(seed: int, quick: bool, plan_o: float, online: bool) -> dict[str, A
 
     topo = Topology()
     out: dict[str, Any] = {}
-    for w in BATCH_WORKLOADS if not online else WORKLOADS:
+    for w in BATCH_WORKLOADS:
         jobs = GEN[w](seed, 4.0 if quick else 1.0)
         if online:
             jobs = with_arrivals(jobs, seed)
@@ -368,6 +384,84 @@ def run_robustness(seed: int, quick: bool, plan_o: float) -> dict[str, Any]:
     return out
 
 
+def sweep_jobs(w: str, seed: int, quick: bool, mode: str, k: float) -> list[Any]:
+    """The online scenario of workload `w` at load factor `k` (`online_load`'s two modes)."""
+    from sextant_sim.corral.online_load import scale_sizes
+    from sextant_sim.corral.workloads import WORKLOADS as GEN
+    from sextant_sim.corral.workloads import with_arrivals
+
+    scale = 4.0 if quick else 1.0
+    if mode == "sizes":
+        return scale_sizes(with_arrivals(GEN[w](seed, scale), seed), k)
+    return with_arrivals(GEN[w](seed, scale, n_jobs=round(len(GEN[w](seed, scale)) * k)), seed)
+
+
+def run_sweep(seed: int, quick: bool, plan_o: float, loads: list[float], mode: str, workloads: list[str],
+              lp_jobs: int) -> dict[str, Any]:
+    """The online-sweep part (module docstring): `W/K` → `online_load.load_point`."""
+    from sextant_sim.corral.network import Topology
+    from sextant_sim.corral.online_load import load_point
+
+    topo = Topology()
+    out: dict[str, Any] = {}
+    for w in workloads:
+        for k in loads:
+            jobs = sweep_jobs(w, seed, quick, mode, k)
+            c0 = time.process_time()
+            row = load_point(jobs, topo, seed, plan_oversubscription=plan_o, lp=len(jobs) <= lp_jobs)
+            row["cpu_seconds"] = round(time.process_time() - c0, 2)
+            out[f"{w}/{k:g}"] = row
+            y, c = row["yarn"], row["corral"]
+            print(f"{seed:>4} sweep {w} x{k:g} ({len(jobs)} jobs): median {row['median_jct_vs_yarn']} mean "
+                  f"{row['mean_jct_vs_yarn']} headroom {row['headroom_median']} | yarn {y['median_jct']} s q "
+                  f"{y['queue_share']} busy {y['busy']}/{y['peak_busy']} core {y['core_utilisation']}/"
+                  f"{y['core_saturated']} | corral {c['median_jct']} s q {c['queue_share']} busy {c['busy']} core "
+                  f"{c['core_utilisation']} | lp_gap {row['lp_gap']} ({row['cpu_seconds']} s CPU)", flush=True)
+    return out
+
+
+# name → (jobs ×, bytes ×). W1x10 (robustness's 1 000 jobs) is left out: there the perturbation costs
+# Corral nothing at the median on seeds 6-10 (robustness part), so there is nothing to recover.
+REPLAN_SCENARIOS = {"W1": (1, 1.0), "W1s10": (1, 10.0)}
+
+
+def run_replan(seed: int, quick: bool, plan_o: float, replan_period: float) -> dict[str, Any]:
+    """The replan part (module docstring): per robustness scenario, perturbed, Corral with and
+    without periodic re-planning on observed arrivals and sizes."""
+    from sextant_sim.corral.experiment import run_policy
+    from sextant_sim.corral.network import Topology
+    from sextant_sim.corral.online_load import scale_sizes
+    from sextant_sim.corral.perturbation import perturb, run_corral_on
+    from sextant_sim.corral.workloads import w1, with_arrivals
+
+    topo = Topology()
+    out: dict[str, Any] = {"period": replan_period}
+    for name, (load, size) in REPLAN_SCENARIOS.items():
+        c0 = time.process_time()
+        jobs = scale_sizes(with_arrivals(w1(seed, 4.0 if quick else 1.0, n_jobs=100 * load), seed), size)
+        planned, actual = perturb(jobs, seed)
+        nominal = run_corral_on(jobs, jobs, topo, seed, plan_oversubscription=plan_o)
+        yarn_p = run_policy("yarn", actual, topo, seed, online=True)
+        corral_p = run_corral_on(planned, actual, topo, seed, plan_oversubscription=plan_o)
+        corral_r = run_corral_on(planned, actual, topo, seed, plan_oversubscription=plan_o, replan_period=replan_period)
+        rp = corral_r["replanner"]
+        loss = corral_p["median_jct"] - nominal["median_jct"]
+        out[name] = {"jobs": len(jobs),
+                     "perturbed_median_vs_yarn": rel(corral_p["median_jct"], yarn_p["median_jct"]),
+                     "replan_median_vs_yarn": rel(corral_r["median_jct"], yarn_p["median_jct"]),
+                     "perturbed_mean_vs_yarn": rel(corral_p["mean_jct"], yarn_p["mean_jct"]),
+                     "replan_mean_vs_yarn": rel(corral_r["mean_jct"], yarn_p["mean_jct"]),
+                     "replan_vs_no_replan_median": rel(corral_r["median_jct"], corral_p["median_jct"]),
+                     "recovered": None if loss <= 0 else round((corral_p["median_jct"] - corral_r["median_jct"]) / loss, 4),
+                     "median_jct": {"corral_nominal": round(nominal["median_jct"], 3),
+                                    "yarn_perturbed": round(yarn_p["median_jct"], 3),
+                                    "corral_perturbed": round(corral_p["median_jct"], 3),
+                                    "corral_perturbed_replan": round(corral_r["median_jct"], 3)},
+                     "replans": rp.replans, "replan_moved": rp.moved, "replan_uploads": rp.uploads,
+                     "cpu_seconds": round(time.process_time() - c0, 2)}
+    return out
+
+
 def rel(x: float, base: float) -> float | None:
     return None if base == 0 else round((x - base) / base, 4)
 
@@ -382,6 +476,10 @@ def main() -> int:
     ap.add_argument("--fail-duration", type=float, default=FAIL_DURATION)
     ap.add_argument("--replan-period", type=float, default=REPLAN_PERIOD)
     ap.add_argument("--adhoc-share", type=float, default=ADHOC_SHARE)
+    ap.add_argument("--sweep-loads", default=SWEEP_LOADS, help="online-sweep: comma list of load factors K")
+    ap.add_argument("--sweep-mode", choices=("sizes", "jobs"), default="sizes")
+    ap.add_argument("--sweep-workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--sweep-lp-jobs", type=int, default=SWEEP_LP_JOBS)
     args = ap.parse_args()
     seeds = seeds_of(args.seeds)
     parts = set(args.parts.split(","))
@@ -420,13 +518,32 @@ def main() -> int:
                       + f" ({r['cpu_seconds']} s CPU)")
             ad = row["runtime"]["adhoc"]
             print(f"{seed:>4} runtime adhoc: " + ", ".join(f"{k} {ad[k]}" for k in ADHOC_KEYS) + f" ({ad['cpu_seconds']} s CPU)")
+        if "online-sweep" in parts:
+            row["online_sweep"] = run_sweep(seed, args.quick, args.plan_oversubscription,
+                                            [float(x) for x in args.sweep_loads.split(",")], args.sweep_mode,
+                                            args.sweep_workloads.split(","), args.sweep_lp_jobs)
+        if "replan" in parts:
+            rr = run_replan(seed, args.quick, args.plan_oversubscription, args.replan_period)
+            row.setdefault("runtime", {})["replan_under_perturbation"] = rr
+            for name in REPLAN_SCENARIOS:
+                r = rr[name]
+                print(f"{seed:>4} replan {name}: median vs Yarn-CS perturbed {r['perturbed_median_vs_yarn']}, with "
+                      f"re-planning {r['replan_median_vs_yarn']}, recovered {r['recovered']} ({r['cpu_seconds']} s CPU)")
         if "speed" in parts:
             row["speed"] = {"select_ms_median": round(select_ms(seed), 2), "plan_200_seconds": round(plan_seconds(seed), 3)}
             print(f"{seed:>4} speed: select {row['speed']['select_ms_median']} ms CPU, "
                   f"plan 200 jobs x 50 racks {row['speed']['plan_200_seconds']} s CPU")
     for seed, row in (old.get("per_seed") or {}).items():  # parts not run now: kept as measured
         for part, val in row.items():
-            if part not in parts and seed in per_seed:
+            if seed not in per_seed:
+                continue
+            name = "online-sweep" if part == "online_sweep" else part
+            if part == "runtime" and "runtime" not in parts:  # the replan part writes into runtime: keep the rest
+                kept = {k: v for k, v in val.items() if k != "replan_under_perturbation" or "replan" not in parts}
+                per_seed[seed]["runtime"] = {**kept, **per_seed[seed].get("runtime", {})}
+            elif part == "runtime" and "replan" not in parts and "replan_under_perturbation" in val:
+                per_seed[seed]["runtime"].setdefault("replan_under_perturbation", val["replan_under_perturbation"])
+            elif name not in parts:
                 per_seed[seed].setdefault(part, val)
     worst = worst_of(per_seed)
     all_parts = ALL_PARTS
@@ -448,12 +565,21 @@ def main() -> int:
         setup["runtime"] = old_setup["runtime"]
     if "selector" not in parts:  # the selector's figures keep the setup they were measured with
         setup.update({k: old_setup[k] for k in ("requests_per_seed", "vms", "occupancy_rule", "candidates") if k in old_setup})
-    if not parts & {"batch", "online", "robustness"} and "twin" in old_setup:
+    if not parts & {"batch", "online", "robustness", "online-sweep", "replan"} and "twin" in old_setup:
         setup["twin"] = old_setup["twin"]
+    if "online-sweep" in parts:
+        setup["online_sweep"] = {"loads": args.sweep_loads, "mode": args.sweep_mode, "workloads": args.sweep_workloads,
+                                 "lp_online_up_to_jobs": args.sweep_lp_jobs, "seeds": seeds}
+    elif "online_sweep" in old_setup:
+        setup["online_sweep"] = old_setup["online_sweep"]
+    if "replan" in parts:
+        setup["replan_under_perturbation"] = {"period": args.replan_period, "scenarios": REPLAN_SCENARIOS}
+    elif "replan_under_perturbation" in old_setup:
+        setup["replan_under_perturbation"] = old_setup["replan_under_perturbation"]
     doc = {"benchmark": "corral", "code_version": code_version(), "seeds": seeds,
            "quick": any(quick_parts.values()), "quick_parts": quick_parts, "setup": setup,
            **worst, "baselines": baseline_ranges(per_seed), "per_seed": per_seed, "worst": worst,
-           "not_built": "SWIM online; ShuffleWatcher's network-aware shuffle delay; the runtime on the platform",
+           "not_built": "ShuffleWatcher's network-aware shuffle delay; the runtime on the platform",
            "twin_version": TWIN_VERSION,
            "load_avg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}}
     if old and parts != set(all_parts):
@@ -465,6 +591,7 @@ def main() -> int:
 
 
 LOWER_IS_WORSE = ("goodput_vs_baseline",)
+REPLAN_KEYS = ("perturbed_median_vs_yarn", "replan_median_vs_yarn", "replan_vs_no_replan_median")
 ROBUSTNESS_KEYS = ("nominal_median_vs_yarn", "perturbed_median_vs_yarn", "nominal_mean_vs_yarn", "perturbed_mean_vs_yarn")
 
 
@@ -497,7 +624,7 @@ def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
 
     rows = list(per_seed.values())
     out: dict[str, Any] = {"batch": None, "online": None, "robustness": None, "selector": None, "speed": None,
-                           "runtime": None}
+                           "runtime": None, "online_sweep": None}
     if all("batch" in r for r in rows):
         ws = [w for w in BATCH_WORKLOADS if all(w in r["batch"] for r in rows)]
         out["batch"] = {w: {k: pick([r["batch"][w][k] for r in rows], k) for k in ("makespan_vs_yarn", "cross_rack_vs_yarn", "lp_gap")}
@@ -507,15 +634,29 @@ def worst_of(per_seed: dict[str, Any]) -> dict[str, Any]:
                          "lp_gap": pick([r["online"][w].get("lp_gap") for r in rows for w in WORKLOADS], "x"),
                          "per_workload": {w: pick([r["online"][w]["median_jct_vs_yarn"] for r in rows], "x") for w in WORKLOADS},
                          "lp_gap_per_workload": {w: pick([r["online"][w].get("lp_gap") for r in rows], "x") for w in WORKLOADS}}
+        if all("SWIM" in r["online"] for r in rows):  # reported beside the bar, not in it
+            out["online"]["swim_median_jct_vs_yarn"] = pick([r["online"]["SWIM"]["median_jct_vs_yarn"] for r in rows], "x")
+            out["online"]["swim_lp_gap"] = pick([r["online"]["SWIM"].get("lp_gap") for r in rows], "x")
     if all("robustness" in r for r in rows):
         out["robustness"] = {s: {k: pick([r["robustness"][s][k] for r in rows], k) for k in ROBUSTNESS_KEYS}
                              for s in ROBUSTNESS if all(s in r["robustness"] for r in rows)}
     if all("selector" in r for r in rows):
         out["selector"] = {k: pick([r["selector"][k] for r in rows], k) for k in ("rejected_vs_baseline", "goodput_vs_baseline")}
-    if all("runtime" in r for r in rows):
+    if all("failure" in r.get("runtime", {}) for r in rows):
         out["runtime"] = {"failure": {w: {k: pick([r["runtime"]["failure"][w][k] for r in rows], k) for k in RUNTIME_KEYS}
                                       for w in WORKLOADS},
                           "adhoc": {k: pick([r["runtime"]["adhoc"][k] for r in rows], k) for k in ADHOC_KEYS}}
+    if rows and all("replan_under_perturbation" in r.get("runtime", {}) for r in rows):
+        rep = [r["runtime"]["replan_under_perturbation"] for r in rows]
+        out["runtime"] = out["runtime"] or {}
+        out["runtime"]["replan_under_perturbation"] = {
+            s: {k: pick([x[s][k] for x in rep], k) for k in REPLAN_KEYS} for s in REPLAN_SCENARIOS}
+    if rows and all("online_sweep" in r for r in rows):
+        points = sorted(set.intersection(*(set(r["online_sweep"]) for r in rows)),
+                        key=lambda p: (p.split("/")[0], float(p.split("/")[1])))
+        out["online_sweep"] = {p: {k: pick([r["online_sweep"][p][k] for r in rows], k)
+                                   for k in ("median_jct_vs_yarn", "mean_jct_vs_yarn", "headroom_median", "lp_gap")}
+                               for p in points}
     if all("speed" in r for r in rows):
         out["speed"] = {k: pick([r["speed"][k] for r in rows], k) for k in ("select_ms_median", "plan_200_seconds")}
     return out

@@ -74,3 +74,24 @@ def test_busiest_rack_is_the_most_planned_rack_time_lowest_index_on_ties() -> No
     assert corral.busiest_rack(Plan(), 3) == 2  # rack 2 holds 6 + 5 against 10 (rack 0) and 6 (rack 1)
     Plan.finishes = np.array([10.0, 6.0, 9.0])  # rack 2 at 6 + 4 = 10 ties rack 0
     assert corral.busiest_rack(Plan(), 3) == 0
+
+
+def test_sweep_replan_and_swim_online_worst_rows() -> None:
+    corral = _load()
+
+    def row(m: float, gap: float | None, swim: float, rep: float) -> dict[str, object]:
+        online = _online(-0.1, -0.1, -0.1, (0.01, 0.02, 0.03))
+        online["SWIM"] = {"median_jct_vs_yarn": swim, "lp_gap": 0.1}
+        sweep = {f"W1/{k}": {"median_jct_vs_yarn": m * k, "mean_jct_vs_yarn": m, "headroom_median": m - 0.01,
+                             "lp_gap": gap} for k in (1, 10)}
+        rp = {s: {k: rep + i for i, k in enumerate(corral.REPLAN_KEYS)} for s in corral.REPLAN_SCENARIOS}
+        return {"online": online, "online_sweep": sweep, "runtime": {"replan_under_perturbation": rp}}
+
+    worst = corral.worst_of({"6": row(-0.3, 0.5, 0.2, -0.4), "7": row(-0.2, None, -0.1, -0.3)})
+    assert worst["online"]["median_jct_vs_yarn"] == -0.1  # SWIM is beside the bar, not in it
+    assert worst["online"]["swim_median_jct_vs_yarn"] == 0.2
+    assert list(worst["online_sweep"]) == ["W1/1", "W1/10"]  # by workload, then load
+    assert worst["online_sweep"]["W1/10"]["median_jct_vs_yarn"] == -2.0 and worst["online_sweep"]["W1/1"]["lp_gap"] == 0.5
+    assert worst["runtime"]["replan_under_perturbation"]["W1s10"] == {k: -0.3 + i for i, k in enumerate(corral.REPLAN_KEYS)}
+    assert "failure" not in worst["runtime"]  # the failure study is another part's
+    assert corral.worst_of({"6": row(-0.3, 0.5, 0.2, -0.4), "7": {}})["online_sweep"] is None

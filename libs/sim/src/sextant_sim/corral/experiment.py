@@ -65,10 +65,11 @@ def corral_plan(jobs: Sequence[Job], topo: Topology, *, online: bool = False,
 def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, online: bool = False,
                plan_oversubscription: float | None = None, failures: Sequence[Failure] = (),
                fallback: float | None = None, adhoc: Sequence[int] = (), replan_period: float | None = None,
-               **twin: float) -> dict[str, Any]:
+               lp_online: bool = True, **twin: float) -> dict[str, Any]:
     """Run one policy; returns the twin's `Result` fields (and the `Result` itself as `result`, for
     its per-job diagnostics) plus, for planned policies, the `plan`, its objective and the LP-Batch
-    (batch) or LP-Online (online) bound on the same latencies."""
+    (batch) or LP-Online (online) bound on the same latencies (`lp_online=False`: no LP-Online and
+    no thesis-path plan, both None; their cost grows with the job count)."""
     rng = np.random.default_rng([seed, 5])
     out: dict[str, Any] = {}
     scheduler: Scheduler
@@ -97,8 +98,10 @@ def run_policy(name: str, jobs: Sequence[Job], topo: Topology, seed: int, *, onl
         out["planned"] = planned
         out["plan_objective"] = pl.objective
         out["lp_batch"] = None if online else lp_batch_bound(lat)
-        out["lp_online"] = lp_online_bound(lat, np.array([jobs[i].arrival for i in planned])) if online else None
-        if online:  # the thesis's provisioning path alone, for the record
+        lp = online and lp_online
+        out["lp_online"] = lp_online_bound(lat, np.array([jobs[i].arrival for i in planned])) if lp else None
+        out["plan_objective_thesis_path"] = None
+        if lp:  # the thesis's provisioning path alone, for the record
             out["plan_objective_thesis_path"] = plan(lat, np.array([jobs[i].arrival for i in planned]), online=True).objective
         out["plan_widths"] = np.bincount(pl.widths, minlength=topo.racks + 1)[1:].tolist()
         out["plan"] = pl

@@ -12,7 +12,9 @@ uniform [−t, t], t = 4 min (f from 0 to 50 %: "benefits of Corral reduce from 
   (the planner knows the job's code and block size; its bytes per task are wrong).
 - `run_corral_on(planned, actual, topo, seed)`: the online plan of `planned` (racks, priorities,
   one replica in the planned racks) run on `actual` by `CorralRuntime`. Yarn-CS needs no plan: the
-  comparison runs it on `actual` (`run_policy("yarn", actual, ...)`).
+  comparison runs it on `actual` (`run_policy("yarn", actual, ...)`). With `replan_period`, the
+  runtime re-plans periodically (`replan.Replanner`) with what it has observed: a job's true
+  arrival and size once it has arrived, the told ones before.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from .experiment import corral_plan
+from .experiment import corral_latency, corral_plan
 from .jobs import rack_replicas
 from .network import Topology
-from .schedulers import CorralRuntime
+from .replan import Replanner
+from .schedulers import CorralRuntime, Scheduler
 from .twin import run
 from .workloads import Job
 
@@ -52,13 +55,24 @@ def perturb(jobs: Sequence[Job], seed: int, *, size_error: float = SIZE_ERROR, j
 
 
 def run_corral_on(planned: Sequence[Job], actual: Sequence[Job], topo: Topology, seed: int, *,
-                  plan_oversubscription: float | None = None, **twin: float) -> dict[str, Any]:
+                  plan_oversubscription: float | None = None, replan_period: float | None = None,
+                  **twin: float) -> dict[str, Any]:
     """Corral's online plan of `planned`, run on `actual` (same ids, same order): makespan, median
-    and mean completion − actual arrival, cross-rack bytes, and the twin's `Result`."""
-    pl, _ = corral_plan(planned, topo, online=True, plan_oversubscription=plan_oversubscription)
+    and mean completion − actual arrival, cross-rack bytes, the twin's `Result`, and the
+    `replanner` (None without `replan_period`)."""
+    pl, lat = corral_plan(planned, topo, online=True, plan_oversubscription=plan_oversubscription)
     rng = np.random.default_rng([seed, 5])
     replicas = [rack_replicas(topo, j.maps, pl.racks[i], rng) for i, j in enumerate(actual)]
-    res = run(actual, replicas, CorralRuntime(topo, pl.racks, pl.priorities.tolist()), topo, seed=seed, failures=(),
-              **twin)
+    runtime = CorralRuntime(topo, pl.racks, pl.priorities.tolist())
+    scheduler: Scheduler = runtime
+    replanner = None
+    if replan_period is not None:
+        observed = corral_latency(actual, topo, plan_oversubscription=plan_oversubscription)
+        replanner = Replanner(runtime, topo, lat, list(range(len(planned))), pl.widths.tolist(), period=replan_period,
+                              online=True, seed=seed, told_arrivals=[j.arrival for j in planned],
+                              observed_latency=observed)
+        scheduler = replanner
+    res = run(actual, replicas, scheduler, topo, seed=seed, failures=(), **twin)
     return {"makespan": res.makespan, "median_jct": float(np.median(res.completion)),
-            "mean_jct": float(res.completion.mean()), "cross_rack_bytes": res.cross_rack_bytes, "result": res}
+            "mean_jct": float(res.completion.mean()), "cross_rack_bytes": res.cross_rack_bytes, "result": res,
+            "replanner": replanner}

@@ -18,7 +18,13 @@ The started jobs keep their racks and come first in priority (in their previous 
 re-planned ones follow in the new plan's order. A re-planned job whose racks changed and whose
 input is not uploaded yet (it has not arrived) has its input placed again, one replica in its
 new racks (`jobs.rack_replicas`, a generator seeded by the run's seed and the re-plan's index);
-one that has arrived keeps its input where it is. [IMPL CHOICE] the spec gives neither the
+one that has arrived keeps its input where it is.
+
+Under wrong estimates (`perturbation`), `told_arrivals` are the arrivals the first plan was made
+with and `observed_latency` the latencies of the jobs as they really are (rows as `latency`): a
+re-plan then sees a job's true arrival and size only once it has arrived (its input exists), and
+the told ones before; a started job's estimated end uses its observed latency. Without them (the
+default) the told figures are the true ones. [IMPL CHOICE] the spec gives neither the
 period nor what the re-plan sees; ad hoc jobs are not planned (they are unknown in advance), and
 their load is not in the free times. Deterministic: no clock, no unseeded randomness.
 """
@@ -38,12 +44,15 @@ from .schedulers import CorralRuntime, Task
 
 class Replanner:
     def __init__(self, runtime: CorralRuntime, topo: Topology, latency: np.ndarray, planned: Sequence[int],
-                 widths: Sequence[int], *, period: float, online: bool, seed: int, threshold: float = 0.5) -> None:
+                 widths: Sequence[int], *, period: float, online: bool, seed: int, threshold: float = 0.5,
+                 told_arrivals: Sequence[float] | None = None, observed_latency: np.ndarray | None = None) -> None:
         if period <= 0:
             raise ValueError("a re-planning period must be > 0")
         self.runtime = runtime
         self.topo = topo
         self.latency = np.asarray(latency, dtype=float)  # rows: job ids of `planned`, in that order
+        self.observed = self.latency if observed_latency is None else np.asarray(observed_latency, dtype=float)
+        self.told = None if told_arrivals is None else {j: float(a) for j, a in zip(planned, told_arrivals, strict=True)}
         self.row = {j: i for i, j in enumerate(planned)}
         self.planned = list(planned)
         self.widths = {j: int(w) for j, w in zip(planned, widths, strict=True)}
@@ -82,11 +91,14 @@ class Replanner:
         running = [j for j in self.planned if j in self.started_at and jobs[j].finish is None]
         free = np.full(self.topo.racks, now)
         for j in running:
-            end = self.started_at[j] + self.latency[self.row[j], self.widths[j] - 1]
+            end = self.started_at[j] + self.observed[self.row[j], self.widths[j] - 1]
             for k in self.runtime.racks[j]:
                 free[k] = max(free[k], end)
-        lat = self.latency[[self.row[j] for j in pending]][:, : len(live)]
-        arrivals = np.array([max(jobs[j].job.arrival, now) for j in pending])
+        arrived = [self.told is None or jobs[j].job.arrival <= now for j in pending]
+        lat = np.array([(self.observed if seen else self.latency)[self.row[j], : len(live)]
+                        for j, seen in zip(pending, arrived, strict=True)]).reshape(len(pending), len(live))
+        arrivals = np.array([max(jobs[j].job.arrival if seen or self.told is None else self.told[j], now)
+                             for j, seen in zip(pending, arrived, strict=True)])
         pl = plan(lat, arrivals, online=self.online, keep_if_better=self.online, free=free[live])
         rank = self.runtime.rank
         order = sorted(running, key=rank.__getitem__) + [pending[i] for i in np.argsort(pl.priorities, kind="stable")]
