@@ -95,12 +95,14 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.5"  # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`)
+VERSION = "8.8"  # 8.8: stragglers from two consecutive task views (`straggler_rule` "views")
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`);
 # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.4": AdaptationParams(blind_growth_in_nodes=False),
+                                        "8.5": AdaptationParams(straggler_rule="progress"),
+                                        "8.4": AdaptationParams(straggler_rule="progress", blind_growth_in_nodes=False),
                                         "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False),
                                         "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate",
                                                                 blind_growth_in_nodes=False)}
@@ -152,7 +154,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             own = {src: t for src, (t, _c) in measured_scores(w.samples).items()}
             if c.reference_tolerated:
                 change = straggler_change(c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor)
-            elif p.straggler_rule == "progress" and own:
+            elif p.straggler_rule in ("progress", "views") and own:
                 # 8.4: alone, against its own profiling's measurements, one-sided like the control
                 change = straggler_change(c.tolerated, own, p.straggler_change, p.probe_floor)
             else:
@@ -172,7 +174,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
 
         if w.allocation is None:
             return ()
-        if self.params.straggler_rule == "progress":
+        if self.params.straggler_rule in ("progress", "views"):
             return self._straggling(state, w, c, ctx)
         out: list[ev.Event] = []
         rates = self._normalised(state, w, c) if self.params.straggler_normalise else c.rates
@@ -191,31 +193,25 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
 
     def _straggling(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
                     ctx: DecisionContext) -> Sequence[ev.Event]:
-        """Ladder 8.4 (`straggler_rule` "progress", `stragglers.straggling_nodes`): a node whose
-        effect makes one of its tasks straggle is probed in place next to the job's fastest other
-        node (normalised rates), as before."""
-        from .stragglers import job_slowdown, new_slowdown, straggling_nodes
-
+        """Ladders 8.4 ("progress", `stragglers.straggling_nodes`) and 8.8 ("views",
+        `task_views.find`): a node whose effect makes one of its tasks straggle is probed in
+        place next to the job's fastest other node (normalised rates), as before."""
         assert w.allocation is not None
         p = self.params
-        since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
-        first = w.started_at is not None and since <= w.started_at + 1e-9
-        if since >= ctx.at - 1e-9 and len(w.observed) >= 2:
-            # changed just now (the ladder answering this very window): the windows predate it
-            since = w.observed[-2][0] - (w.observed[-1][0] - w.observed[-2][0])
-        if not new_slowdown(w.observed, since, p.straggler_drop, first):
-            return ()
         rates = self._normalised(state, w, c) if p.straggler_normalise else c.rates
-        alone = None
-        rate_target = isinstance(w.target, InstructionRateTarget)
-        if len(set(c.servers)) == 1 and w.started_at is not None and (
-                rate_target or isinstance(w.target, CompletionTimeTarget)):
-            required = None if rate_target else w.target.seconds
-            alone = job_slowdown(w.observed, required, w.started_at, since, p.straggler_drop)
-            if alone is None and first and p.straggler_first_window and len(w.observed) == 1:
-                alone = math.inf  # its first window: no history to compare with, the probe decides
-        found = straggling_nodes(c.servers, c.rates, rates, c.progress, alone, slowdown=p.straggler_slowdown,
-                                 half=p.straggler_half)
+        if p.straggler_rule == "views":
+            from .task_views import find, view_of
+
+            since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
+            # alone with no earlier view, only its very first window is left to the probe (not
+            # the first view of a relaunched node's copies, which restart from zero)
+            first = w.started_at is not None and since <= w.started_at + 1e-9
+            now = view_of(ctx.at, c.servers, c.rates, c.progress, c.elapsed)
+            found = [(v.server, v.factor, v.worst) for v in find(
+                w.task_views, now, rates, since, slowdown=p.straggler_slowdown, half=p.straggler_half,
+                fall=p.straggler_window_fall, alone_first=p.straggler_first_window and first)]
+        else:
+            found = self._progress_rule(w, c, rates, ctx)
         speed: dict[str, list[float]] = {}
         for sv, r in zip(c.servers, rates, strict=False):
             speed.setdefault(sv, []).append(r)
@@ -238,6 +234,30 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                                          reason=f"node {factor:.2f}x slower, a task at {worst:.2f} of the "
                                                 f"job's median progress rate"))
         return out
+
+    def _progress_rule(self, w: WorkloadState, c: cmd.AssessTasks, rates: Sequence[float],
+                       ctx: DecisionContext) -> list[tuple[str, float, float]]:
+        """Ladder 8.4's verdicts (`straggler_rule` "progress"): (server, slowdown, worst share)."""
+        from .stragglers import job_slowdown, new_slowdown, straggling_nodes
+
+        p = self.params
+        since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
+        first = w.started_at is not None and since <= w.started_at + 1e-9
+        if since >= ctx.at - 1e-9 and len(w.observed) >= 2:
+            # changed just now (the ladder answering this very window): the windows predate it
+            since = w.observed[-2][0] - (w.observed[-1][0] - w.observed[-2][0])
+        if not new_slowdown(w.observed, since, p.straggler_drop, first):
+            return []
+        alone = None
+        rate_target = isinstance(w.target, InstructionRateTarget)
+        if len(set(c.servers)) == 1 and w.started_at is not None and (
+                rate_target or isinstance(w.target, CompletionTimeTarget)):
+            required = None if rate_target else w.target.seconds
+            alone = job_slowdown(w.observed, required, w.started_at, since, p.straggler_drop)
+            if alone is None and first and p.straggler_first_window and len(w.observed) == 1:
+                alone = math.inf  # its first window: no history to compare with, the probe decides
+        return straggling_nodes(c.servers, c.rates, rates, c.progress, alone, slowdown=p.straggler_slowdown,
+                                half=p.straggler_half)
 
     @staticmethod
     def _normalised(state: ClusterState, w: WorkloadState, c: cmd.AssessTasks) -> tuple[float, ...]:

@@ -186,7 +186,10 @@ class AdaptationParams:
     # alone has no peers; 3 of 4 true stragglers ran on one node) and flagged slow nodes whose
     # tasks were not stragglers. `straggler_drop` 0.8: healthy single-node windows fell ≤ 0.8 ×
     # in 2 of 716, injected ones in all 36 (at most 0.71).
-    straggler_rule: str = "progress"
+    straggler_rule: str = "views"
     straggler_half: float = 0.5
     straggler_drop: float = 0.9
     straggler_first_window: bool = True
+    # [IMPL CHOICE] ladder 8.8 ("views", `task_views`): a node's median work rate falling this
+    # much between two consecutive task views is a new node effect (the view's noise is 1 % a task)
+    straggler_window_fall: float = 1.2
