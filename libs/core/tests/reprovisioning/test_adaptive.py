@@ -231,9 +231,9 @@ def test_recorded_ladders_replay_under_their_own_parameters() -> None:
     cur = policy_set("sextant-adaptive")
     old = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.4")
     assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
-    assert cur.version.endswith("+8.5") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.version.endswith("+8.8") and cur.reprovisioner.params.blind_growth_in_nodes
     assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
-    assert old.reprovisioner.params.straggler_rule == cur.reprovisioner.params.straggler_rule == "progress"
+    assert old.reprovisioner.params.straggler_rule == "progress" and cur.reprovisioner.params.straggler_rule == "views"
 
 
 def test_latency_off_with_spare_capacity_evicts_best_effort_first() -> None:

@@ -206,6 +206,10 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             # alone with no earlier view, only its very first window is left to the probe (not
             # the first view of a relaunched node's copies, which restart from zero)
             first = w.started_at is not None and since <= w.started_at + 1e-9
+            if since >= ctx.at - 1e-9:
+                # changed just now (the ladder answering this very window): the view predates
+                # the change, so the one before it describes the same slots (`comparable` checks)
+                since = -math.inf
             now = view_of(ctx.at, c.servers, c.rates, c.progress, c.elapsed)
             found = [(v.server, v.factor, v.worst) for v in find(
                 w.task_views, now, rates, since, slowdown=p.straggler_slowdown, half=p.straggler_half,

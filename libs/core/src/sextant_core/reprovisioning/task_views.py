@@ -25,6 +25,7 @@ Pure: no clock, no randomness; servers in first-appearance order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -169,13 +170,17 @@ def find(views: Sequence[TaskView], now: TaskView, normalised: Sequence[float], 
     if before is not None and comparable(before, now):
         f = {sv: x for sv, x in node_slowdowns(before, now).items() if x >= fall}
         pr = progress_rates(before, now, f, fall)
-    elif before is None or before.servers != now.servers:
-        pr = progress_rates(None, now, {}, fall)
-        f = peer_slowdowns(now.servers, normalised)
-        if not f and alone_first and len(set(now.servers)) == 1:
-            f = {now.servers[0]: float("inf")}
     else:
-        return []
+        # only the nodes seen for the first time: attempts no older than the latest earlier view
+        # (a node resized in place keeps its attempts, and its effect is not new)
+        last = previous(views, now.at, -math.inf)
+        fresh = {sv for sv in dict.fromkeys(now.servers)
+                 if last is None or _median([now.elapsed[i] for i, s in enumerate(now.servers)
+                                             if s == sv and i < len(now.elapsed)]) <= now.at - last.at + 1e-6}
+        pr = progress_rates(None, now, {}, fall)
+        f = {sv: x for sv, x in peer_slowdowns(now.servers, normalised).items() if sv in fresh}
+        if alone_first and len(fresh) == 1 == len(set(now.servers)):
+            f = {now.servers[0]: math.inf}
     if not f:
         return []
     return straggling_nodes(now.servers, pr, f, slowdown=slowdown, half=half)
