@@ -167,13 +167,15 @@ def find(views: Sequence[TaskView], now: TaskView, normalised: Sequence[float], 
       nodes from the classification's expectations (`peer_slowdowns`), or, alone, unknown (∞:
       the in-place probe decides) when `alone_first`."""
     before = previous(views, now.at, since)
+    last = previous(views, now.at, -math.inf)
     if before is not None and comparable(before, now):
         f = {sv: x for sv, x in node_slowdowns(before, now).items() if x >= fall}
         pr = progress_rates(before, now, f, fall)
+    elif last is not None and resized(last, now):
+        return resized_nodes(last, now, slowdown=slowdown, half=half, fall=fall)
     else:
         # only the nodes seen for the first time: attempts no older than the latest earlier view
         # (a node resized in place keeps its attempts, and its effect is not new)
-        last = previous(views, now.at, -math.inf)
         fresh = {sv for sv in dict.fromkeys(now.servers)
                  if last is None or _median([now.elapsed[i] for i, s in enumerate(now.servers)
                                              if s == sv and i < len(now.elapsed)]) <= now.at - last.at + 1e-6}
@@ -184,3 +186,32 @@ def find(views: Sequence[TaskView], now: TaskView, normalised: Sequence[float], 
     if not f:
         return []
     return straggling_nodes(now.servers, pr, f, slowdown=slowdown, half=half)
+
+
+def resized(before: TaskView, now: TaskView) -> bool:
+    """The same nodes (two or more), some with another number of slots: resized in place."""
+    nodes = set(now.servers)
+    return (len(nodes) > 1 and set(before.servers) == nodes and before.servers != now.servers
+            and len(before.elapsed) == len(before.servers) == len(before.progress) == len(before.rates))
+
+
+def resized_nodes(before: TaskView, now: TaskView, *, slowdown: float, half: float,
+                  fall: float) -> list[NodeVerdict]:
+    """`find` across an in-place resize of a job on several nodes: a slot's work rate changes with
+    its node's cores, so a node's fall is its median rate ratio (`before` / `now`) over the median
+    ratio of the other nodes (the same resize everywhere cancels); each task of `before` counts at
+    its mean rate until then (progress / age) over its node's relative fall (1 below `fall`) — the
+    tasks and progress of `before`, whose slots `now` no longer matches one to one."""
+    raw: dict[str, float] = {}
+    for sv in dict.fromkeys(now.servers):
+        r1 = _median([r for s, r in zip(before.servers, before.rates, strict=True) if s == sv])
+        r2 = _median([r for s, r in zip(now.servers, now.rates, strict=False) if s == sv])
+        if r1 > 0 and r2 > 0:
+            raw[sv] = r1 / r2
+    rel = {sv: x / _median([v for s, v in raw.items() if s != sv]) for sv, x in raw.items()
+           if len(raw) > 1 and _median([v for s, v in raw.items() if s != sv]) > 0}
+    pr: list[float | None] = []
+    for i, sv in enumerate(before.servers):
+        p, age, f = before.progress[i], before.elapsed[i], rel.get(sv, 1.0)
+        pr.append(p / age / (f if f >= fall else 1.0) if p > 0 and age > 0 and sv in rel else None)
+    return straggling_nodes(before.servers, pr, rel, slowdown=slowdown, half=half)
