@@ -101,11 +101,14 @@ VERSION = "8.8"  # 8.8: stragglers from two consecutive task views (`straggler_r
 # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.5": AdaptationParams(straggler_rule="progress"),
-                                        "8.4": AdaptationParams(straggler_rule="progress", blind_growth_in_nodes=False),
-                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False),
+                                        "8.5": AdaptationParams(straggler_rule="progress", straggler_confirm_alone=False),
+                                        "8.4": AdaptationParams(straggler_rule="progress", blind_growth_in_nodes=False,
+                                                                straggler_confirm_alone=False),
+                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
+                                                                straggler_confirm_alone=False),
                                         "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate",
-                                                                blind_growth_in_nodes=False)}
+                                                                blind_growth_in_nodes=False, straggler_confirm_alone=False)}
+AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -161,6 +164,16 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                 change = probe_change(w.classification, c.tolerated, c.caused, p.straggler_change, p.probe_floor)
             if change is None or c.server_id is None:
                 return ()
+            again = c.probe_id.endswith(AGAIN)
+            if not c.reference_tolerated and p.straggler_confirm_alone and not again and own:
+                # 8.8: alone, its control is a profiling run of another time, as noisy as the
+                # probe: a second probe (a fresh measurement) must agree before the relaunch
+                srcs = tuple(src for src in SOURCES if src in c.tolerated)
+                return (ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id,
+                                          decision=ctx.record(f"straggler-probe-{c.server_id}", w.workload_id),
+                                          probe_id=f"{c.probe_id}{AGAIN}", sources=srcs or ("memory_bw",),
+                                          purpose="straggler", server_id=c.server_id,
+                                          reason=f"confirm: in-place {change.describe()}"),)
             return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
         change = probe_change(w.classification, c.tolerated, c.caused, p.probe_change, p.probe_floor,
                               measured_scores(w.samples), p.probe_scores)

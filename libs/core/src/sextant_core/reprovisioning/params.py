@@ -193,3 +193,7 @@ class AdaptationParams:
     # [IMPL CHOICE] ladder 8.8 ("views", `task_views`): a node's median work rate falling this
     # much between two consecutive task views is a new node effect (the view's noise is 1 % a task)
     straggler_window_fall: float = 1.2
+    # [IMPL CHOICE] 8.8: a straggler probe with no healthy node of the job beside it (compared with
+    # the job's own profiling) relaunches only when a second probe agrees (evidence accumulated:
+    # each probe is a fresh, noisy measurement); with a reference node one probe decides
+    straggler_confirm_alone: bool = True
