@@ -115,9 +115,11 @@ def test_old_and_new_rules_differ() -> None:
 
 def test_ladder_versions_keep_their_straggler_rule() -> None:
     assert VERSION == "8.8" and LADDERS[VERSION].straggler_rule == "views"
-    assert LADDERS["8.5"] == AdaptationParams(straggler_rule="progress")
+    old_probes = {"straggler_confirm_alone": False, "straggler_every_source": False}
+    assert LADDERS["8.5"] == AdaptationParams(straggler_rule="progress", **old_probes)  # type: ignore[arg-type]
     assert LADDERS["8.4"].straggler_rule == "progress"
-    assert LADDERS["8.3"] == AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False)
+    assert LADDERS["8.3"] == AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
+                                              **old_probes)  # type: ignore[arg-type]
     assert LADDERS["8.2"].straggler_rule == "rate" and not LADDERS["8.2"].demonstrated_capacity
     past = policy_set("sextant-adaptive@6.1+8.3")
     assert past.reprovisioner.params.straggler_rule == "rate"  # type: ignore[attr-defined]

@@ -133,3 +133,43 @@ def test_the_fold_keeps_the_latest_views_and_the_ladder_probes_the_node() -> Non
     # ladder 8.5's rule on the same state: no ratio history, so no verdict
     assert decide(st, tasks, params=params(AdaptationParams(straggler_rule="progress")), seed=1,
                   at=240.0).events == ()
+
+
+@pytest.mark.parametrize(("measured", "contradicts"), [
+    # reference 50 / 40 points: both fall > 10 % (half the 20 % change) → no contradiction
+    ({"l1i": 20.0, "tlb": 30.0}, None),
+    # l1i falls only 3 % although it had room (50 > the 18-point floor): noise on one source
+    ({"l1i": 48.5, "tlb": 0.0}, "l1i"),
+    # a source with no room to fall (reference 10 ≤ floor) says nothing
+    ({"l1i": 20.0, "tlb": 30.0, "llc_bw": 12.0}, None),
+], ids=["all-fall", "one-holds", "no-room"])
+def test_a_degraded_node_tolerates_less_on_every_source(measured: dict[str, float], contradicts: str | None) -> None:
+    from sextant_core.reprovisioning.detection import straggler_contradicted
+
+    reference = {"l1i": 50.0, "tlb": 40.0, "llc_bw": 10.0}
+    assert straggler_contradicted(measured, reference, 0.2, 18.0) == contradicts
+
+
+def test_alone_a_second_probe_must_agree() -> None:
+    from dataclasses import replace
+
+    target = CompletionTimeTarget(seconds=1000.0)
+    st = fold([server("s0"), server("s1"),
+               *running("job", alloc(("s0", 4, 4.0)), kind=WorkloadKind.ANALYTICS, target=target, at=0.0)])
+    w = replace(st.workloads["job"], samples=(("r1", "interference", "memory_bw", 60.0, None),))
+    st = replace(st, workloads=st.workloads.set("job", w))
+    first = cmd.AssessProbe(workload_id="job", probe_id="straggler-120-s0-0", purpose="straggler", server_id="s0",
+                            tolerated={"memory_bw": 20.0}, caused={})
+    (again,) = decide(st, first, params=params(AdaptationParams()), seed=1, at=121.0).events
+    assert isinstance(again, ev.ProbeRequested) and again.probe_id == "straggler-120-s0-0-again"
+    assert again.server_id == "s0" and again.sources == ("memory_bw",) and again.reference_server_id is None
+    second = first.model_copy(update={"probe_id": again.probe_id})
+    (adj,) = decide(st, second, params=params(AdaptationParams()), seed=1, at=121.0).events
+    assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "relaunch" and adj.allocation.servers == ("s1",)
+    # a confirmation that finds no fall (60 → 55: 8 %) relaunches nothing
+    calm = second.model_copy(update={"tolerated": {"memory_bw": 55.0}})
+    assert decide(st, calm, params=params(AdaptationParams()), seed=1, at=121.0).events == ()
+    # ladder 8.5 relaunched on the first probe
+    (old,) = decide(st, first, params=params(AdaptationParams(straggler_rule="progress", straggler_confirm_alone=False)),
+                    seed=1, at=121.0).events
+    assert isinstance(old, ev.AllocationAdjusted) and old.action == "relaunch"

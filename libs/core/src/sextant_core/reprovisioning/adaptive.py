@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -87,6 +88,7 @@ from .detection import (
     probe_sources,
     step_change,
     straggler_change,
+    straggler_contradicted,
 )
 from .estimate import estimate, performance_model, predicted
 from .forecast import ForecastParams, LoadForecast, forecast
@@ -100,14 +102,13 @@ VERSION = "8.8"  # 8.8: stragglers from two consecutive task views (`straggler_r
 # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`);
 # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
+_PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_source=False)  # 8.8's probe rules off
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.5": AdaptationParams(straggler_rule="progress", straggler_confirm_alone=False),
-                                        "8.4": AdaptationParams(straggler_rule="progress", blind_growth_in_nodes=False,
-                                                                straggler_confirm_alone=False),
-                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
-                                                                straggler_confirm_alone=False),
-                                        "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate",
-                                                                blind_growth_in_nodes=False, straggler_confirm_alone=False)}
+                                        "8.5": replace(_PRE_8_8, straggler_rule="progress"),
+                                        "8.4": replace(_PRE_8_8, straggler_rule="progress", blind_growth_in_nodes=False),
+                                        "8.3": replace(_PRE_8_8, straggler_rule="rate", blind_growth_in_nodes=False),
+                                        "8.2": replace(_PRE_8_8, demonstrated_capacity=False, straggler_rule="rate",
+                                                       blind_growth_in_nodes=False)}
 AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
@@ -157,6 +158,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             own = {src: t for src, (t, _c) in measured_scores(w.samples).items()}
             if c.reference_tolerated:
                 change = straggler_change(c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor)
+                if change is not None and p.straggler_every_source and straggler_contradicted(
+                        c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor) is not None:
+                    return ()
             elif p.straggler_rule in ("progress", "views") and own:
                 # 8.4: alone, against its own profiling's measurements, one-sided like the control
                 change = straggler_change(c.tolerated, own, p.straggler_change, p.probe_floor)

@@ -197,3 +197,6 @@ class AdaptationParams:
     # the job's own profiling) relaunches only when a second probe agrees (evidence accumulated:
     # each probe is a fresh, noisy measurement); with a reference node one probe decides
     straggler_confirm_alone: bool = True
+    # [IMPL CHOICE] 8.8: with a reference node, a probed source with room to fall that does not
+    # fall (`detection.straggler_contradicted`) vetoes the relaunch
+    straggler_every_source: bool = True
