@@ -33,14 +33,16 @@ time, on best-effort cores if need be, sized so u lands near `target_utilisation
 (whole nodes, then cores — only while the rest keeps u ≤ target). Moving part of a stateful
 service's load is microshard migration (`ladder.migration_cost`), never a whole copy.
 
-**Stragglers** (Quasar §4.3; ladder 8.4, `stragglers.straggling_nodes`): a node effect — the
-node ≥ 1.5× slower than the job's other nodes (rates relative to what the classification expects
-of each node), or, alone, the job's own rate just fallen ≥ 1.5× — that puts one of its tasks'
-progress rate below half the job's median, and would not without it → an in-place probe of that
-node next to the job's fastest other node (alone: against its own profiling's measurements) →
-tolerated scores > 20 % lower → `AllocationAdjusted("relaunch")` moves that node's tasks to the
-server `ladder.extra_node` picks. Ladders ≤ 8.3 probed tasks ≥ 1.5× slower than the median
-(`straggler_rule` "rate").
+**Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
+fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
+node's first view, ≥ 1.5× below the job's other nodes (rates relative to what the classification
+expects of each node) — that puts one of its tasks' progress rate (from its own progress and age)
+below half the job's median, and would not without it → an in-place probe of that node next to the
+job's fastest other node (alone: against its own profiling's measurements, and a second probe
+must agree) → tolerated scores > 20 % lower (with a reference, on no source with room that holds)
+→ `AllocationAdjusted("relaunch")` moves that node's tasks to the server `ladder.extra_node`
+picks. Ladders 8.4–8.5 read one view and the job's ratio (`straggler_rule` "progress"), ≤ 8.3 tasks
+≥ 1.5× slower than the median ("rate").
 
 [IMPL CHOICE] latency-critical services are not in the proactive sample: their changes are load
 changes, which the load rules above follow at every observation, and a reclassification re-plans

@@ -185,7 +185,9 @@ class AdaptationParams:
     # quasar-hadoop-stragglers-v2 seeds 1–5: the "rate" rule probed only multi-node jobs (a node
     # alone has no peers; 3 of 4 true stragglers ran on one node) and flagged slow nodes whose
     # tasks were not stragglers. `straggler_drop` 0.8: healthy single-node windows fell ≤ 0.8 ×
-    # in 2 of 716, injected ones in all 36 (at most 0.71).
+    # in 2 of 716, injected ones in all 36 (at most 0.71). "views" (8.8, `task_views.py`): the
+    # node's fall between the job's two latest task views, each task's progress rate from its own
+    # progress and age (docs/adaptation/stragglers.md; chosen on seeds 1–5 and 11–20).
     straggler_rule: str = "views"
     straggler_half: float = 0.5
     straggler_drop: float = 0.9
