@@ -20,6 +20,8 @@ needed, per task, without assuming anything about the sizes of other nodes' task
   The node effect must be the node's: `f` ≥ `slowdown`, and, with other nodes, ≥ `slowdown` ×
   the median slowdown of the other nodes (the job slowing everywhere — a phase — is not a node).
 
+A node's first view (no earlier view of its attempts) and a view across an in-place resize are
+handled by `find` and `resized_nodes`; the probes that follow are `Adaptive.assess_probe`'s.
 Pure: no clock, no randomness; servers in first-appearance order.
 """
 
