@@ -91,14 +91,20 @@ def log() -> list[Envelope]:
                       for w in running])
             w = running[-1]
             if i % 4 == 1 and w.allocation is not None and w.kind.value != "service":  # a slow node
-                # its rate falls 2.5× and a task of it, 2.5× the others' size, straggles
-                # (ladder 8.4's rule, `reprovisioning.stragglers`)
+                # the node of the 4th task falls 2.5× between two task views, and that task, 2.5×
+                # the others' size, straggles (ladder 8.8's rule, `reprovisioning.task_views`)
                 servers = tuple(w.allocation.servers[k % len(w.allocation.servers)] for k in range(4))
                 ratio = p.deciders["planning"].state.workloads[w.workload_id].observed[-1][1]
+                slow = tuple(0.4 if sv == servers[3] else 1.0 for sv in servers)
+                before = (0.3, 0.3, 0.3, 0.12)
+                now = tuple(round(b + b / 60 / (2.5 if r < 1 else 1.0) * 0.5, 6) for b, r in zip(before, slow, strict=True))
                 p.submit([ev.PerformanceObserved(at=at + 5.5, workload_id=w.workload_id, value=1.0,
                                                  ratio_to_target=round(ratio * 0.4, 3)),
-                          ev.TasksObserved(at=at + 6, workload_id=w.workload_id, servers=servers,
-                                           rates=(0.4, 0.4, 0.4, 0.4), progress=(0.5, 0.5, 0.5, 0.2))])
+                          ev.TaskAttemptsObserved(at=at + 5.5, workload_id=w.workload_id, servers=servers,
+                                                  rates=(1.0,) * 4, progress=before, elapsed=(60.0,) * 4,
+                                                  attempts=(0,) * 4),
+                          ev.TaskAttemptsObserved(at=at + 6, workload_id=w.workload_id, servers=servers,
+                                                  rates=slow, progress=now, elapsed=(60.5,) * 4, attempts=(0,) * 4)])
             if i % 3 == 2:
                 p.submit([ev.WorkloadCompleted(at=at + 8, workload_id=running[0].workload_id)])
         p.submit([ev.Tick(at=at + 30, seq=i + 1, period_s=40.0)])

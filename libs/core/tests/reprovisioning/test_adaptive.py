@@ -236,11 +236,11 @@ def test_recorded_ladders_replay_under_their_own_parameters() -> None:
     v85 = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.5")
     assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
     assert isinstance(v85.reprovisioner, Adaptive)
-    assert cur.version.endswith("+8.6") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.version.endswith("+8.8") and cur.reprovisioner.params.blind_growth_in_nodes
     assert cur.reprovisioner.params.probe_policy == "baseline" and v85.reprovisioner.params.probe_policy == "rotation"
     assert v85.reprovisioner.params.neighbour_tolerated_margin is None and v85.reprovisioner.params.blind_growth_in_nodes
     assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
-    assert old.reprovisioner.params.straggler_rule == cur.reprovisioner.params.straggler_rule == "progress"
+    assert old.reprovisioner.params.straggler_rule == "progress" and cur.reprovisioner.params.straggler_rule == "views"
 
 
 def test_latency_off_with_spare_capacity_evicts_best_effort_first() -> None:

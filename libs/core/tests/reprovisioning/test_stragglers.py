@@ -25,6 +25,7 @@ from sextant_core.testing.builders import alloc, server
 
 from .test_adaptive import RATE, params, running
 
+PROGRESS = AdaptationParams(straggler_rule="progress")  # ladder 8.4's rule, pinned here
 TWO = ("s0",) * 4 + ("s1",) * 4
 
 
@@ -95,13 +96,13 @@ def test_old_and_new_rules_differ() -> None:
     st, tasks = _job_alone()
     # ≤ 8.3: one node has no median to be slower than; 8.4: the job fell 2.1×, a task at 0.25 of the median
     assert decide(st, tasks, params=params(RATE), seed=1, at=240.0).events == ()
-    (probe,) = decide(st, tasks, params=params(), seed=1, at=240.0).events
+    (probe,) = decide(st, tasks, params=params(PROGRESS), seed=1, at=240.0).events
     assert isinstance(probe, ev.ProbeRequested) and probe.purpose == "straggler" and probe.server_id == "s0"
     assert probe.reference_server_id is None
     # a probe that finds its tolerated scores fallen > 20 % relaunches it elsewhere
     res = cmd.AssessProbe(workload_id="job", probe_id=probe.probe_id, purpose="straggler", server_id="s0",
                           tolerated={"memory_bw": 20.0}, caused={"memory_bw": 10.0})
-    (adj,) = decide(st, res, params=params(), seed=1, at=241.0).events
+    (adj,) = decide(st, res, params=params(PROGRESS), seed=1, at=241.0).events
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "relaunch" and adj.allocation.servers == ("s1",)
     # and the slow 2-node case the old rule probes, whose tasks do not straggle, the new one leaves
     st2 = fold([server("s0"), server("s1"),
@@ -109,15 +110,18 @@ def test_old_and_new_rules_differ() -> None:
     slow = cmd.AssessTasks(workload_id="j2", servers=TWO, rates=(1.0,) * 4 + (0.4,) * 4,
                            progress=(0.4,) * 4 + (0.16,) * 4)
     assert [e.server_id for e in decide(st2, slow, params=params(RATE), seed=1, at=500.0).events] == ["s1"]
-    assert decide(st2, slow, params=params(), seed=1, at=500.0).events == ()
+    assert decide(st2, slow, params=params(PROGRESS), seed=1, at=500.0).events == ()
 
 
 def test_ladder_versions_keep_their_straggler_rule() -> None:
-    assert VERSION == "8.6" and LADDERS[VERSION].straggler_rule == "progress"
+    assert VERSION == "8.8" and LADDERS[VERSION].straggler_rule == "views"
+    old_probes = {"straggler_confirm_alone": False, "straggler_every_source": False}
+    rotation = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
+    assert LADDERS["8.6"] == AdaptationParams(straggler_rule="progress", **old_probes)  # type: ignore[arg-type]
+    assert LADDERS["8.5"] == AdaptationParams(straggler_rule="progress", **old_probes, **rotation)  # type: ignore[arg-type]
     assert LADDERS["8.4"].straggler_rule == "progress"
     assert LADDERS["8.3"] == AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
-                                              probe_policy="rotation", probe_test="largest",
-                                              neighbour_tolerated_margin=None)
+                                              **old_probes, **rotation)  # type: ignore[arg-type]
     assert LADDERS["8.2"].straggler_rule == "rate" and not LADDERS["8.2"].demonstrated_capacity
     past = policy_set("sextant-adaptive@6.1+8.3")
     assert past.reprovisioner.params.straggler_rule == "rate"  # type: ignore[attr-defined]

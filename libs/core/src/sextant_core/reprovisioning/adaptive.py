@@ -33,14 +33,16 @@ time, on best-effort cores if need be, sized so u lands near `target_utilisation
 (whole nodes, then cores — only while the rest keeps u ≤ target). Moving part of a stateful
 service's load is microshard migration (`ladder.migration_cost`), never a whole copy.
 
-**Stragglers** (Quasar §4.3; ladder 8.4, `stragglers.straggling_nodes`): a node effect — the
-node ≥ 1.5× slower than the job's other nodes (rates relative to what the classification expects
-of each node), or, alone, the job's own rate just fallen ≥ 1.5× — that puts one of its tasks'
-progress rate below half the job's median, and would not without it → an in-place probe of that
-node next to the job's fastest other node (alone: against its own profiling's measurements) →
-tolerated scores > 20 % lower → `AllocationAdjusted("relaunch")` moves that node's tasks to the
-server `ladder.extra_node` picks. Ladders ≤ 8.3 probed tasks ≥ 1.5× slower than the median
-(`straggler_rule` "rate").
+**Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
+fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
+node's first view, ≥ 1.5× below the job's other nodes (rates relative to what the classification
+expects of each node) — that puts one of its tasks' progress rate (from its own progress and age)
+below half the job's median, and would not without it → an in-place probe of that node next to the
+job's fastest other node (alone: against its own profiling's measurements, and a second probe
+must agree) → tolerated scores > 20 % lower (with a reference, on no source with room that holds)
+→ `AllocationAdjusted("relaunch")` moves that node's tasks to the server `ladder.extra_node`
+picks. Ladders 8.4–8.5 read one view and the job's ratio (`straggler_rule` "progress"), ≤ 8.3 tasks
+≥ 1.5× slower than the median ("rate").
 
 [IMPL CHOICE] latency-critical services are not in the proactive sample: their changes are load
 changes, which the load rules above follow at every observation, and a reclassification re-plans
@@ -55,6 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -89,6 +92,7 @@ from .detection import (
     sensitive_sources,
     step_change,
     straggler_change,
+    straggler_contradicted,
 )
 from .estimate import estimate, performance_model, predicted
 from .forecast import ForecastParams, LoadForecast, forecast
@@ -97,23 +101,25 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.6"  # 8.6: in-place probe baselines and a combined multi-source probe test (`probe_policy`)
+VERSION = "8.8"  # 8.8: stragglers from two consecutive task views (`straggler_rule` "views")
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.6: in-place probe baselines and a combined multi-source probe test (`probe_policy`);
 # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`);
 # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
+_PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_source=False)  # 8.8's probe rules off
+_PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
 LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
-                                        "8.5": AdaptationParams(**_ROTATION),  # type: ignore[arg-type]
-                                        "8.4": AdaptationParams(blind_growth_in_nodes=False,
-                                                                **_ROTATION),  # type: ignore[arg-type]
-                                        "8.3": AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
-                                                                **_ROTATION),  # type: ignore[arg-type]
-                                        "8.2": AdaptationParams(demonstrated_capacity=False, straggler_rule="rate",
-                                                                blind_growth_in_nodes=False,
-                                                                **_ROTATION)}  # type: ignore[arg-type]
+                                        "8.6": replace(_PRE_8_8, straggler_rule="progress"),
+                                        "8.5": replace(_PRE_8_6, straggler_rule="progress"),
+                                        "8.4": replace(_PRE_8_6, straggler_rule="progress", blind_growth_in_nodes=False),
+                                        "8.3": replace(_PRE_8_6, straggler_rule="rate", blind_growth_in_nodes=False),
+                                        "8.2": replace(_PRE_8_6, demonstrated_capacity=False, straggler_rule="rate",
+                                                       blind_growth_in_nodes=False)}
+AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -170,13 +176,26 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             own = {src: t for src, (t, _c) in measured_scores(w.samples).items()}
             if c.reference_tolerated:
                 change = straggler_change(c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor)
-            elif p.straggler_rule == "progress" and own:
+                if change is not None and p.straggler_every_source and straggler_contradicted(
+                        c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor) is not None:
+                    return ()
+            elif p.straggler_rule in ("progress", "views") and own:
                 # 8.4: alone, against its own profiling's measurements, one-sided like the control
                 change = straggler_change(c.tolerated, own, p.straggler_change, p.probe_floor)
             else:
                 change = probe_change(w.classification, c.tolerated, c.caused, p.straggler_change, p.probe_floor)
             if change is None or c.server_id is None:
                 return ()
+            again = c.probe_id.endswith(AGAIN)
+            if not c.reference_tolerated and p.straggler_confirm_alone and not again and own:
+                # 8.8: alone, its control is a profiling run of another time, as noisy as the
+                # probe: a second probe (a fresh measurement) must agree before the relaunch
+                srcs = tuple(src for src in SOURCES if src in c.tolerated)
+                return (ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id,
+                                          decision=ctx.record(f"straggler-probe-{c.server_id}", w.workload_id),
+                                          probe_id=f"{c.probe_id}{AGAIN}", sources=srcs or ("memory_bw",),
+                                          purpose="straggler", server_id=c.server_id,
+                                          reason=f"confirm: in-place {change.describe()}"),)
             return self._relaunch(state, w, c.server_id, ctx, f"straggler: in-place {change.describe()}")
         if p.probe_test == "combined":
             return self._combined(w, c, ctx)
@@ -251,7 +270,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
 
         if w.allocation is None:
             return ()
-        if self.params.straggler_rule == "progress":
+        if self.params.straggler_rule in ("progress", "views"):
             return self._straggling(state, w, c, ctx)
         out: list[ev.Event] = []
         rates = self._normalised(state, w, c) if self.params.straggler_normalise else c.rates
@@ -270,31 +289,29 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
 
     def _straggling(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
                     ctx: DecisionContext) -> Sequence[ev.Event]:
-        """Ladder 8.4 (`straggler_rule` "progress", `stragglers.straggling_nodes`): a node whose
-        effect makes one of its tasks straggle is probed in place next to the job's fastest other
-        node (normalised rates), as before."""
-        from .stragglers import job_slowdown, new_slowdown, straggling_nodes
-
+        """Ladders 8.4 ("progress", `stragglers.straggling_nodes`) and 8.8 ("views",
+        `task_views.find`): a node whose effect makes one of its tasks straggle is probed in
+        place next to the job's fastest other node (normalised rates), as before."""
         assert w.allocation is not None
         p = self.params
-        since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
-        first = w.started_at is not None and since <= w.started_at + 1e-9
-        if since >= ctx.at - 1e-9 and len(w.observed) >= 2:
-            # changed just now (the ladder answering this very window): the windows predate it
-            since = w.observed[-2][0] - (w.observed[-1][0] - w.observed[-2][0])
-        if not new_slowdown(w.observed, since, p.straggler_drop, first):
-            return ()
         rates = self._normalised(state, w, c) if p.straggler_normalise else c.rates
-        alone = None
-        rate_target = isinstance(w.target, InstructionRateTarget)
-        if len(set(c.servers)) == 1 and w.started_at is not None and (
-                rate_target or isinstance(w.target, CompletionTimeTarget)):
-            required = None if rate_target else w.target.seconds
-            alone = job_slowdown(w.observed, required, w.started_at, since, p.straggler_drop)
-            if alone is None and first and p.straggler_first_window and len(w.observed) == 1:
-                alone = math.inf  # its first window: no history to compare with, the probe decides
-        found = straggling_nodes(c.servers, c.rates, rates, c.progress, alone, slowdown=p.straggler_slowdown,
-                                 half=p.straggler_half)
+        if p.straggler_rule == "views":
+            from .task_views import find, view_of
+
+            since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
+            # alone with no earlier view, only its very first window is left to the probe (not
+            # the first view of a relaunched node's copies, which restart from zero)
+            first = w.started_at is not None and since <= w.started_at + 1e-9
+            if since >= ctx.at - 1e-9:
+                # changed just now (the ladder answering this very window): the view predates
+                # the change, so the one before it describes the same slots (`comparable` checks)
+                since = -math.inf
+            now = view_of(ctx.at, c.servers, c.rates, c.progress, c.elapsed)
+            found = [(v.server, v.factor, v.worst) for v in find(
+                w.task_views, now, rates, since, slowdown=p.straggler_slowdown, half=p.straggler_half,
+                fall=p.straggler_window_fall, alone_first=p.straggler_first_window and first)]
+        else:
+            found = self._progress_rule(w, c, rates, ctx)
         speed: dict[str, list[float]] = {}
         for sv, r in zip(c.servers, rates, strict=False):
             speed.setdefault(sv, []).append(r)
@@ -317,6 +334,30 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                                          reason=f"node {factor:.2f}x slower, a task at {worst:.2f} of the "
                                                 f"job's median progress rate"))
         return out
+
+    def _progress_rule(self, w: WorkloadState, c: cmd.AssessTasks, rates: Sequence[float],
+                       ctx: DecisionContext) -> list[tuple[str, float, float]]:
+        """Ladder 8.4's verdicts (`straggler_rule` "progress"): (server, slowdown, worst share)."""
+        from .stragglers import job_slowdown, new_slowdown, straggling_nodes
+
+        p = self.params
+        since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
+        first = w.started_at is not None and since <= w.started_at + 1e-9
+        if since >= ctx.at - 1e-9 and len(w.observed) >= 2:
+            # changed just now (the ladder answering this very window): the windows predate it
+            since = w.observed[-2][0] - (w.observed[-1][0] - w.observed[-2][0])
+        if not new_slowdown(w.observed, since, p.straggler_drop, first):
+            return []
+        alone = None
+        rate_target = isinstance(w.target, InstructionRateTarget)
+        if len(set(c.servers)) == 1 and w.started_at is not None and (
+                rate_target or isinstance(w.target, CompletionTimeTarget)):
+            required = None if rate_target else w.target.seconds
+            alone = job_slowdown(w.observed, required, w.started_at, since, p.straggler_drop)
+            if alone is None and first and p.straggler_first_window and len(w.observed) == 1:
+                alone = math.inf  # its first window: no history to compare with, the probe decides
+        return straggling_nodes(c.servers, c.rates, rates, c.progress, alone, slowdown=p.straggler_slowdown,
+                                half=p.straggler_half)
 
     @staticmethod
     def _normalised(state: ClusterState, w: WorkloadState, c: cmd.AssessTasks) -> tuple[float, ...]:

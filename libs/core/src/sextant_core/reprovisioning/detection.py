@@ -278,6 +278,20 @@ def straggler_change(tolerated: Mapping[str, float], reference: Mapping[str, flo
     return best
 
 
+def straggler_contradicted(tolerated: Mapping[str, float], reference: Mapping[str, float], change: float,
+                           floor: float) -> str | None:
+    """[IMPL CHOICE] ladder 8.8: a node degraded in place tolerates less on every source (its
+    ramps reach the QoS limit sooner), noise moves one source at a time. The first probed source
+    with room to fall (its reference above `floor` points) whose score fell by less than `change` /
+    2 relative — or rose — contradicts a straggler; None when none does."""
+    for src in SOURCES:
+        if src in tolerated and src in reference and float(reference[src]) > floor:
+            r, m = float(reference[src]), float(tolerated[src])
+            if r - m < change / 2 * r:
+                return src
+    return None
+
+
 def headroom_sources(c: WorkloadClassified | None, k: int) -> tuple[str, ...]:
     """For a straggler check: the `k` sources the workload tolerates best (highest tolerated score;
     ties by source order). [IMPL CHOICE] a degraded node shows as a *drop* of its tolerated scores,

@@ -218,8 +218,20 @@ class AdaptationParams:
     # quasar-hadoop-stragglers-v2 seeds 1–5: the "rate" rule probed only multi-node jobs (a node
     # alone has no peers; 3 of 4 true stragglers ran on one node) and flagged slow nodes whose
     # tasks were not stragglers. `straggler_drop` 0.8: healthy single-node windows fell ≤ 0.8 ×
-    # in 2 of 716, injected ones in all 36 (at most 0.71).
-    straggler_rule: str = "progress"
+    # in 2 of 716, injected ones in all 36 (at most 0.71). "views" (8.8, `task_views.py`): the
+    # node's fall between the job's two latest task views, each task's progress rate from its own
+    # progress and age (docs/adaptation/stragglers.md; chosen on seeds 1–5 and 11–20).
+    straggler_rule: str = "views"
     straggler_half: float = 0.5
     straggler_drop: float = 0.9
     straggler_first_window: bool = True
+    # [IMPL CHOICE] ladder 8.8 ("views", `task_views`): a node's median work rate falling this
+    # much between two consecutive task views is a new node effect (the view's noise is 1 % a task)
+    straggler_window_fall: float = 1.2
+    # [IMPL CHOICE] 8.8: a straggler probe with no healthy node of the job beside it (compared with
+    # the job's own profiling) relaunches only when a second probe agrees (evidence accumulated:
+    # each probe is a fresh, noisy measurement); with a reference node one probe decides
+    straggler_confirm_alone: bool = True
+    # [IMPL CHOICE] 8.8: with a reference node, a probed source with room to fall that does not
+    # fall (`detection.straggler_contradicted`) vetoes the relaunch
+    straggler_every_source: bool = True

@@ -42,6 +42,7 @@ from .model import (
     NO_PRESSURE,
     ClusterState,
     ServerState,
+    TaskView,
     WorkloadState,
     interference_vectors,
     journal_push,
@@ -54,6 +55,7 @@ OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a 
 # offered loads kept per service (WorkloadState.load_history): a day of 10-minute windows and an
 # hour more, so a forecaster can look one day back from an hour ahead
 LOAD_KEPT = 156
+TASK_VIEWS_KEPT = 2  # per-task views kept per analytics job (WorkloadState.task_views): this one and the one before
 
 
 class UnknownEvent(TypeError):
@@ -367,11 +369,23 @@ def _(event: ev.InterferenceProbed, state: ClusterState) -> ClusterState:
 
 
 @_apply.register(ev.ProbeRequested)  # a decision: counted by `evolve`; the agent answers it
-@_apply.register(ev.TasksObserved)
 @_apply.register(ev.KnowledgeSeeded)  # the knowledge base's (`evolve_knowledge`)
 def _unchanged(event: ev.Event, state: ClusterState) -> ClusterState:
     """Known events that change nothing but the clock and the position here."""
     return state
+
+
+@_apply.register
+def _(event: ev.TasksObserved, state: ClusterState) -> ClusterState:
+    """Kept (the latest `TASK_VIEWS_KEPT`) without a phase change; a view of a workload unknown
+    or already ended changes nothing."""
+    w = state.workloads.get(event.workload_id)
+    if w is None or w.phase in TERMINAL:
+        return state
+    elapsed = event.elapsed if isinstance(event, ev.TaskAttemptsObserved) else ()
+    view = TaskView(at=event.at, servers=event.servers, rates=event.rates, progress=event.progress, elapsed=elapsed)
+    w2 = replace(w, task_views=(*w.task_views, view)[-TASK_VIEWS_KEPT:])
+    return replace(state, workloads=state.workloads.set(w.workload_id, w2))
 
 
 def _end(state: ClusterState, event: ev.WorkloadEvent, reason: str) -> ClusterState:

@@ -119,6 +119,18 @@ class ServerState:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskView:
+    """One per-task view of an analytics job (`TasksObserved`): when, and per task its server,
+    work rate, progress (0..1) and the seconds its attempt has run (empty without attempts)."""
+
+    at: float
+    servers: tuple[str, ...]
+    rates: tuple[float, ...]
+    progress: tuple[float, ...]
+    elapsed: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadState:
     workload_id: str
     tenant: str
@@ -155,6 +167,10 @@ class WorkloadState:
     # tolerated), ...)), oldest first: the in-place baseline of ladder 8.6's combined probe test
     # (`reprovisioning.detection.combined_change`)
     probed: tuple[tuple[float, str, str, tuple[tuple[str, float], ...]], ...] = ()
+    # the latest `TASK_VIEWS_KEPT` per-task views of an analytics job (`TasksObserved`), oldest
+    # first: the straggler rule of ladder 8.8 compares a view with the one before it
+    # (`reprovisioning.task_views`)
+    task_views: tuple[TaskView, ...] = ()
     allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
     allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
     reclassify_requested_at: float | None = None  # the latest ReclassificationRequested
