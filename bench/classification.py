@@ -44,7 +44,13 @@ from sextant_contracts import events as ev
 from sextant_contracts.events import ProfileRun
 from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
-from sextant_core.classification.engine import CURRENT_ENGINE, ENGINE_VERSIONS, EngineParams, clear_memo, retrain
+from sextant_core.classification.engine import (
+    CURRENT_ENGINE,
+    ENGINE_VERSIONS,
+    EngineParams,
+    clear_memo,
+    retrain,
+)
 from sextant_core.classification.factorize import train
 from sextant_core.classification.knowledge import KnowledgeBase
 from sextant_core.classification.params import FitParams
