@@ -44,7 +44,13 @@ from sextant_contracts import events as ev
 from sextant_contracts.events import ProfileRun
 from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
-from sextant_core.classification.engine import EngineParams, clear_memo, retrain
+from sextant_core.classification.engine import (
+    CURRENT_ENGINE,
+    ENGINE_VERSIONS,
+    EngineParams,
+    clear_memo,
+    retrain,
+)
 from sextant_core.classification.factorize import train
 from sextant_core.classification.knowledge import KnowledgeBase
 from sextant_core.classification.params import FitParams
@@ -315,7 +321,7 @@ def run_accuracy(src: Source, entries: int, n_new: int, n_rep: int, seed: int,
     `reference`, each new workload is also scored on the reference estimator's rows (all its prior
     draws: ``ref``; the first half: ``ref_half``, the convergence check) with the ESS per row."""
     clear_memo()
-    p = policy(entries, engine or EngineParams())
+    p = policy(entries, engine or ENGINE_VERSIONS[CURRENT_ENGINE])
     state = initial_state(src)
     rng = np.random.default_rng([seed, entries, 7])
     arrivals: list[tuple[str, Any]] = []
@@ -761,6 +767,7 @@ def main(argv: list[str] | None = None) -> int:
             first, first_ref = src, refb
             report["accuracy"] = report["per_seed"][seed]
         if refb is not None:
+            refb.flush()
             report["worst"] = worst_of({s: r["bars"] for s, r in report["per_seed"].items()})
         print(f"seed {seed} done ({time.perf_counter() - t0:.0f} s)", flush=True)
         save()

@@ -23,7 +23,10 @@ from __future__ import annotations
 import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, sextant_contracts/simd.py)
 
 # isort: split
-from dataclasses import dataclass, field
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +36,7 @@ from sextant_sim.refestimator import Observation, Posterior, ReferenceEstimator,
 FLOOR = {"scale_up": 8.0, "scale_out": 8.0, "heterogeneity": 8.0, "interference": 6.0}
 FACTOR = 1.25
 CLASSES = ("scale_up", "scale_out", "heterogeneity", "interference")
+CACHE = Path(__file__).resolve().parent.parent / ".cache" / "classification-reference"
 
 
 @dataclass
@@ -59,10 +63,38 @@ class ReferenceBench:
     prior does not depend on the scenario seed (same catalogue and generator; the noise-free run
     values need no seed), and its stream ``reference`` is disjoint from the workloads under test."""
 
-    def __init__(self, src: Any, draws: int) -> None:
-        self.src = src
+    def __init__(self, src: Any, draws: int, cache: Path | None = CACHE) -> None:
+        self.src = self._world = src  # the prior is drawn in the first seed's world
         self.draws = draws
-        self.est = {k: ReferenceEstimator(src.setup, src._by_kind[k], draws) for k in src._by_kind}
+        self._est: dict[Any, ReferenceEstimator] = {}
+        # the reference's rows are a pure function of (world, prior draws, the workload's kind and
+        # measured entries): kept on disk (gitignored `.cache/`), so a rerun of the engine on the
+        # same seeds and profiling plan reuses them instead of re-weighting every draw
+        self._path = None if cache is None else cache / (
+            f"{src.setup.twin_version}-{src.setup.cat.name}-{draws}.json")
+        self._memo: dict[str, Any] = {}
+        if self._path is not None and self._path.exists():
+            self._memo = json.loads(self._path.read_text())
+        self._dirty = False
+
+    def estimator(self, kind: Any) -> ReferenceEstimator:
+        """The prior sample of `kind` (drawn on first use: a run served from the cache draws none)."""
+        if kind not in self._est:
+            self._est[kind] = ReferenceEstimator(self._world.setup, self._world._by_kind[kind], self.draws)
+        return self._est[kind]
+
+    def flush(self) -> None:
+        """Write the cache (after every seed)."""
+        if self._path is not None and self._dirty:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._path.write_text(json.dumps(self._memo, sort_keys=True))
+            self._dirty = False
+
+    def _key(self, w: Any, info: dict[str, Any], n: int) -> str:
+        obs = [[r.classification.value, r.column, r.platform, r.cores, r.nodes, repr(v), repr(c)]
+               for r, v, c in info["obs"]]
+        blob = json.dumps([w.kind.value, sorted(self.src._by_kind[w.kind]), n, info["ref_cores"], obs])
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def rebind(self, src: Any) -> ReferenceBench:
         """Score `src`'s workloads (another seed of the same world) on this prior."""
@@ -74,8 +106,18 @@ class ReferenceBench:
     def predict(self, w: Any, info: dict[str, Any], n: int | None = None) -> tuple[Predicted, dict[str, float]]:
         """The reference's rows for workload `w` from its measured entries (`info["obs"]`), using the
         first `n` prior draws (all by default), and the ESS of each classification's posterior."""
-        est: ReferenceEstimator = self.est[w.kind]
         n = n or self.draws
+        key = self._key(w, info, n)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return Predicted(**hit["rows"]), hit["ess"]
+        pred, ess = self._predict(w, info, n)
+        self._memo[key] = {"rows": asdict(pred), "ess": ess}
+        self._dirty = True
+        return pred, ess
+
+    def _predict(self, w: Any, info: dict[str, Any], n: int) -> tuple[Predicted, dict[str, float]]:
+        est = self.estimator(w.kind)
         ref, high, src = info["ref_cores"], self.src.high, self.src
         rows = src.truth_rows(w, ref)  # only its keys: which cells exist
         post: dict[str, Posterior] = {c: posterior(est.loglik(o)[:n]) for c, o in entries(info["obs"]).items()}

@@ -35,7 +35,8 @@ from sextant_contracts.model import Classification
 
 from ..policies import Classified, RetrainingClassifier
 from ..state.model import ClusterState, WorkloadState
-from .engine import EngineParams, model_for, needs_retrain, retrain
+from . import analogs
+from .engine import EngineParams, analog_bank, model_for, needs_retrain, retrain
 from .foldin import confidence, fold_in
 from .knowledge import KnowledgeBase, Matrix
 from .normalise import Normalisation, backward, forward, normalise_one, tolerance
@@ -99,8 +100,14 @@ class CollaborativeClassifier(RetrainingClassifier):
                 cols.append(i)
                 vals.append(val)
         z = forward(kind, np.array(vals)) if vals else np.zeros(0)
-        est = fold_in(model, np.array(cols, dtype=np.int64), z)
-        raw = backward(kind, est.mean)
+        ci = np.array(cols, dtype=np.int64)
+        est = fold_in(model, ci, z)
+        point = est.mean
+        ap = self.params.analog_params(matrix.key) if kind is Normalisation.LOG else None
+        bk = analog_bank(matrix) if ap is not None else None
+        if ap is not None and bk is not None:
+            point = analogs.estimate(bk, ci, z, est.mean, est.std, ap)
+        raw = backward(kind, point)
         conf = confidence(est.std, tolerance(kind))
         out: dict[str, float] = {}
         confs = []

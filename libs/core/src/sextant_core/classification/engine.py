@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sextant_contracts import events as ev
 
+from .analogs import AnalogBank, AnalogParams, bank
 from .factorize import FactorModel, train
 from .knowledge import Matrix, model_version
 from .normalise import Normalisation
@@ -65,10 +66,37 @@ class EngineParams:
     # level says something about its shape: there the fold-in gets a row-bias prior too (see
     # `fit_params`)
     bias_prior_matrices: tuple[str, ...] = ("heterogeneity/service", "scale_up/service")
+    # performance matrices whose hidden cells come from the analog fold-in (`analogs`: analog rows
+    # mixed with the factor model's predictive, the relative-error point estimate), with its
+    # parameters per matrix; none in engine version 1. It changes predictions, never the models.
+    analogs: tuple[tuple[str, AnalogParams], ...] = ()
 
     def tag(self) -> str:
         return (f"{self.fit.tag()}:sel={self.selection_rows}:keep={self.cv_keep}:dbl={int(self.reselect_doubling)}"
-                + (f":bp={','.join(self.bias_prior_matrices)}" if self.bias_prior_matrices else ""))
+                + (f":bp={','.join(self.bias_prior_matrices)}" if self.bias_prior_matrices else "")
+                + "".join(f":{k}={p.tag()}" for k, p in self.analogs))
+
+    def analog_params(self, matrix_key: str) -> AnalogParams | None:
+        """The analog fold-in's parameters for a matrix, or None where it is not used."""
+        return next((p for k, p in self.analogs if k == matrix_key), None)
+
+
+# engine version -> parameters. A `WorkloadClassified` is a function of the log and these, so a
+# log recorded under a version replays only with it: every version a policy set records is kept.
+# 1: the factor model's fold-in (posterior mean). 2: the analog fold-in where it measured better
+# on the twin's seeds 1–5 (docs/classification/reference.md).
+ENGINE_VERSIONS: dict[str, EngineParams] = {
+    "1": EngineParams(),
+    "2": EngineParams(analogs=(("scale_up/batch", AnalogParams(tau=0.02, beta=0.3, mix=0.2)),
+                               ("heterogeneity/batch", AnalogParams(tau=0.05, beta=0.3, mix=0.2)),
+                               ("scale_up/analytics", AnalogParams(tau=0.02, beta=0.3, mix=0.2)),
+                               ("scale_out/analytics", AnalogParams(tau=0.15, beta=None, mix=0.5)),
+                               ("heterogeneity/analytics", AnalogParams(tau=0.15, beta=None, mix=0.8)),
+                               ("scale_up/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2)),
+                               ("scale_out/service", AnalogParams(tau=0.02, beta=1.0, mix=0.5)),
+                               ("heterogeneity/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2)))),
+}
+CURRENT_ENGINE = "2"
 
 
 def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
@@ -197,7 +225,27 @@ def model_for(matrix: Matrix, params: EngineParams) -> FactorModel | None:
     return model
 
 
+_BANKS: OrderedDict[tuple[str, str], AnalogBank] = OrderedDict()
+
+
+def analog_bank(matrix: Matrix) -> AnalogBank | None:
+    """The analog rows of the matrix's current model's row prefix (memoised by its digest)."""
+    fact = matrix.model
+    if fact is None:
+        return None
+    key = (matrix.key, matrix.rows.digest_at(fact.rows))
+    hit = _BANKS.get(key)
+    if hit is None:
+        y, mask, _ = matrix.dense(fact.rows)
+        hit = _BANKS[key] = bank(y, mask)
+        while len(_BANKS) > _MEMO_SIZE:
+            _BANKS.popitem(last=False)
+    _BANKS.move_to_end(key)
+    return hit
+
+
 def clear_memo() -> None:
     """Forget every memoised model (tests use it to force rebuilds from the log)."""
     _RETRAINED.clear()
     _MEMO.clear()
+    _BANKS.clear()

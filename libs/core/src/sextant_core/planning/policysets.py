@@ -16,7 +16,7 @@ workload's request, i.e. the user's own reservation — as for the placement fra
 `reservation-least-loaded`); and, as in Quasar's evaluation, it has no ARQ: a reservation that
 does not fit waits as a deferred placement.
 
-Versions: `sextant` is at `VERSION`; `PLANNER_VERSIONS` keeps the planner parameters of every
+Versions: `sextant` is at `VERSION` (its classification engine: `ENGINE_OF`); `PLANNER_VERSIONS` keeps the planner parameters of every
 earlier version whose decisions differ (5.1: the ranked single-node choice), so a log recorded
 under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`);
 6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
@@ -44,23 +44,30 @@ from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
 
 # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
-# 7: resident protection (`protect.py`)
-VERSION = "7"
+# 7: resident protection (`protect.py`); 8: the classification engine's analog fold-in (engine 2)
+VERSION = "8"
 PARAGON_VERSION = "5.1"
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
     VERSION: SextantParams(),
+    "7": SextantParams(),
     "6.1": SextantParams(residents="d1"),
     "6": SextantParams(scale_out_memory="request", residents="d1"),
     "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1")}
 
 
-def _classifier(classifier: Classifier | None) -> Classifier:
+# sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
+# versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
+ENGINE_OF: dict[str, str] = {VERSION: "2"}
+
+
+def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:
     if classifier is not None:
         return classifier
     from ..classification.classifier import CollaborativeClassifier
+    from ..classification.engine import ENGINE_VERSIONS
 
-    return CollaborativeClassifier()
+    return CollaborativeClassifier(ENGINE_VERSIONS[engine])
 
 
 # `sextant-dense`: a profiling run on every platform and a ramp of every interference source
@@ -86,7 +93,7 @@ def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantP
     p = params or PLANNER_VERSIONS[version]
     assessor = Assessor(p.sizing)  # shared by admission and planning: one incremental index
     return PolicySet(profile=name, version=version, profiling=profiling or DefaultProfilingPlan(),
-                     classifier=_classifier(classifier),
+                     classifier=_classifier(classifier, ENGINE_OF.get(version, "1")),
                      admission=ArqAdmission(TargetAvailability(assessor), arq),
                      planner=SextantPlanner(p, assessor=assessor), reprovisioner=NoAdaptation())
 
