@@ -92,9 +92,13 @@ def test_when_every_row_breaks_a_resident_waive_places_and_closest_defers() -> N
 
 def test_the_versions_are_kept() -> None:
     now = policy_set("sextant")
-    assert now.version == "7" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert now.version == "8" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert not now.admission.params.class_fifo  # type: ignore[attr-defined]
+    seven = policy_set("sextant@7")
+    assert seven.planner.params.residents == "protect" and seven.admission.params.class_fifo  # type: ignore[attr-defined]
     for v in ("6.1", "6", "5.1"):
-        assert policy_set(f"sextant@{v}").planner.params.residents == "d1"  # type: ignore[attr-defined]
+        old = policy_set(f"sextant@{v}")
+        assert old.planner.params.residents == "d1" and old.admission.params.class_fifo  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
         SextantParams(residents="none")
     with pytest.raises(ValueError):
