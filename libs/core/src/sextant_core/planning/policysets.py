@@ -44,16 +44,18 @@ from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
 
 # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
-# 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`)
+# 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`),
+# the as-close-as-possible choice guarded, the waived row the least shortfall (`SextantParams`)
 VERSION = "8"
 PARAGON_VERSION = "5.1"
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
     VERSION: SextantParams(),
-    "7": SextantParams(),
-    "6.1": SextantParams(residents="d1"),
-    "6": SextantParams(scale_out_memory="request", residents="d1"),
-    "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1")}
+    "7": SextantParams(closest_guard=False, resident_waive="fewest"),
+    "6.1": SextantParams(residents="d1", closest_guard=False, resident_waive="fewest"),
+    "6": SextantParams(scale_out_memory="request", residents="d1", closest_guard=False, resident_waive="fewest"),
+    "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1", closest_guard=False,
+                         resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
 ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False)}
 
