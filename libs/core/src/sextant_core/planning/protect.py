@@ -32,7 +32,8 @@ their phases, queueing on shared bandwidth); the planner's default is 1 (`Sextan
 efficiency, a service's weakest node) is not re-predicted per node. Best-effort residents have no
 guarantee and are not protected (eviction is their contract).
 
-`ResidentGuard.broken(...)` counts the broken residents per candidate row. It reads each
+`ResidentGuard.broken(...)` counts the broken residents per candidate row; `harm(...)` adds their
+summed shortfall Σ (1 − (before − loss)) (what planner 8's waive fallback minimises). It reads each
 resident's cached (tolerated, caused, head before the requirement) — keyed by the resident's
 classification, profiling plan and allocation objects, so a cache of a pure function of the state;
 results never depend on the call history. Not thread-safe; one per planner.

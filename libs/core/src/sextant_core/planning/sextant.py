@@ -18,9 +18,13 @@ For a workload w (one `Assessment`, `assess.py`):
    first row in that order where the newcomer breaks no resident predicted to meet its target
    (residents' predicted loss × (1 + `resident_pessimism`)), looking at most `resident_scan` rows
    (in chunks of 5, 10, 20, ...) deep. When every row looked at would break one,
-   `resident_fallback` "waive" (the default) takes the one that breaks the fewest (first in
-   order among them); "closest" goes on to step 3 on the rows that break nobody, and defers
-   (`resident-guard/would_break_a_resident`) when none is left. Version 6.1 and earlier: D1 alone.
+   `resident_fallback` "waive" (the default) takes the one that harms least — version 8
+   (`resident_waive = "shortfall"`): the least summed predicted shortfall of the residents it
+   breaks; 7 ("fewest"): the fewest broken (first in order among them); "closest" goes on to
+   step 3 on the rows that break nobody, and defers (`resident-guard/would_break_a_resident`)
+   when none is left. Version 8 (`closest_guard`) guards step 3 too: its first row (at most
+   `resident_scan` deep) that breaks nobody, else its first row (waived); 7 took its first row
+   whatever it broke. Version 6.1 and earlier: D1 alone.
 2. **Scale out** (kinds `analytics` and `service` only: single-node jobs cannot spread, Quasar
    Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
 3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
