@@ -163,9 +163,10 @@ INTRO: dict[str, tuple[str, str]] = {
         "oracle,oracle-estimates,sextant-true-rows,sextant-estimates,sextant --seeds 6-10 --json "
         "bench/results/quality-planning.json`. Metrics: docs/twin.md, \"Metrics\"."),
     "quality-planning-loss": (
-        "Planner 7 (resident protection) against 6.1 on paragon-ec2-2500",
+        "Planners 7 (resident protection) and 8 (ARQ past its class queue, guarded fallbacks) against 6.1 "
+        "on paragon-ec2-2500",
         "QoS met of `sextant-true-rows` and `sextant` on the estimate port (`sextant-estimates`), "
-        "planner 6.1 on seeds 1–3 beside `oracle` and `oracle-estimates`, planner 7 on seeds 1–5 "
+        "planner 6.1 on seeds 1–3 beside `oracle` and `oracle-estimates`, planners 7 and 8 on seeds 1–5 "
         "(tuning) and 6–10 (held out); each run's rows from one `bench/quality.py --ladder --scenarios "
         "paragon-ec2-2500 --profiles ...` JSON, condensed by hand. Reading: docs/quality/planning.md."),
     "kwiken": (

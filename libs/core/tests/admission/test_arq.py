@@ -124,3 +124,27 @@ def test_paragon_availability_uses_its_strict_filters() -> None:
     a = ArqAdmission(ParagonAvailability())
     d = admit(st, a=a)
     assert d.detail["meets"] == 0 and d.detail["eligible"] == 1  # only b1 is eligible
+
+
+def test_class_fifo_off_admits_past_a_waiting_head() -> None:
+    # the class-0 head waits; the newcomer's own pool (the lone server, its resident tolerating 5:
+    # pool 0) meets it: strict FIFO queues it behind the head, `class_fifo=False` admits it now
+    w = World().server("s1").workload("r", on=(("s1", 1, 1.0),), tolerated=vec(5))
+    w.queued("first", 0)
+    st = newcomer(w).state()
+    fifo = admit(st).events[0]
+    assert isinstance(fifo, ev.WorkloadQueued) and fifo.reason == "behind_in_class"
+    d = admit(st, a=arq(class_fifo=False))
+    e = d.events[0]
+    assert isinstance(e, ev.WorkloadAdmitted) and e.trace.notes == ("own_pool", "past_queue")
+
+
+def test_class_fifo_off_still_queues_one_that_would_wait() -> None:
+    # nothing meets the newcomer (its pool and the ones above are reserved for class 3, which
+    # waits): it does not run Eq. 2 ahead of the head of its class, it waits its turn behind it
+    w = World().server("s1").server("s2", cores=1).workload("r", on=(("s2", 1, 1.0),))
+    w.queued("q3", 3, tolerated=vec(65))
+    w.queued("first", 0)
+    st = newcomer(w, target=LONG, **PER_S).state()
+    e = admit(st, a=arq(class_fifo=False)).events[0]
+    assert isinstance(e, ev.WorkloadQueued) and e.reason == "behind_in_class" and e.position == 1

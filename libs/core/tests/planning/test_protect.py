@@ -93,9 +93,12 @@ def test_when_every_row_breaks_a_resident_waive_places_and_closest_defers() -> N
 def test_the_versions_are_kept() -> None:
     now = policy_set("sextant")
     assert now.version == "8" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
-    assert policy_set("sextant@7").planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert not now.admission.params.class_fifo  # type: ignore[attr-defined]
+    seven = policy_set("sextant@7")
+    assert seven.planner.params.residents == "protect" and seven.admission.params.class_fifo  # type: ignore[attr-defined]
     for v in ("6.1", "6", "5.1"):
-        assert policy_set(f"sextant@{v}").planner.params.residents == "d1"  # type: ignore[attr-defined]
+        old = policy_set(f"sextant@{v}")
+        assert old.planner.params.residents == "d1" and old.admission.params.class_fifo  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
         SextantParams(residents="none")
     with pytest.raises(ValueError):
@@ -134,3 +137,25 @@ def test_the_guard_looks_at_most_resident_scan_rows_deep() -> None:
     assert chosen(shallow)[0][0] == "s0" and WAIVED in shallow.events[0].trace.notes  # type: ignore[attr-defined]
     deep = place(st, SextantPlanner(SextantParams(resident_pessimism=0.0)))
     assert chosen(deep)[0][0] == "z9" and PROTECTED in deep.events[0].trace.notes  # type: ignore[attr-defined]
+
+
+def test_version_8_guards_the_as_close_as_possible_choice() -> None:
+    # the newcomer needs 2 where it predicts 1 (A) or 0.9 (B): no row meets its target, so it goes
+    # as close as possible. Version 7 takes the closest row, a1 (A), whatever its resident r
+    # loses; version 8 takes the closest row that breaks nobody, b1 (B, q insensitive).
+    w = World().server("a1").server("b1", platform="B")
+    w = resident(w, "r", "a1", tolerated=SENSITIVE)
+    w = w.workload("q", target=RATE, heterogeneity={"A": 1.0, "B": 1.0}, scale_up=FLAT, on=(("b1", 1, 1.0),))
+    st = w.workload("new", target={"type": "instruction_rate", "ips": 2.0}, heterogeneity={"A": 1.0, "B": 0.9},
+                    scale_up=FLAT, caused=PRESS).state()
+    seven = place(st, SextantPlanner(SextantParams(closest_guard=False)))
+    assert chosen(seven)[0][0] == "a1"
+    eight = place(st, SextantPlanner(SextantParams(closest_guard=True)))
+    notes = eight.events[0].trace.notes  # type: ignore[attr-defined]
+    assert chosen(eight)[0][0] == "b1" and "as_close_as_possible" in notes and PROTECTED in notes
+    # when the only row breaks its resident, version 8 still places there (the waive fallback)
+    alone = resident(World().server("a1"), "r", "a1", tolerated=SENSITIVE)
+    st1 = alone.workload("new", target={"type": "instruction_rate", "ips": 2.0}, heterogeneity=HET,
+                         scale_up=FLAT, caused=PRESS).state()
+    waived = place(st1, SextantPlanner(SextantParams(closest_guard=True)))
+    assert chosen(waived)[0][0] == "a1" and WAIVED in waived.events[0].trace.notes  # type: ignore[attr-defined]

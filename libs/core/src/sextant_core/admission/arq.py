@@ -12,6 +12,14 @@ stability: `stability.py`; servers' offers: `availability.py`):
    ever take leftovers.
 3. FIFO per class: a workload behind others of its class waits its turn (`behind_in_class`;
    [GAP] its expected wait is the head's expected wait × (position + 1), a rough guide).
+   `ArqParams.class_fifo` False (`sextant` from planner version 8): only a workload that would
+   itself wait waits its turn — one that steps 4 admits now (own pool or a bypass) is admitted
+   past the queue (note `past_queue`). [IMPL CHOICE] the head waits for a server meeting *its*
+   requirement; with strict FIFO its whole class waited with it although their own pool had
+   servers for them: on paragon-ec2-2500 seed 1 (true rows, planner 7) the heads of classes 4
+   and 5, queued at t ≈ 1 255 s, held 190 workloads until the next `Tick` (1 500 s), and 174
+   of the 359 workloads the oracle meets and `sextant-true-rows` misses had queued behind a
+   head (docs/quality/planning.md).
 4. "Meets" = a server that is eligible now with predicted ratio ≥ 1. Admit if one is in w's own
    pool (`own_pool`), else in a pool above through empty queues (`bypass_up`, `queues.reserved_from`),
    else in a pool below (`bypass_down`: predicted to meet, so no loss expected).
@@ -62,6 +70,7 @@ class ArqParams:
     min_residual_s: float = 60.0
     sample_servers: int = 32
     grid_points: int = 64
+    class_fifo: bool = True  # False: a workload its own pool (or a bypass) serves now passes the queue
 
 
 class ArqAdmission:
@@ -78,23 +87,30 @@ class ArqAdmission:
         detail: dict[str, Any] = {"class": cls, "quality": round(q_w, 6), "position": position}
         if w.kind.value not in QUEUEING_KINDS or w.best_effort:
             return self._admit(cls, "not_queued_kind", detail)
-        if position > 0:
-            head = state.workloads.get(mine[0])
-            ahead = (head.expected_wait_s or 0.0) if head is not None else 0.0
-            return self._queue(cls, position, ahead * (position + 1), "behind_in_class", detail)
+        if position > 0 and self.params.class_fifo:
+            return self._behind(state, mine, cls, position, detail)
         offer = self.availability.offer(state, w, ctx.at, ctx.seed)
         t = offer.table
         pool = pools(table_quality(t))
         meets = offer.eligible & (offer.ratio >= 1.0)
         above = reserved_from(queues, cls)
         detail.update(reserved_from=above, meets=int(meets.sum()), eligible=int(offer.eligible.sum()))
+        notes = ("past_queue",) if position > 0 else ()
         if (meets & (pool == cls)).any():
-            return self._admit(cls, "own_pool", detail)
+            return self._admit(cls, "own_pool", detail, notes)
         if (meets & (pool > cls) & (pool < above)).any():
-            return self._admit(cls, "bypass_up", detail)
+            return self._admit(cls, "bypass_up", detail, notes)
         if (meets & (pool < cls)).any():
-            return self._admit(cls, "bypass_down", detail)
+            return self._admit(cls, "bypass_down", detail, notes)
+        if position > 0:  # it would wait: it waits its turn behind its class
+            return self._behind(state, mine, cls, position, detail)
         return self._eq2(state, w, cls, position, offer, pool < above, detail, ctx.at)
+
+    def _behind(self, state: ClusterState, mine: tuple[str, ...], cls: int, position: int,
+                detail: dict[str, Any]) -> AdmissionOutcome:
+        head = state.workloads.get(mine[0])
+        ahead = (head.expected_wait_s or 0.0) if head is not None else 0.0
+        return self._queue(cls, position, ahead * (position + 1), "behind_in_class", detail)
 
     # --- Eq. 2 ----------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ earlier version whose decisions differ (5.1: the ranked single-node choice), so 
 under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`);
 6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
 (`SextantParams.scale_out_memory`); 6.1 and earlier: no resident protection beyond D1
-(`SextantParams.residents`).
+(`SextantParams.residents`); 7 and earlier: ARQ's strict FIFO per class (`ARQ_VERSIONS`).
 `paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
@@ -44,16 +44,21 @@ from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
 
 # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
-# 7: resident protection (`protect.py`); 8: the classification engine's analog fold-in (engine 2)
+# 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`),
+# the as-close-as-possible choice guarded, the waived row the least shortfall (`SextantParams`), and
+# the classification engine's analog fold-in (engine 2, `ENGINE_OF`)
 VERSION = "8"
 PARAGON_VERSION = "5.1"
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
     VERSION: SextantParams(),
-    "7": SextantParams(),
-    "6.1": SextantParams(residents="d1"),
-    "6": SextantParams(scale_out_memory="request", residents="d1"),
-    "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1")}
+    "7": SextantParams(closest_guard=False, resident_waive="fewest"),
+    "6.1": SextantParams(residents="d1", closest_guard=False, resident_waive="fewest"),
+    "6": SextantParams(scale_out_memory="request", residents="d1", closest_guard=False, resident_waive="fewest"),
+    "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1", closest_guard=False,
+                         resident_waive="fewest")}
+# sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
+ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False)}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
@@ -88,9 +93,10 @@ ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
                        arq: ArqParams | None = None, name: str = "sextant",
                        profiling: ProfilingPolicy | None = None, version: str = VERSION) -> PolicySet:
-    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params`
-    overrides that version's planner parameters."""
+    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params` and
+    `arq` override that version's planner and admission parameters (`ARQ_VERSIONS`)."""
     p = params or PLANNER_VERSIONS[version]
+    arq = arq or ARQ_VERSIONS.get(version, ArqParams())
     assessor = Assessor(p.sizing)  # shared by admission and planning: one incremental index
     return PolicySet(profile=name, version=version, profiling=profiling or DefaultProfilingPlan(),
                      classifier=_classifier(classifier, ENGINE_OF.get(version, "1")),

@@ -32,7 +32,8 @@ their phases, queueing on shared bandwidth); the planner's default is 1 (`Sextan
 efficiency, a service's weakest node) is not re-predicted per node. Best-effort residents have no
 guarantee and are not protected (eviction is their contract).
 
-`ResidentGuard.broken(...)` counts the broken residents per candidate row. It reads each
+`ResidentGuard.broken(...)` counts the broken residents per candidate row; `harm(...)` adds their
+summed shortfall Σ (1 − (before − loss)) (what planner 8's waive fallback minimises). It reads each
 resident's cached (tolerated, caused, head before the requirement) — keyed by the resident's
 classification, profiling plan and allocation objects, so a cache of a pure function of the state;
 results never depend on the call history. Not thread-safe; one per planner.
@@ -118,7 +119,15 @@ class ResidentGuard:
         """Per row of `rows` (indices into `table`): how many residents the newcomer (pressure
         `caused_new`) would break there (module docstring). `exclude`: the newcomer itself when
         it is re-placed (not its own resident)."""
+        return self.harm(state, table, rows, caused_new, at, exclude=exclude, max_cores=max_cores)[0]
+
+    def harm(self, state: ClusterState, table: CandidateTable, rows: IntArray, caused_new: FloatArray,
+             at: float, *, exclude: str | None = None, max_cores: int = 1) -> tuple[IntArray, FloatArray]:
+        """Per row of `rows`: (the residents broken, as `broken`; their summed shortfall
+        Σ (1 − (before − loss)) over the broken ones: how far below their targets they are
+        predicted to fall)."""
         out = np.zeros(len(rows), dtype=np.int64)
+        short = np.zeros(len(rows), dtype=np.float64)
         p = self.sizing
         for i, row in enumerate(rows.tolist()):
             sid = table.server_ids[row]
@@ -149,8 +158,10 @@ class ResidentGuard:
             fb = heads * factors(before, t, p.alpha, p.slowdown_cap)
             fa = heads * factors(after, t, p.alpha, p.slowdown_cap)
             loss = (1.0 + self.pessimism) * (fb - fa)
-            out[i] = int(((fb >= self.min_head) & (fb - loss < 1.0)).sum())
-        return out
+            hit = (fb >= self.min_head) & (fb - loss < 1.0)
+            out[i] = int(hit.sum())
+            short[i] = float((1.0 - (fb - loss))[hit].sum())
+        return out, short
 
 
 def first_unbroken(guard: ResidentGuard, state: ClusterState, table: CandidateTable, order: IntArray,

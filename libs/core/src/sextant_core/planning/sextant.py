@@ -18,9 +18,13 @@ For a workload w (one `Assessment`, `assess.py`):
    first row in that order where the newcomer breaks no resident predicted to meet its target
    (residents' predicted loss × (1 + `resident_pessimism`)), looking at most `resident_scan` rows
    (in chunks of 5, 10, 20, ...) deep. When every row looked at would break one,
-   `resident_fallback` "waive" (the default) takes the one that breaks the fewest (first in
-   order among them); "closest" goes on to step 3 on the rows that break nobody, and defers
-   (`resident-guard/would_break_a_resident`) when none is left. Version 6.1 and earlier: D1 alone.
+   `resident_fallback` "waive" (the default) takes the one that harms least — version 8
+   (`resident_waive = "shortfall"`): the least summed predicted shortfall of the residents it
+   breaks; 7 ("fewest"): the fewest broken (first in order among them); "closest" goes on to
+   step 3 on the rows that break nobody, and defers (`resident-guard/would_break_a_resident`)
+   when none is left. Version 8 (`closest_guard`) guards step 3 too: its first row (at most
+   `resident_scan` deep) that breaks nobody, else its first row (waived); 7 took its first row
+   whatever it broke. Version 6.1 and earlier: D1 alone.
 2. **Scale out** (kinds `analytics` and `service` only: single-node jobs cannot spread, Quasar
    Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
 3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
@@ -154,6 +158,13 @@ class SextantParams:
     # the guard checks at most this many rows in satisficing order before the fallback (its cost
     # is a few small arrays per row with residents: bounded, for DESIGN §7's 2 ms on 10 000 servers)
     resident_scan: int = 64
+    # "as close as possible" (no row meets the target): with `closest_guard` (version 8) and the
+    # "waive" fallback, the first of its rows (at most `resident_scan` deep) that breaks no resident,
+    # else its first; without it (7) its first row whatever it breaks
+    closest_guard: bool = True
+    # which satisficing row "waive" takes when each breaks a resident: "fewest" broken (7), or the
+    # least "shortfall" (Σ over the broken residents of how far below 1 they are predicted to fall)
+    resident_waive: str = "shortfall"
 
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
@@ -164,6 +175,8 @@ class SextantParams:
             raise ValueError("resident_scan must be >= 1")
         if self.resident_fallback not in ("waive", "closest"):
             raise ValueError(f"resident_fallback must be 'waive' or 'closest', not {self.resident_fallback!r}")
+        if self.resident_waive not in ("fewest", "shortfall"):
+            raise ValueError(f"resident_waive must be 'fewest' or 'shortfall', not {self.resident_waive!r}")
         if self.residents not in RESIDENTS:
             raise ValueError(f"residents must be one of {RESIDENTS}, not {self.residents!r}")
 
@@ -261,9 +274,10 @@ class SextantPlanner:
         notes.append("as_close_as_possible")
         backtracks = 0
         close = evaluate(self.closest, a.table, a.request, budget, reuse=ev, scores_if_feasible=True)
-        if self.params.resident_fallback == "waive":  # the guard only chooses among the rows that meet the target
+        waive = self.params.resident_fallback == "waive"
+        if waive and not self.params.closest_guard:  # the guard only chooses among the rows that meet the target
             guarded = None
-        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes)
+        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
         if row is None and PROTECTED not in notes:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
@@ -272,7 +286,7 @@ class SextantPlanner:
                                  reuse=close, scores_if_feasible=True)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
-                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes)
+                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
         if spread_out is not None and row is not None:
             single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
             if spread_out.aggregate > single_perf:
@@ -348,11 +362,13 @@ class SextantPlanner:
     # --- outcomes ------------------------------------------------------------------------------
 
     def _pick(self, a: Assessment, ev: Evaluation, *, least_cores: bool, guarded: _Guarded | None = None,
-              notes: list[str] | None = None) -> int | None:
+              notes: list[str] | None = None, waive: bool = False) -> int | None:
         """The row chosen among the feasible ones: the fewest sized cores first when `least_cores`
         ("the least amount of resources"), then the total score, then the server id. With
         `guarded`: the first in that order that breaks no resident (`protect.py`); when every
-        feasible row would, None and `PROTECTED` is added to `notes`."""
+        feasible row would, None and `PROTECTED` is added to `notes` — or, with `waive`, the
+        guard looks at most `resident_scan` rows deep and when each breaks a resident the first
+        row is taken all the same (`WAIVED` noted; `PROTECTED` when the guard moved the choice)."""
         feasible = np.flatnonzero(ev.feasible)
         if len(feasible) == 0:
             return None
@@ -361,8 +377,15 @@ class SextantPlanner:
         order = feasible[np.lexsort(keys)]
         if guarded is None:
             return int(order[0])
-        row, _ = first_unbroken(guarded.guard, guarded.state, a.table, order, a.request.caused, guarded.at,
+        row, _ = first_unbroken(guarded.guard, guarded.state, a.table,
+                                order[:self.params.resident_scan] if waive else order, a.request.caused, guarded.at,
                                 exclude=guarded.exclude, max_cores=guarded.max_cores)
+        if waive:
+            if notes is not None:
+                notes.append(WAIVED if row is None else PROTECTED if row != int(order[0]) else "")
+                if not notes[-1]:
+                    notes.pop()
+            return int(order[0]) if row is None else row
         if row is None and notes is not None and PROTECTED not in notes:
             notes.append(PROTECTED)
         return row
@@ -380,7 +403,7 @@ class SextantPlanner:
         margin = margin_for(self.params.satisfice, conf)
         feasible = np.flatnonzero(ev.feasible)
         k, skipped = self.top_k, 0
-        least: tuple[int, int, int, float, bool] | None = None  # (broken, row, cores, ratio, sure)
+        least: tuple[float, int, int, float, bool] | None = None  # (harm, row, cores, ratio, sure)
         while True:
             choice = satisficing_order(feasible, base=a.base, factor=t.extra[FACTOR],
                                        used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
@@ -397,13 +420,14 @@ class SextantPlanner:
                 return None
             j = 0
             if guarded is not None:
-                broken = guarded.guard.broken(guarded.state, t, choice.rows, a.request.caused, guarded.at,
-                                              exclude=guarded.exclude, max_cores=guarded.max_cores)
+                broken, short = guarded.guard.harm(guarded.state, t, choice.rows, a.request.caused, guarded.at,
+                                                   exclude=guarded.exclude, max_cores=guarded.max_cores)
                 ok = np.flatnonzero(broken == 0)
                 if len(ok) == 0:
-                    i = int(np.argmin(broken))  # the first of the fewest broken in this chunk
-                    if least is None or int(broken[i]) < least[0]:
-                        least = (int(broken[i]), int(choice.rows[i]), int(choice.sized[i]), float(choice.ratio[i]),
+                    harm = short if self.params.resident_waive == "shortfall" else broken.astype(np.float64)
+                    i = int(np.argmin(harm))  # the first of the least harm in this chunk
+                    if least is None or float(harm[i]) < least[0]:
+                        least = (float(harm[i]), int(choice.rows[i]), int(choice.sized[i]), float(choice.ratio[i]),
                                  choice.sure)
                     feasible = np.setdiff1d(feasible, choice.rows, assume_unique=True)
                     skipped += len(choice.rows)
