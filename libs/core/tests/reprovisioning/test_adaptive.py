@@ -231,7 +231,11 @@ def test_recorded_ladders_replay_under_their_own_parameters() -> None:
     cur = policy_set("sextant-adaptive")
     old = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.4")
     assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
-    assert cur.version.endswith("+8.5") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.version.endswith("+8.7") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.reprovisioner.params.latency_calibration and not old.reprovisioner.params.latency_calibration
+    at85 = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.5")
+    assert isinstance(at85.reprovisioner, Adaptive) and at85.reprovisioner.params == LADDERS["8.5"]
+    assert not LADDERS["8.5"].latency_calibration
     assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
     assert old.reprovisioner.params.straggler_rule == cur.reprovisioner.params.straggler_rule == "progress"
 

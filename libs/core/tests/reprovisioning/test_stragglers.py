@@ -113,7 +113,7 @@ def test_old_and_new_rules_differ() -> None:
 
 
 def test_ladder_versions_keep_their_straggler_rule() -> None:
-    assert VERSION == "8.5" and LADDERS[VERSION].straggler_rule == "progress"
+    assert VERSION == "8.7" and LADDERS[VERSION].straggler_rule == "progress"
     assert LADDERS["8.4"].straggler_rule == "progress"
     assert LADDERS["8.3"] == AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False)
     assert LADDERS["8.2"].straggler_rule == "rate" and not LADDERS["8.2"].demonstrated_capacity

@@ -151,6 +151,10 @@ class WorkloadState:
     # them (`PerformanceObserved.offered`), oldest first: its own load history, which the
     # reprovisioner forecasts from (`reprovisioning.forecast`)
     load_history: tuple[tuple[float, float], ...] = ()
+    # the latest `LATENCY_KEPT` (time, offered requests/s, p99 ms, allocation then) of a service
+    # whose telemetry knows both: the points its latency calibration fits
+    # (`reprovisioning.calibration`, ladder 8.7)
+    latency_history: tuple[tuple[float, float, float, Allocation], ...] = ()
     allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
     allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
     reclassify_requested_at: float | None = None  # the latest ReclassificationRequested
