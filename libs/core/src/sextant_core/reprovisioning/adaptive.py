@@ -31,7 +31,10 @@ bound adds capacity (more cores in place → evict best-effort for their cores �
 time, on best-effort cores if need be, sized so u lands near `target_utilisation`); u below
 `scale_down_utilisation` with the QoS met and p99 below `cool_latency` of the bound reclaims
 (whole nodes, then cores — only while the rest keeps u ≤ target). Moving part of a stateful
-service's load is microshard migration (`ladder.migration_cost`), never a whole copy.
+service's load is microshard migration (`ladder.migration_cost`), never a whole copy. Ladder 8.7
+(`latency_calibration`): once the service's own (load, p99) points fit its weakest node's queueing
+tail (`calibration.fit`), the capacity is the load at which 99 % of its requests meet the bound
+on that allocation (`calibrated_*` thresholds; no p99 band), and growth and reclaim are sized on it.
 
 **Stragglers** (Quasar §4.3; ladder 8.4, `stragglers.straggling_nodes`): a node effect — the
 node ≥ 1.5× slower than the job's other nodes (rates relative to what the classification expects
@@ -75,6 +78,7 @@ from ..policies import ObservationAssessor, Planner, ProbeAssessor, TaskAssessor
 from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
+from .calibration import LatencyFit, fit
 from .detection import (
     SOURCES,
     Step,
@@ -88,7 +92,6 @@ from .detection import (
     step_change,
     straggler_change,
 )
-from .calibration import LatencyFit, fit
 from .estimate import estimate, performance_model, predicted
 from .forecast import ForecastParams, LoadForecast, forecast
 from .params import AdaptationParams
@@ -497,12 +500,18 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             def capacity(a: Allocation, f: LatencyFit = calibrated) -> float:
                 return f.capacity(_node_estimates(state, a, m), bound, p.calibrated_share)
 
-            cap = capacity(w.allocation)
+            now_cap = capacity(w.allocation)
+            if not cap / p.calibration_max_factor <= now_cap <= cap * p.calibration_max_factor:
+                calibrated, capacity = None, None
+        if calibrated is not None and capacity is not None:
+            cap = now_cap
             u = load / cap if cap > 0 else math.inf
             ua = need_load / cap if cap > 0 else math.inf
             up, down, target = (p.calibrated_scale_up_utilisation, p.calibrated_scale_down_utilisation,
                                 p.calibrated_target_utilisation)
-            cool = True
+            # the weakest node's p99 past the bound is no miss while the others carry the share
+            # (the fit counts it): the QoS measured and the fit's prediction decide
+            hot, cool = False, True
         why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
         if calibrated is not None:
             why += f"; calibrated ({calibrated.describe()})"

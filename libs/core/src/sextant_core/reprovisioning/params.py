@@ -162,10 +162,14 @@ class AdaptationParams:
     latency_calibration: bool = False
     calibration_points: int = 24
     calibration_min_points: int = 6
+    # a fit whose capacity for the current allocation is off the classification's by more than this
+    # factor either way is not used (the knee not identifiable from the points: a flat p99 fits a
+    # base near it and any capacity); that decision follows the forecast's rules
+    calibration_max_factor: float = 1.3
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
-    calibrated_scale_up_utilisation: float = 0.97
-    calibrated_target_utilisation: float = 0.9
-    calibrated_scale_down_utilisation: float = 0.85
+    calibrated_scale_up_utilisation: float = 1.0
+    calibrated_target_utilisation: float = 0.97
+    calibrated_scale_down_utilisation: float = 0.92
     forecast_scale_up_utilisation: float = 1.15
     forecast_scale_down_utilisation: float = 1.1
     forecast_target_utilisation: float = 1.1
