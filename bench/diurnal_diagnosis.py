@@ -8,9 +8,10 @@ next to the twin's truth at that moment (the load within the bound that the allo
 k × the weakest node's knee, with the nodes' interference and without). Per hour it prints the
 service's servers against a per-segment floor (the fewest of the best servers, whole, that keep
 the segment's requests within the bound at `TARGET_SHARE`: not the Lagrangian floor, a reference
-per hour) and the ratio true capacity / estimated capacity.
+per hour), the ratio true capacity / estimated capacity, and `factor`: the latency fit's capacity /
+the estimate (whether or not `calibration_max_factor` lets ladder 8.7 use it).
 
-    .venv/bin/python bench/diurnal_diagnosis.py --seed 3 [--profile sextant-adaptive@6.1+8.5] [--json PATH]
+    .venv/bin/python bench/diurnal_diagnosis.py --seed 3 [--profile sextant-adaptive@7+8.5] [--json PATH]
 
 The truth is read from the twin's world (never by the policy): this script is a yardstick, not
 part of the decision path.
