@@ -171,10 +171,11 @@ def _sextant_adaptive() -> PolicySet:
     from dataclasses import replace
 
     from .planning.policysets import sextant_policy_set
-    from .reprovisioning.adaptive import VERSION, Adaptive
+    from .reprovisioning.adaptive import LADDERS, VERSION, Adaptive
 
     base = sextant_policy_set(name="sextant-adaptive")
-    return replace(base, version=f"{base.version}+{VERSION}", reprovisioner=Adaptive(planner=base.planner))
+    return replace(base, version=f"{base.version}+{VERSION}",
+                   reprovisioner=Adaptive(planner=base.planner, params=LADDERS[VERSION]))
 
 
 @register_past("sextant-adaptive")

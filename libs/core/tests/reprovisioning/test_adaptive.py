@@ -239,6 +239,8 @@ def test_recorded_ladders_replay_under_their_own_parameters() -> None:
     assert cur.version.endswith("+8.8") and cur.reprovisioner.params.blind_growth_in_nodes
     assert cur.reprovisioner.params.probe_policy == "baseline" and v85.reprovisioner.params.probe_policy == "rotation"
     assert v85.reprovisioner.params.neighbour_tolerated_margin is None and v85.reprovisioner.params.blind_growth_in_nodes
+    assert cur.reprovisioner.params.latency_calibration and not old.reprovisioner.params.latency_calibration
+    assert v85.reprovisioner.params == LADDERS["8.5"] and not LADDERS["8.5"].latency_calibration
     assert not old.reprovisioner.params.blind_growth_in_nodes and old.reprovisioner.params.demonstrated_capacity
     assert old.reprovisioner.params.straggler_rule == "progress" and cur.reprovisioner.params.straggler_rule == "views"
 

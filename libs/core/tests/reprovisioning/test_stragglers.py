@@ -5,6 +5,7 @@ median), which stays for replay (`adaptive.LADDERS`)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from sextant_contracts import commands as cmd
@@ -119,6 +120,7 @@ def test_ladder_versions_keep_their_straggler_rule() -> None:
     rotation = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
     assert LADDERS["8.6"] == AdaptationParams(straggler_rule="progress", **old_probes)  # type: ignore[arg-type]
     assert LADDERS["8.5"] == AdaptationParams(straggler_rule="progress", **old_probes, **rotation)  # type: ignore[arg-type]
+    assert LADDERS["8.7"] == replace(LADDERS["8.6"], latency_calibration=True)
     assert LADDERS["8.4"].straggler_rule == "progress"
     assert LADDERS["8.3"] == AdaptationParams(straggler_rule="rate", blind_growth_in_nodes=False,
                                               **old_probes, **rotation)  # type: ignore[arg-type]

@@ -31,7 +31,10 @@ bound adds capacity (more cores in place → evict best-effort for their cores �
 time, on best-effort cores if need be, sized so u lands near `target_utilisation`); u below
 `scale_down_utilisation` with the QoS met and p99 below `cool_latency` of the bound reclaims
 (whole nodes, then cores — only while the rest keeps u ≤ target). Moving part of a stateful
-service's load is microshard migration (`ladder.migration_cost`), never a whole copy.
+service's load is microshard migration (`ladder.migration_cost`), never a whole copy. Ladder 8.7
+(`latency_calibration`): once the service's own (load, p99) points fit its weakest node's queueing
+tail (`calibration.fit`), the capacity is the load at which 99 % of its requests meet the bound
+on that allocation (`calibrated_*` thresholds; no p99 band), and growth and reclaim are sized on it.
 
 **Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
 fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
@@ -56,7 +59,7 @@ classification), so one that simply cannot meet its target does not re-profile f
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -78,6 +81,7 @@ from ..policies import ObservationAssessor, Planner, ProbeAssessor, TaskAssessor
 from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
+from .calibration import LatencyFit, fit
 from .detection import (
     SOURCES,
     Step,
@@ -106,13 +110,15 @@ VERSION = "8.8"  # 8.8: stragglers from two consecutive task views (`straggler_r
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.7: services sized on a capacity calibrated on their latency (`latency_calibration`);
 # 8.6: in-place probe baselines and a combined multi-source probe test (`probe_policy`);
 # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`);
 # 8.4: stragglers by a node effect on tasks' progress rates (`straggler_rule`);
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 _PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_source=False)  # 8.8's probe rules off
 _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
-LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
+LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(latency_calibration=True),
+                                        "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
                                         "8.6": replace(_PRE_8_8, straggler_rule="progress"),
                                         "8.5": replace(_PRE_8_6, straggler_rule="progress"),
                                         "8.4": replace(_PRE_8_6, straggler_rule="progress", blind_growth_in_nodes=False),
@@ -120,6 +126,7 @@ LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(),
                                         "8.2": replace(_PRE_8_6, demonstrated_capacity=False, straggler_rule="rate",
                                                        blind_growth_in_nodes=False)}
 AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
+Capacity = Callable[[Allocation], float]  # an allocation's capacity (requests/s within the bound)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
@@ -444,8 +451,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                                      trace=DecisionTrace(examined=len(alloc.assignments), notes=notes))
 
     def _more(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext, reason: str,
-              need: float) -> Sequence[ev.Event]:
-        """Add capacity: `need` = wanted performance / current estimate (≥ 1)."""
+              need: float, capacity: Capacity | None = None) -> Sequence[ev.Event]:
+        """Add capacity: `need` = wanted performance / current estimate (≥ 1); `capacity` (an
+        allocation's capacity; default the classification's estimate) sizes a scale-out."""
         assert w.allocation is not None
         m = performance_model(state, w)
         up = ladder.scale_in_place(state, w, m)
@@ -455,7 +463,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         if evicted:
             return evicted
         if w.kind.value in self.params.scale_out_kinds:
-            out = self._scale_out(state, w, m, ctx, reason, need)
+            out = self._scale_out(state, w, m, ctx, reason, need, capacity)
             if out:
                 return out
         return self._migrate(state, w, m, ctx, reason)
@@ -516,9 +524,13 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         return (*moves, head, *kills) if moves else (head, *kills)
 
     def _scale_out(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
-                   reason: str, need: float) -> Sequence[ev.Event]:
+                   reason: str, need: float, capacity: Capacity | None = None) -> Sequence[ev.Event]:
         assert w.allocation is not None
-        cur = predicted(state, w, w.allocation, m)
+
+        def cap_of(a: Allocation) -> float:
+            return capacity(a) if capacity is not None else predicted(state, w, a, m)
+
+        cur = cap_of(w.allocation)
         want = cur * max(need, 1.0)
         alloc = w.allocation
         per = alloc.assignments[0]
@@ -531,11 +543,11 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             if node is None:
                 break
             bigger = Allocation(assignments=(*alloc.assignments, node), config=dict(alloc.config))
-            after = predicted(state, w, bigger, m)
+            after = cap_of(bigger)
             if after <= now * 1.01:  # a node that adds nothing (a weak one binds the even split)
                 break
             alloc, now, added = bigger, after, added + 1
-        if added == 0 or predicted(state, w, alloc, m) <= cur * 1.01:
+        if added == 0 or cap_of(alloc) <= cur * 1.01:
             return ()
         kills = self._evicted_for(state, w, alloc.assignments[len(w.allocation.assignments):], ctx)
         notes = tuple(f"evict:{k.workload_id}" for k in kills)
@@ -614,7 +626,30 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                                                  p.forecast_cool_latency)
         hot = c.p99_latency_ms is not None and c.p99_latency_ms > hot_at * bound
         cool = c.p99_latency_ms is None or c.p99_latency_ms < cool_at * bound
+        calibrated = self._latency_fit(state, w, m, c, ctx.at)
+        capacity: Capacity | None = None
+        if calibrated is not None:
+            # ladder 8.7: utilisation against the load at which the share of requests within the
+            # bound falls to the target's, by the service's own latency; the fit's prediction
+            # replaces the cool band
+            def capacity(a: Allocation, f: LatencyFit = calibrated) -> float:
+                return f.capacity(_node_estimates(state, a, m), bound, p.calibrated_share)
+
+            now_cap = capacity(w.allocation)
+            if not cap / p.calibration_max_factor <= now_cap <= cap * p.calibration_max_factor:
+                calibrated, capacity = None, None
+        if calibrated is not None and capacity is not None:
+            cap = now_cap
+            u = load / cap if cap > 0 else math.inf
+            ua = need_load / cap if cap > 0 else math.inf
+            up, down, target = (p.calibrated_scale_up_utilisation, p.calibrated_scale_down_utilisation,
+                                p.calibrated_target_utilisation)
+            # the weakest node's p99 past the bound is no miss while the others carry the share
+            # (the fit counts it): the QoS measured and the fit's prediction decide
+            hot, cool = False, True
         why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
+        if calibrated is not None:
+            why += f"; calibrated ({calibrated.describe()})"
         if ahead is not None:
             why += f"; {ahead.describe()}: utilisation ahead {ua:.2f}"
         served = self._served(w, ctx.at) if p.demonstrated_capacity else None
@@ -630,15 +665,37 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         if c.ratio_to_target < 1.0 or ua > up or hot:
             need = max(ua / target if cap > 0 else 2.0,
                        min(1.0 / max(c.ratio_to_target, 1e-3), 2.0), 1.05)
-            more = self._more(state, w, ctx, why, need) if cap > 0 else ()
+            more = self._more(state, w, ctx, why, need, capacity) if cap > 0 else ()
             if more or c.ratio_to_target >= 1.0:
                 return more
             # the QoS is missed and the model finds nothing to add (it is wrong: no capacity
             # estimate, or nodes it thinks need no help): grow by measurement alone
             return self._grow_blind(state, w, m, ctx, f"{why}; model-free", c.ratio_to_target)
         if cap > 0 and ua < down and c.ratio_to_target >= 1.0 and cool:
-            return self._reclaim(state, w, m, need_load, target, ctx, f"idle: utilisation {u:.2f}" + (f", ahead {ua:.2f}" if ahead is not None else ""))
+            return self._reclaim(state, w, m, need_load, target, ctx,
+                                 f"idle: utilisation {u:.2f}" + (f", ahead {ua:.2f}" if ahead is not None else "")
+                                 + (" (calibrated)" if calibrated is not None else ""), capacity)
         return ()
+
+    def _latency_fit(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, c: cmd.AssessObservation,
+                     at: float) -> LatencyFit | None:
+        """Ladder 8.7: the latency calibration (`reprovisioning.calibration.fit`) on `w`'s latest
+        `calibration_points` (offered, p99, allocation) points, with this observation; None when
+        off, without latency telemetry, or without a fit."""
+        p = self.params
+        if not p.latency_calibration or c.offered is None or c.p99_latency_ms is None or w.allocation is None:
+            return None
+        hist = w.latency_history
+        if not hist or hist[-1][0] < at:
+            hist = (*hist, (at, c.offered, c.p99_latency_ms, w.allocation))
+        points = []
+        for _t, offered, p99, alloc in hist[-p.calibration_points:]:
+            k = _nodes_up(state, alloc)
+            est = predicted(state, w, alloc, m)
+            if k > 0 and est > 0:
+                points.append((offered / k, est / k, p99))
+        assert isinstance(w.target, ThroughputLatencyTarget)
+        return fit(points, w.target.p99_latency_ms, p.calibration_min_points)
 
     @staticmethod
     def _served(w: WorkloadState, at: float) -> float | None:
@@ -738,16 +795,21 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                 for rid in victims]
 
     def _reclaim(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, load: float, target: float,
-                 ctx: DecisionContext, reason: str) -> Sequence[ev.Event]:
-        """Give back what keeps utilisation ≤ `target`: whole nodes first (server-hours), then cores."""
+                 ctx: DecisionContext, reason: str, capacity: Capacity | None = None) -> Sequence[ev.Event]:
+        """Give back what keeps utilisation ≤ `target`: whole nodes first (server-hours), then cores;
+        utilisation against `capacity` (default: the classification's estimate)."""
         assert w.allocation is not None
         p = self.params
+
+        def cap_of(a: Allocation) -> float:
+            return capacity(a) if capacity is not None else predicted(state, w, a, m)
+
         keep_cap = load / target
         alloc = w.allocation
         dropped = 0
         while len(alloc.assignments) > p.min_nodes:
             nxt = ladder.drop_node(state, alloc, m)
-            if nxt is None or predicted(state, w, nxt, m) < keep_cap:
+            if nxt is None or cap_of(nxt) < keep_cap:
                 break
             alloc, dropped = nxt, dropped + 1
         if dropped:
@@ -755,9 +817,23 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         cores = max(a.cores for a in alloc.assignments)
         best = cores
         for c in range(cores - 1, 0, -1):
-            if predicted(state, w, ladder.resize_nodes(alloc, c), m) < keep_cap:
+            if cap_of(ladder.resize_nodes(alloc, c)) < keep_cap:
                 break
             best = c
         if best < cores:
             return (self._adjust(w, ctx, "scale_down", ladder.resize_nodes(alloc, best), f"{reason}; {cores}->{best} cores"),)
         return ()
+
+
+def _nodes_up(state: ClusterState, alloc: Allocation) -> int:
+    """The allocation's nodes on servers that are up (those `predicted` counts)."""
+    return sum(1 for a in alloc.assignments if (s := state.servers.get(a.server_id)) is not None and s.up)
+
+
+def _node_estimates(state: ClusterState, alloc: Allocation, m: PerformanceModel) -> list[float]:
+    """The classification's estimate of each node of `alloc` on a server that is up, its
+    scale-out efficiency included (`PerformanceModel.aggregate` of a service: k × the weakest)."""
+    nodes = [m.node(s.platform, a.cores) for a in alloc.assignments
+             if (s := state.servers.get(a.server_id)) is not None and s.up]
+    e = m.scale_out(len(nodes))
+    return [e * x for x in nodes]

@@ -56,6 +56,9 @@ OBSERVED_KEPT = 8  # observations kept per workload (WorkloadState.observed): a 
 # hour more, so a forecaster can look one day back from an hour ahead
 LOAD_KEPT = 156
 TASK_VIEWS_KEPT = 2  # per-task views kept per analytics job (WorkloadState.task_views): this one and the one before
+# (offered, p99, allocation) points kept per service (WorkloadState.latency_history): four hours of
+# 10-minute windows, the latency calibration's fit window
+LATENCY_KEPT = 24
 
 
 class UnknownEvent(TypeError):
@@ -339,7 +342,11 @@ def _(event: ev.PerformanceObserved, state: ClusterState) -> ClusterState:
     if event.offered is None:
         return _step(state, event, last_ratio=event.ratio_to_target, observed=kept)
     load = (*w.load_history, (event.at, event.offered))[-LOAD_KEPT:]
-    return _step(state, event, last_ratio=event.ratio_to_target, observed=kept, load_history=load)
+    if event.p99_latency_ms is None or w.allocation is None:
+        return _step(state, event, last_ratio=event.ratio_to_target, observed=kept, load_history=load)
+    lat = (*w.latency_history, (event.at, event.offered, event.p99_latency_ms, w.allocation))[-LATENCY_KEPT:]
+    return _step(state, event, last_ratio=event.ratio_to_target, observed=kept, load_history=load,
+                 latency_history=lat)
 
 
 @_apply.register

@@ -171,6 +171,10 @@ class WorkloadState:
     # first: the straggler rule of ladder 8.8 compares a view with the one before it
     # (`reprovisioning.task_views`)
     task_views: tuple[TaskView, ...] = ()
+    # the latest `LATENCY_KEPT` (time, offered requests/s, p99 ms, allocation then) of a service
+    # whose telemetry knows both: the points its latency calibration fits
+    # (`reprovisioning.calibration`, ladder 8.7)
+    latency_history: tuple[tuple[float, float, float, Allocation], ...] = ()
     allocated_at: float | None = None  # the latest placement, adjustment or migration that changed its allocation
     allocated_pressure: tuple[float, ...] | None = None  # the pressure around it right after it
     reclassify_requested_at: float | None = None  # the latest ReclassificationRequested
