@@ -72,7 +72,12 @@ class CountingStore(MemoryEventStore):
     def __init__(self) -> None:
         super().__init__(topic_of=lambda s: None)
         self.single = self.many = 0
+        self.lookups: list[list[str]] = []  # the event ids of each tracked_ids query
         self.before_many: Any = None
+
+    async def tracked_ids(self, consumer: str, event_ids: Any) -> set[str]:
+        self.lookups.append(list(event_ids))
+        return await super().tracked_ids(consumer, event_ids)
 
     async def append_and_track(self, *args: Any, **kw: Any) -> Any:
         self.single += 1
@@ -346,3 +351,28 @@ async def test_a_failed_batch_leaves_one_handling_per_record_in_the_traces_and_l
         decided = [r for r in caplog.records if "-> WorkloadCompleted" in r.getMessage()]
         assert len(decided) == 4
         assert {r.trace_ids.split()[0] for r in decided} == {f"trace_id={s.context.trace_id:032x}" for s in spans}
+
+
+async def test_only_records_the_decider_reacts_to_are_looked_up_in_the_tracking_table() -> None:
+    """A record the decider ignores is never tracked (`track_empty=False`): a fetch of only such
+    records makes no tracking query, and a mixed one asks about the others alone; a redelivered
+    record the decider reacts to is still skipped."""
+    w = World(3)
+    stored = await w.publish_inputs()
+    ignored = [(await w.store.append(f"workload-x{i}", None, [Envelope.wrap(
+        WorkloadCompleted(workload_id=f"x{i}", at=1.0), id=f"done-{i}", source="t", stream_version=1, time=1.0)]))[0]
+        for i in range(2)]
+    for env in ignored:
+        await w.bus.publish("in", *env.to_kafka())
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    assert w.store.lookups == [[e.id for e in stored]]
+    for env in ignored:  # a fetch of ignored records only
+        await w.bus.publish("in", *env.to_kafka())
+    await w.drain(loop)
+    assert len(w.store.lookups) == 1
+    await w.bus.publish("in", *stored[0].to_kafka())  # a redelivery
+    await w.drain(loop)
+    assert w.store.lookups[1:] == [[stored[0].id]] and loop.stats.skipped == 1
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted" and r[4] is not None]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i + 2}" for i in range(3)]  # the 2 ignored counted

@@ -5,7 +5,9 @@ Per record, in partition-offset order:
 1. decode the CloudEvents envelope (`Envelope.from_kafka`) — undecodable → dead letter;
 2. skip it if this consumer already tracked its event id (a redelivery, or a relay duplicate) —
    looked up for the whole batch in one query, plus the ids handled earlier in the batch
-   (`append_and_track` still refuses an input another process tracked meanwhile);
+   (`append_and_track` still refuses an input another process tracked meanwhile); with
+   `track_empty=False`, records the handler ignores (`reacts`) are not looked up (they are never
+   tracked), and a batch of only such records makes no query;
 3. run the handler inside a CONSUMER span that continues the record's `traceparent`; the handler
    returns the output events (`Sequence[Event | Envelope]`, or `Outputs` to pin stream versions);
 4. `append_and_track(consumer, event id, position, outputs)`: outputs, tracking row and outbox rows
@@ -250,8 +252,19 @@ class ConsumerLoop:
         if records:
             recovered("kafka")  # records came in: the broker answers (ends an outage's log, if any)
         done: dict[tuple[str, int], int] = {}
-        ids = [i for i in (r.header("ce_id") for r in records) if i]
-        tracked = await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
+        self._decoded = {}
+        ids: list[str] = []
+        for r in records:
+            try:
+                env = self._decoded[(r.topic, r.partition, r.offset)] = Envelope.from_kafka(r.key, r.value, r.headers)
+            except (EnvelopeError, ValueError, UnicodeDecodeError):
+                continue  # dead-lettered when its turn comes
+            if self._track_empty or self._reacts is None or self._reacts(env):
+                ids.append(env.id)
+        # a record the handler ignores leaves no tracking row when empty outputs are not tracked:
+        # only the others are looked up, and a batch of ignored records needs no query at all
+        tracked = (await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
+                   if ids else set())
         self._fetched = 0
         i, batching, moved = 0, self._batch_store is not None, 0
         while i < len(records):
