@@ -376,3 +376,31 @@ async def test_only_records_the_decider_reacts_to_are_looked_up_in_the_tracking_
     assert w.store.lookups[1:] == [[stored[0].id]] and loop.stats.skipped == 1
     outs = [r for r in await w.log() if r[2] == "WorkloadCompleted" and r[4] is not None]
     assert [r[3] for r in outs] == [f"w{i}-after-{i + 2}" for i in range(3)]  # the 2 ignored counted
+
+
+@pytest.mark.parametrize("track_ignored", [True, False])
+async def test_track_ignored_false_leaves_no_tracking_row_for_a_record_the_handler_ignores(track_ignored: bool) -> None:
+    """The agent's setting: empty outputs are tracked (a reaction's effect must not run twice),
+    but not for the records `reacts` says it ignores — one write less for each of them."""
+    w = World(2)
+    stored = await w.publish_inputs()
+    ignored = (await w.store.append("workload-x", None, [Envelope.wrap(
+        WorkloadCompleted(workload_id="x", at=1.0), id="done-x", source="t", stream_version=1, time=1.0)]))[0]
+    await w.bus.publish("in", *ignored.to_kafka())
+    seen: list[str] = []
+
+    async def handler(env: Envelope) -> list[Any]:
+        seen.append(env.id)
+        return []  # an effect without outputs, or nothing at all
+
+    loop = ConsumerLoop(name="agent", source=w.bus.source("agent", ["in"]), store=w.store, handler=handler,
+                        reacts=lambda env: env.type == "Tick", dead_letters=w.bus, dead_letter_topic="dlq",
+                        retry=FAST, fetch_timeout=0.0, track_ignored=track_ignored)
+    await w.drain(loop)
+    assert seen == [*(e.id for e in stored), ignored.id]
+    assert await w.store.tracked_count("agent") == (3 if track_ignored else 2)
+    assert w.store.lookups == [[*(e.id for e in stored), *([ignored.id] if track_ignored else [])]]
+    for env in [*stored, ignored]:  # redelivered: the tracked reactions are skipped, the ignored one handled
+        await w.bus.publish("in", *env.to_kafka())
+    await w.drain(loop)
+    assert seen[3:] == ([] if track_ignored else [ignored.id]) and loop.stats.skipped == (3 if track_ignored else 2)

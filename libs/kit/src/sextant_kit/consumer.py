@@ -6,8 +6,8 @@ Per record, in partition-offset order:
 2. skip it if this consumer already tracked its event id (a redelivery, or a relay duplicate) —
    looked up for the whole batch in one query, plus the ids handled earlier in the batch
    (`append_and_track` still refuses an input another process tracked meanwhile); with
-   `track_empty=False`, records the handler ignores (`reacts`) are not looked up (they are never
-   tracked), and a batch of only such records makes no query;
+   records that are never tracked — with `track_empty=False` or `track_ignored=False`, those the
+   handler ignores (`reacts`) — are not looked up, and a fetch of only such records makes no query;
 3. run the handler inside a CONSUMER span that continues the record's `traceparent`; the handler
    returns the output events (`Sequence[Event | Envelope]`, or `Outputs` to pin stream versions);
 4. `append_and_track(consumer, event id, position, outputs)`: outputs, tracking row and outbox rows
@@ -51,7 +51,10 @@ done for it and not every service's look at every record (telemetry.py, sampling
 
 `track_empty=False` skips the tracking row when the handler produced nothing: for deciders whose
 commands are re-checked against the state, re-handling a redelivered no-op is harmless, and most
-events are no-ops for most services (one write saved per event per service).
+events are no-ops for most services (one write saved per event per service). `track_ignored=False`
+skips it only for the records `reacts` says the handler ignores (the handler must then have no
+effect for them: the agent, whose reactions start runs — effects without outputs — that a
+redelivery must not start again, while the records it ignores are most of its topics).
 
 Output envelopes get derived ids (`derive_id(consumer, input id, index)`), `causation_id` = input
 id, `correlation_id` = the input's correlation id (or its id), `traceparent` = the consumer span.
@@ -200,6 +203,7 @@ class ConsumerLoop:
                  tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
                  track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None,
+                 track_ignored: bool = True,
                  batch_appends: bool = False) -> None:
         self.name = name
         self._source = source
@@ -215,6 +219,7 @@ class ConsumerLoop:
         self._fetch_timeout = fetch_timeout
         self._hook = hook
         self._track_empty = track_empty
+        self._track_ignored = track_ignored
         # False for a record the handler ignores: it is still handled, without a span of its own
         self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
@@ -259,7 +264,7 @@ class ConsumerLoop:
                 env = self._decoded[(r.topic, r.partition, r.offset)] = Envelope.from_kafka(r.key, r.value, r.headers)
             except (EnvelopeError, ValueError, UnicodeDecodeError):
                 continue  # dead-lettered when its turn comes
-            if self._track_empty or self._reacts is None or self._reacts(env):
+            if self._reacts is None or self._reacts(env) or (self._track_empty and self._track_ignored):
                 ids.append(env.id)
         # a record the handler ignores leaves no tracking row when empty outputs are not tracked:
         # only the others are looked up, and a batch of ignored records needs no query at all
@@ -372,7 +377,7 @@ class ConsumerLoop:
                 assert head is not None
                 outputs = [e.model_copy(update={"position": head + 1 + i}) for i, e in enumerate(outputs)]
                 head += len(outputs)
-            if outputs or self._track_empty:
+            if outputs or self._tracks_empty(env):
                 handler.stage(outputs)
                 staged.append(_Staged(record, env, outputs, started, span))
                 ids.add(env.id)
@@ -463,6 +468,10 @@ class ConsumerLoop:
 
     # --- one record --------------------------------------------------------------------------
 
+    def _tracks_empty(self, env: Envelope) -> bool:
+        """Whether a handling of `env` that produced nothing leaves a tracking row."""
+        return self._track_empty and (self._track_ignored or self._reacts is None or self._reacts(env))
+
     def _envelope(self, record: Record) -> Envelope:
         """The record's envelope, decoded once per fetch (`run_once`); raises when undecodable."""
         env = self._decoded.get((record.topic, record.partition, record.offset))
@@ -496,7 +505,7 @@ class ConsumerLoop:
                     outputs, expected = self._wrap(env, result)
                     self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
-                    if not outputs and not self._track_empty:
+                    if not outputs and not self._tracks_empty(env):
                         span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
                         return "processed"  # a no-op reaction: re-handling it decides nothing new
                     stored = await self._append(env, outputs, expected, head)
