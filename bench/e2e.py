@@ -124,6 +124,22 @@ async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...
         await engine.dispose()
 
 
+async def pg_transactions(url: str) -> int:
+    """Transactions committed and rolled back in the platform's database so far (pg_stat_database;
+    the statistics collector lags by up to its report interval: read after the drain's quiet 15 s)."""
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return int((await conn.execute(text(
+                "select xact_commit + xact_rollback from pg_stat_database where datname = current_database()"
+            ))).scalar_one())
+    finally:
+        await engine.dispose()
+
+
 INFRA = ("postgres", "kafka")
 """Processes reported apart from the platform's CPU per workload (the issue's Acceptance)."""
 
@@ -224,6 +240,7 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             pids.update({n: p for n, p in infra_pids.items() if p})
             load_before = os.getloadavg()
             cpu0 = cpu_seconds(pids)
+            xacts0 = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"]))
             spies = pyspy_start(pids, pyspy) if pyspy is not None and rate == 50.0 else []
             accepted = asyncio.run(drive(plat.url("admission"), bodies, rate, window, tag))
             load_during = os.getloadavg()
@@ -232,6 +249,7 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             # next rate): until no stage of the pipeline made progress for 15 s, at most 5 minutes
             asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], quiet_s=15.0, cap_s=300.0))
             cpu1 = cpu_seconds(pids)
+            xacts = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"])) - xacts0
             for spy in spies:
                 spy.wait()
             cpu = {n: round(cpu1[n] - cpu0[n], 2) for n in cpu1 if n in cpu0}
@@ -246,6 +264,9 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
                    "cpu_ms_per_workload": round(1000 * sum(v for n, v in cpu.items() if n not in INFRA) / per, 1),
                    "cpu_s_by_process": {n: v for n, v in cpu.items() if n not in INFRA},
                    "cpu_ms_by_process": {n: round(1000 * v / per, 1) for n, v in cpu.items()},
+                   # round trips that end a transaction (every autocommit statement is one): a count
+                   # the machine's load does not move, unlike CPU time (includes the bench's own few)
+                   "pg_transactions_per_workload": round(xacts / per, 1),
                    # 1-, 5-, 15-minute load averages before the rate and at the end of its drive
                    "load_avg_before": [round(x, 2) for x in load_before],
                    "load_avg_during": [round(x, 2) for x in load_during],
@@ -343,6 +364,7 @@ def main() -> int:
     by_rate = {f"{r['rate_per_s']:g}": {
         "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "decided": r["placed"], "submitted": r["submitted"],
         "cpu_ms_per_workload": r["cpu_ms_per_workload"], "cpu_ms_by_process": r["cpu_ms_by_process"],
+        "pg_transactions_per_workload": r["pg_transactions_per_workload"],
         "load_avg_before": r["load_avg_before"], "load_avg_during": r["load_avg_during"],
         "invalid": r["invalid"]} for r in rows}
     rep = {**rep, "events_per_s": rep.get("events_per_s_rebuilt"), "decisions_per_s": rep.get("decisions_per_s_rederived")}
