@@ -18,7 +18,10 @@
 2. **Replay speed** on a 100 000-event log (the in-process platform's log, no I/O): events/s
    folded (rebuild) and decisions/s re-derived.
 
-    python bench/e2e.py --json bench/results/e2e.json [--quick]
+    python bench/e2e.py --json bench/results/e2e.json [--quick] [--idle S]
+
+3. With `--idle S`: the platform's CPU per process per second with no submissions, measured for S
+   seconds once it is ready (the cost of polling, heartbeats and Ticks, whatever the rate).
 
 JSON: `profile`, `code_version`, `load_avg`, `cpu_ms_per_workload` (at 50/s), `max_rate_p99_le_250ms`,
 `rates` ({"50": {p50_ms, p99_ms, decided, submitted, cpu_ms_per_workload, cpu_ms_by_process, ...}}),
@@ -121,6 +124,22 @@ async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...
         await engine.dispose()
 
 
+async def pg_transactions(url: str) -> int:
+    """Transactions committed and rolled back in the platform's database so far (pg_stat_database;
+    the statistics collector lags by up to its report interval: read after the drain's quiet 15 s)."""
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return int((await conn.execute(text(
+                "select xact_commit + xact_rollback from pg_stat_database where datname = current_database()"
+            ))).scalar_one())
+    finally:
+        await engine.dispose()
+
+
 INFRA = ("postgres", "kafka")
 """Processes reported apart from the platform's CPU per workload (the issue's Acceptance)."""
 
@@ -159,13 +178,51 @@ def running_platform(profile: str, prefix: str = "sextant-bench-e2e-") -> Iterat
         stack.stop()
 
 
-def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool = True) -> list[dict[str, Any]]:
+def idle_cpu(plat: Any, infra_pids: dict[str, int], seconds: float) -> dict[str, Any]:
+    """CPU the running platform uses with no submissions (Ticks and telemetry go on): per process,
+    CPU ms per wall second over `seconds`, with the load averages around it."""
+    pids = {n: p.popen.pid for n, p in plat.procs.items()}
+    pids.update({n: p for n, p in infra_pids.items() if p})
+    load_before = os.getloadavg()
+    cpu0, t0 = cpu_seconds(pids), time.monotonic()
+    time.sleep(seconds)
+    cpu1, wall = cpu_seconds(pids), time.monotonic() - t0
+    by = {n: round(1000 * (cpu1[n] - cpu0[n]) / wall, 1) for n in cpu1 if n in cpu0}
+    return {"seconds": round(wall, 1), "cpu_ms_per_s_by_process": by,
+            "cpu_ms_per_s": round(sum(v for n, v in by.items() if n not in INFRA), 1),
+            "load_avg_before": [round(x, 2) for x in load_before],
+            "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def pyspy_start(pids: dict[str, int], out: Path, seconds: float = 20.0) -> list[Any]:
+    """`py-spy record` (raw collapsed stacks, 50 Hz, non-blocking) of each process for `seconds`,
+    to `out/<name>.txt` (summarised by `bench/pyspy_top.py`); the caller waits for the list."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    out.mkdir(parents=True, exist_ok=True)
+    return [subprocess.Popen([exe, "record", "-p", str(pid), "-d", str(int(seconds)), "-r", "50", "-f", "raw",
+                              "--nonblocking", "-o", str(out / f"{name}.txt")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for name, pid in pids.items() if name not in INFRA]
+
+
+def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool = True,
+                  idle_s: float = 0.0, idle: dict[str, Any] | None = None,
+                  pyspy: Path | None = None) -> list[dict[str, Any]]:
+    """The rows of the latency runs; with `idle_s`, first the idle CPU into `idle` (`idle_cpu`);
+    with `pyspy`, py-spy profiles of every platform process from the start of the 50/s drive."""
     from sextant_cli.demo import submissions
     from sextant_cli.replay import read_log
 
     rows = []
     with running_platform(profile) as (stack, plat):
         infra_pids = {"postgres": stack.postgres.pid, "kafka": stack.kafka.pid}
+        if idle_s > 0 and idle is not None:
+            time.sleep(10.0)  # start-up's catch-ups and consumer-group joins settle first
+            idle.update(idle_cpu(plat, infra_pids, idle_s))
+            print(f"  idle: {idle}", flush=True)
         bodies = [b for _, b in submissions("platform-demo", 1, 0)]
         # servers fill up and workloads wait; short durations free them again: the bench measures
         # the decision pipeline, so the first placement decision (placed or deferred) ends it
@@ -183,6 +240,8 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             pids.update({n: p for n, p in infra_pids.items() if p})
             load_before = os.getloadavg()
             cpu0 = cpu_seconds(pids)
+            xacts0 = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"]))
+            spies = pyspy_start(pids, pyspy) if pyspy is not None and rate == 50.0 else []
             accepted = asyncio.run(drive(plat.url("admission"), bodies, rate, window, tag))
             load_during = os.getloadavg()
             names = {f"{tag}-{i}" for i in range(int(rate * window))}
@@ -190,6 +249,9 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             # next rate): until no stage of the pipeline made progress for 15 s, at most 5 minutes
             asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], quiet_s=15.0, cap_s=300.0))
             cpu1 = cpu_seconds(pids)
+            xacts = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"])) - xacts0
+            for spy in spies:
+                spy.wait()
             cpu = {n: round(cpu1[n] - cpu0[n], 2) for n in cpu1 if n in cpu0}
             log = asyncio.run(read_log(stack.env["SEXTANT_DATABASE_URL"]))
             lat, missing = latencies(log, names)
@@ -202,6 +264,9 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
                    "cpu_ms_per_workload": round(1000 * sum(v for n, v in cpu.items() if n not in INFRA) / per, 1),
                    "cpu_s_by_process": {n: v for n, v in cpu.items() if n not in INFRA},
                    "cpu_ms_by_process": {n: round(1000 * v / per, 1) for n, v in cpu.items()},
+                   # round trips that end a transaction (every autocommit statement is one): a count
+                   # the machine's load does not move, unlike CPU time (includes the bench's own few)
+                   "pg_transactions_per_workload": round(xacts / per, 1),
                    # 1-, 5-, 15-minute load averages before the rate and at the end of its drive
                    "load_avg_before": [round(x, 2) for x in load_before],
                    "load_avg_during": [round(x, 2) for x in load_during],
@@ -271,6 +336,10 @@ def main() -> int:
     ap.add_argument("--profile", default="sextant-adaptive")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--rates", help="comma-separated rates to run as given (no probing), e.g. 2,5")
+    ap.add_argument("--idle", type=float, default=0.0, metavar="S",
+                    help="first measure the platform's CPU for S seconds with no submissions")
+    ap.add_argument("--pyspy", type=Path, metavar="DIR",
+                    help="py-spy every platform process for 20 s from the start of the 50/s drive")
     ap.add_argument("--skip-replay", action="store_true",
                     help="keep the replay figures of the existing JSON (when only latency changed)")
     args = ap.parse_args()
@@ -288,11 +357,14 @@ def main() -> int:
         print(f"  {rep}", flush=True)
     if args.rates:
         rates = [float(r) for r in args.rates.split(",")]
-    rows = [] if args.skip_latency else latency_bench(rates, seconds, args.profile, probe=not args.rates)
+    idle: dict[str, Any] = {}
+    rows = [] if args.skip_latency else latency_bench(rates, seconds, args.profile, probe=not args.rates,
+                                                       idle_s=args.idle, idle=idle, pyspy=args.pyspy)
     ok = [r["rate_per_s"] for r in rows if r["p99_ms"] <= 250 and r["not_placed"] == 0]
     by_rate = {f"{r['rate_per_s']:g}": {
         "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "decided": r["placed"], "submitted": r["submitted"],
         "cpu_ms_per_workload": r["cpu_ms_per_workload"], "cpu_ms_by_process": r["cpu_ms_by_process"],
+        "pg_transactions_per_workload": r["pg_transactions_per_workload"],
         "load_avg_before": r["load_avg_before"], "load_avg_during": r["load_avg_during"],
         "invalid": r["invalid"]} for r in rows}
     rep = {**rep, "events_per_s": rep.get("events_per_s_rebuilt"), "decisions_per_s": rep.get("decisions_per_s_rederived")}
@@ -301,7 +373,8 @@ def main() -> int:
               "seconds_per_rate": seconds,
               "cpu_ms_per_workload": by_rate.get("50", {}).get("cpu_ms_per_workload"),
               "max_rate_p99_le_250ms": max(ok) if ok else None, "rates": by_rate, "latency": rows,
-              "highest_rate_p99_le_250ms": max(ok) if ok else None, "replay": rep}
+              "highest_rate_p99_le_250ms": max(ok) if ok else None, "replay": rep,
+              **({"idle": idle} if idle else {})}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print("\n| rate/s | window s | decided | p50 ms | p99 ms | platform CPU ms per workload | PostgreSQL | Kafka "

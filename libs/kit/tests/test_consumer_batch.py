@@ -72,7 +72,12 @@ class CountingStore(MemoryEventStore):
     def __init__(self) -> None:
         super().__init__(topic_of=lambda s: None)
         self.single = self.many = 0
+        self.lookups: list[list[str]] = []  # the event ids of each tracked_ids query
         self.before_many: Any = None
+
+    async def tracked_ids(self, consumer: str, event_ids: Any) -> set[str]:
+        self.lookups.append(list(event_ids))
+        return await super().tracked_ids(consumer, event_ids)
 
     async def append_and_track(self, *args: Any, **kw: Any) -> Any:
         self.single += 1
@@ -177,12 +182,13 @@ async def test_a_poison_record_is_dead_lettered_alone() -> None:
     (dead,) = w.bus.records("dlq")
     assert dead.header("dlq_reason") == "poison" and dead.offset == 0 and dead.header("dlq_offset") == "2"
     assert loop.stats.processed == 5 and loop.stats.dead_lettered == 1
-    assert w.store.many == 1  # records 0-1 in one append; 3-5 one by one after the poison record
+    assert (w.store.many, w.store.single) == (2, 0)  # records 0-1 in one append, 3-5 in another
 
 
-async def test_a_failed_batch_is_rolled_back_and_handled_one_by_one() -> None:
+async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_new_head() -> None:
     """Another writer appends under the batch: its append is refused (head moved), the decider's
-    staged state is dropped, and the records are decided again on the real log, each once."""
+    staged state is dropped, and the records are decided again — as a batch, after a catch-up —
+    on the real log, each once."""
     w = World(4)
     await w.publish_inputs()
     intruder = make_envelope("clock-x", 1, 99)
@@ -198,8 +204,34 @@ async def test_a_failed_batch_is_rolled_back_and_handled_one_by_one() -> None:
     outs = [r for r in log if r[2] == "WorkloadCompleted"]
     assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
     assert [r[1] for r in log].index(intruder.id) < [r[1] for r in log].index(outs[0][1])
-    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 0 and loop.stats.processed == 4
-    assert w.store.many == 1  # the refused one; then one append per record (plus their own refusals)
+    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 1 and loop.stats.processed == 4
+    assert (w.store.many, w.store.single) == (2, 0)  # the refused one, then the batch again
+    assert loop.stats.head_retries == 1  # the second batch caught up first: not refused again
+
+
+async def test_a_head_that_keeps_moving_ends_in_one_record_at_a_time() -> None:
+    """Refused BATCH_RETRIES + 1 times in one fetch, the rest is handled one by one: same log."""
+    w = World(4)
+    await w.publish_inputs()
+    intruders = [make_envelope(f"clock-x{k}", 1, 90 + k) for k in range(ConsumerLoop.BATCH_RETRIES + 1)]
+
+    async def intrude() -> None:
+        env = intruders[w.store.many - 1]
+        if w.store.many == len(intruders):
+            w.store.before_many = None
+        await w.store.append(env.stream, 0, [env])
+
+    w.store.before_many = intrude
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    log = await w.log()
+    outs = [r for r in log if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    assert max(r[0] for r in log if r[1].startswith("clock-x")) < min(r[0] for r in outs)
+    assert loop.stats.batch_fallbacks == len(intruders) and loop.stats.batches == 0
+    # one by one (the old loop): each record after the first is refused once, decided on a state
+    # without the outputs of the one before, then caught up
+    assert (w.store.many, w.store.single) == (len(intruders), 7) and loop.stats.processed == 4
 
 
 async def planning_log(batch: bool) -> tuple[list[tuple[Any, ...]], ConsumerLoop]:
@@ -281,9 +313,9 @@ async def test_a_decider_shared_with_another_task_only_ever_holds_a_prefix_of_th
 
 async def test_a_failed_batch_leaves_one_handling_per_record_in_the_traces_and_logs_carry_them(
         caplog: pytest.LogCaptureFixture) -> None:
-    """A batch whose append was refused is decided again one by one: each record's trace holds the
-    handling that stored its outputs, not the abandoned batched one too; a stored batch's log lines
-    carry each record's own trace id."""
+    """A batch whose append was refused is decided again: each record's trace holds the handling
+    that stored its outputs, not the abandoned batched one too; a stored batch's log lines carry
+    each record's own trace id."""
     import logging
 
     from opentelemetry.trace import SpanKind
@@ -315,7 +347,60 @@ async def test_a_failed_batch_leaves_one_handling_per_record_in_the_traces_and_l
         spans = await run(fail)
         assert sorted(s.attributes["messaging.kafka.offset"] for s in spans) == [0, 1, 2, 3]
         assert all(s.attributes[OUTPUTS_ATTRIBUTE] == 1 for s in spans)
-        assert all(bool(s.attributes.get("sextant.batched")) is not fail for s in spans)
+        assert all(s.attributes.get("sextant.batched") for s in spans)  # the batch decided again
         decided = [r for r in caplog.records if "-> WorkloadCompleted" in r.getMessage()]
         assert len(decided) == 4
         assert {r.trace_ids.split()[0] for r in decided} == {f"trace_id={s.context.trace_id:032x}" for s in spans}
+
+
+async def test_only_records_the_decider_reacts_to_are_looked_up_in_the_tracking_table() -> None:
+    """A record the decider ignores is never tracked (`track_empty=False`): a fetch of only such
+    records makes no tracking query, and a mixed one asks about the others alone; a redelivered
+    record the decider reacts to is still skipped."""
+    w = World(3)
+    stored = await w.publish_inputs()
+    ignored = [(await w.store.append(f"workload-x{i}", None, [Envelope.wrap(
+        WorkloadCompleted(workload_id=f"x{i}", at=1.0), id=f"done-{i}", source="t", stream_version=1, time=1.0)]))[0]
+        for i in range(2)]
+    for env in ignored:
+        await w.bus.publish("in", *env.to_kafka())
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    assert w.store.lookups == [[e.id for e in stored]]
+    for env in ignored:  # a fetch of ignored records only
+        await w.bus.publish("in", *env.to_kafka())
+    await w.drain(loop)
+    assert len(w.store.lookups) == 1
+    await w.bus.publish("in", *stored[0].to_kafka())  # a redelivery
+    await w.drain(loop)
+    assert w.store.lookups[1:] == [[stored[0].id]] and loop.stats.skipped == 1
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted" and r[4] is not None]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i + 2}" for i in range(3)]  # the 2 ignored counted
+
+
+@pytest.mark.parametrize("track_ignored", [True, False])
+async def test_track_ignored_false_leaves_no_tracking_row_for_a_record_the_handler_ignores(track_ignored: bool) -> None:
+    """The agent's setting: empty outputs are tracked (a reaction's effect must not run twice),
+    but not for the records `reacts` says it ignores — one write less for each of them."""
+    w = World(2)
+    stored = await w.publish_inputs()
+    ignored = (await w.store.append("workload-x", None, [Envelope.wrap(
+        WorkloadCompleted(workload_id="x", at=1.0), id="done-x", source="t", stream_version=1, time=1.0)]))[0]
+    await w.bus.publish("in", *ignored.to_kafka())
+    seen: list[str] = []
+
+    async def handler(env: Envelope) -> list[Any]:
+        seen.append(env.id)
+        return []  # an effect without outputs, or nothing at all
+
+    loop = ConsumerLoop(name="agent", source=w.bus.source("agent", ["in"]), store=w.store, handler=handler,
+                        reacts=lambda env: env.type == "Tick", dead_letters=w.bus, dead_letter_topic="dlq",
+                        retry=FAST, fetch_timeout=0.0, track_ignored=track_ignored)
+    await w.drain(loop)
+    assert seen == [*(e.id for e in stored), ignored.id]
+    assert await w.store.tracked_count("agent") == (3 if track_ignored else 2)
+    assert w.store.lookups == [[*(e.id for e in stored), *([ignored.id] if track_ignored else [])]]
+    for env in [*stored, ignored]:  # redelivered: the tracked reactions are skipped, the ignored one handled
+        await w.bus.publish("in", *env.to_kafka())
+    await w.drain(loop)
+    assert seen[3:] == ([] if track_ignored else [ignored.id]) and loop.stats.skipped == (3 if track_ignored else 2)

@@ -91,7 +91,7 @@ class AgentCore:
 
     def reacts(self, env: Envelope) -> bool:
         """False when no agent command can follow from `env` (the consumer loop opens no span for
-        it; it is still handled: tracked, and folded at the next catch-up)."""
+        it, nor a tracking row; it is still handled: folded, and decided on without effect)."""
         return self.decider.reacts(env)
 
     async def handle(self, env: Envelope) -> Outputs:
@@ -193,8 +193,9 @@ def main() -> None:
         await with_patience("agent: event store", start, 0.5, 5.0, stop)
         source = rt.source("agent", [WORKLOAD_EVENTS.name, SERVER_EVENTS.name])
         await with_patience("agent: kafka", source.start, 0.5, 5.0, stop)
+        # a record it ignores starts nothing: re-handling a redelivered one is harmless, no tracking row
         loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle, reacts=core.reacts,
-                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"))
+                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"), track_ignored=False)
         rt.consumers["agent"] = loop
         await asyncio.gather(loop.run(stop), clock(rt, core, stop))
 

@@ -5,7 +5,9 @@ Per record, in partition-offset order:
 1. decode the CloudEvents envelope (`Envelope.from_kafka`) — undecodable → dead letter;
 2. skip it if this consumer already tracked its event id (a redelivery, or a relay duplicate) —
    looked up for the whole batch in one query, plus the ids handled earlier in the batch
-   (`append_and_track` still refuses an input another process tracked meanwhile);
+   (`append_and_track` still refuses an input another process tracked meanwhile); with
+   records that are never tracked — with `track_empty=False` or `track_ignored=False`, those the
+   handler ignores (`reacts`) — are not looked up, and a fetch of only such records makes no query;
 3. run the handler inside a CONSUMER span that continues the record's `traceparent`; the handler
    returns the output events (`Sequence[Event | Envelope]`, or `Outputs` to pin stream versions);
 4. `append_and_track(consumer, event id, position, outputs)`: outputs, tracking row and outbox rows
@@ -19,11 +21,13 @@ and a handler with `begin_batch`/`stage`/`end_batch` — `Staging`, e.g. `runtim
 steps 3–4 run for the whole fetched batch first — each record's handler decides on the state
 plus the outputs *staged* for the records before it (numbered as they will be stored, right after
 the head the first one pinned) — then ONE `append_and_track_many` writes every tracking row,
-output and outbox row. A record the batch cannot take (undecodable, a handler error, pinned stream
-versions, a head that does not follow the staged outputs, `FlushFirst`) ends the batched part: what
-was staged is committed, and that record and the rest are handled one by one as above. A batch
-whose append fails (the head moved, an input tracked meanwhile, a duplicate output, any error) is
-rolled back in the handler (`end_batch(False)`) and handled again one record at a time — so a poison
+output and outbox row. A record the batch cannot take ends the batch: what was staged is
+committed first; then a record past the staged state (`FlushFirst`: the log grew under the batch)
+starts the next batch, which catches up before deciding it, and any other (undecodable, a handler
+error, pinned stream versions, a head that does not follow the staged outputs) is handled one by
+one as above, and batching goes on after it. A batch whose append fails (the head moved, an input
+tracked meanwhile, a duplicate output, any error) is rolled back in the handler (`end_batch(False)`)
+and its records and the rest of the fetch are handled again one record at a time — so a poison
 record is still dead-lettered or quarantined alone, and every other record lands exactly once.
 A crash before the batch's commit writes nothing: the redelivered batch is decided again.
 
@@ -47,7 +51,10 @@ done for it and not every service's look at every record (telemetry.py, sampling
 
 `track_empty=False` skips the tracking row when the handler produced nothing: for deciders whose
 commands are re-checked against the state, re-handling a redelivered no-op is harmless, and most
-events are no-ops for most services (one write saved per event per service).
+events are no-ops for most services (one write saved per event per service). `track_ignored=False`
+skips it only for the records `reacts` says the handler ignores (the handler must then have no
+effect for them: the agent, whose reactions start runs — effects without outputs — that a
+redelivery must not start again, while the records it ignores are most of its topics).
 
 Output envelopes get derived ids (`derive_id(consumer, input id, index)`), `causation_id` = input
 id, `correlation_id` = the input's correlation id (or its id), `traceparent` = the consumer span.
@@ -96,6 +103,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 Outcome = Literal["processed", "skipped", "dead_lettered", "quarantined"]
+BatchEnd = Literal["all", "flush", "alone", "moved", "failed"]
+"""Why a batch ended (`ConsumerLoop._process_batch`)."""
 Stage = Literal["fetched", "handled", "stored", "committed"]
 
 
@@ -184,12 +193,17 @@ class ConsumerStats:
 class ConsumerLoop:
     """One consumer (`name` = its tracking id and, by convention, its Kafka group id)."""
 
+    BATCH_RETRIES = 2
+    """A batch refused because the head moved is decided again as a batch this many times (per
+    fetch), then one record at a time."""
+
     def __init__(self, *, name: str, source: RecordSource, store: TrackingRecorder, handler: Handler,
                  dead_letters: Publisher, dead_letter_topic: str = DEAD_LETTERS.name,
                  output_source: str | None = None, retry: RetryPolicy | None = None,
                  tracer: trace.Tracer | None = None, clock: Callable[[], float] = time.time,
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
                  track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None,
+                 track_ignored: bool = True,
                  batch_appends: bool = False) -> None:
         self.name = name
         self._source = source
@@ -205,11 +219,13 @@ class ConsumerLoop:
         self._fetch_timeout = fetch_timeout
         self._hook = hook
         self._track_empty = track_empty
+        self._track_ignored = track_ignored
         # False for a record the handler ignores: it is still handled, without a span of its own
         self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
         self.handled = 0
         self._fetched = 0  # records of the current batch the hook saw "fetched" for
+        self._decoded: dict[tuple[str, int, int], Envelope] = {}  # the current fetch's envelopes
         # one append per fetched batch: needs a store and a handler that support it
         self._batch_store: BatchRecorder | None = (
             store if batch_appends and isinstance(store, BatchRecorder) and isinstance(handler, Staging) else None)
@@ -241,15 +257,39 @@ class ConsumerLoop:
         if records:
             recovered("kafka")  # records came in: the broker answers (ends an outage's log, if any)
         done: dict[tuple[str, int], int] = {}
-        ids = [i for i in (r.header("ce_id") for r in records) if i]
-        tracked = await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
+        self._decoded = {}
+        ids: list[str] = []
+        for r in records:
+            try:
+                env = self._decoded[(r.topic, r.partition, r.offset)] = Envelope.from_kafka(r.key, r.value, r.headers)
+            except (EnvelopeError, ValueError, UnicodeDecodeError):
+                continue  # dead-lettered when its turn comes
+            if self._reacts is None or self._reacts(env) or (self._track_empty and self._track_ignored):
+                ids.append(env.id)
+        # a record the handler ignores leaves no tracking row when empty outputs are not tracked:
+        # only the others are looked up, and a batch of ignored records needs no query at all
+        tracked = (await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
+                   if ids else set())
         self._fetched = 0
-        first = await self._process_batch(records, tracked) if self._batch_store is not None and records else 0
-        for i, record in enumerate(records):
-            if i >= first:
-                if i >= self._fetched:
-                    self._stage("fetched", record)
-                await self.process(record, tracked)
+        i, batching, moved = 0, self._batch_store is not None, 0
+        while i < len(records):
+            if batching:
+                n, why = await self._process_batch(records, i, tracked)
+                i += n
+                if why == "flush" and n:
+                    continue  # what was staged is stored: the next batch starts with a catch-up
+                if why == "moved" and moved < self.BATCH_RETRIES:
+                    moved += 1
+                    continue  # another writer got there first: the batch again, after a catch-up
+                # a batch not stored: the rest one by one (the old loop)
+                batching = why not in ("failed", "moved")
+                if i >= len(records):
+                    break
+            if i >= self._fetched:
+                self._stage("fetched", records[i])
+            await self.process(records[i], tracked)  # the record a batch could not take
+            i += 1
+        for record in records:
             done[(record.topic, record.partition)] = record.offset + 1
         if done:
             # outputs were appended with durable=False: one barrier for the whole batch, before
@@ -289,10 +329,15 @@ class ConsumerLoop:
 
     # --- a whole batch (batch_appends) --------------------------------------------------------
 
-    async def _process_batch(self, records: Sequence[Record], tracked: set[str]) -> int:
-        """Decide `records` in order on the staged state and store them with ONE append; returns
-        how many records are done (the rest are handled one by one). 0 = the batch failed (rolled
-        back; every record is handled again one by one)."""
+    async def _process_batch(self, records: Sequence[Record], start: int, tracked: set[str]
+                             ) -> tuple[int, BatchEnd]:
+        """Decide `records[start:]` in order on the staged state and store them with ONE append;
+        returns how many records are done, and why it stopped: "all" (every record is done),
+        "flush" (the next record is past the staged state: a new batch starts with it, after a
+        catch-up), "alone" (the next record is handled one by one, then batching goes on),
+        "moved" (the append was refused: another writer moved the head; rolled back, 0 records
+        done — decided again, as a batch up to `BATCH_RETRIES` times, after the handler caught
+        up), "failed" (any other failure: rolled back, 0 records done, the rest one by one)."""
         store, handler = self._batch_store, self._handler
         assert store is not None and isinstance(handler, Staging)
         handler.begin_batch()
@@ -302,13 +347,16 @@ class ConsumerLoop:
         head: int | None = None  # first_head + the outputs staged so far
         ids: set[str] = set()  # event ids staged (a second copy in the batch is skipped)
         n = 0
-        for record in records:
+        why: BatchEnd = "all"
+        for record in records[start:]:
             started = time.monotonic()
-            self._stage("fetched", record)
-            self._fetched = n + 1
+            if start + n >= self._fetched:
+                self._stage("fetched", record)
+                self._fetched = start + n + 1
             try:
-                env = Envelope.from_kafka(record.key, record.value, record.headers)
+                env = self._envelope(record)
             except (EnvelopeError, ValueError, UnicodeDecodeError):
+                why = "alone"
                 break  # dead-lettered one by one
             if env.id in tracked or env.id in ids:
                 done.append(("skipped", started))
@@ -316,10 +364,12 @@ class ConsumerLoop:
                 continue
             try:
                 outputs, expected_head, span = await self._decide_staged(record, env, head)
-            except _Abort:
+            except _Abort as exc:
+                why = "flush" if isinstance(exc.__cause__, FlushFirst) else "alone"
                 break
             if outputs and staged and (expected_head is None) != (first_head is None):
                 _discard(span)
+                why = "alone"
                 break  # pinned after unpinned outputs (or the reverse): one by one
             if outputs and expected_head is not None:
                 if first_head is None:
@@ -327,7 +377,7 @@ class ConsumerLoop:
                 assert head is not None
                 outputs = [e.model_copy(update={"position": head + 1 + i}) for i, e in enumerate(outputs)]
                 head += len(outputs)
-            if outputs or self._track_empty:
+            if outputs or self._tracks_empty(env):
                 handler.stage(outputs)
                 staged.append(_Staged(record, env, outputs, started, span))
                 ids.add(env.id)
@@ -337,21 +387,21 @@ class ConsumerLoop:
             self._stage("handled", record)
             n += 1
         try:
-            ok = not staged or await self._store_staged(store, staged, first_head, tracked)
+            result = await self._store_staged(store, staged, first_head, tracked) if staged else "stored"
         except BaseException:
             for s in staged:
                 _discard(s.span)
             raise
-        if not ok:
-            for s in staged:  # decided again one by one, traced there
+        if result != "stored":
+            for s in staged:  # decided again, traced there
                 _discard(s.span)
             handler.end_batch(False)
             self.stats.batch_fallbacks += 1
-            return 0
+            return 0, result
         handler.end_batch(True)
         for outcome, started in done:
             self._count(outcome, started)
-        return n
+        return n, why
 
     async def _decide_staged(self, record: Record, env: Envelope, head: int | None
                              ) -> tuple[list[Envelope], int | None, trace.Span]:
@@ -386,8 +436,8 @@ class ConsumerLoop:
         return outputs, expected_head, span
 
     async def _store_staged(self, store: BatchRecorder, staged: list[_Staged], head: int | None,
-                            tracked: set[str]) -> bool:
-        """ONE append for every staged record; False (nothing written) when it fails."""
+                            tracked: set[str]) -> Literal["stored", "moved", "failed"]:
+        """ONE append for every staged record; "moved" or "failed" (nothing written) when it fails."""
         inputs = [TrackedInput(s.env.id, s.env.position, tuple(s.outputs)) for s in staged]
         try:
             stored = await self._with_patience("append", lambda: store.append_and_track_many(
@@ -396,13 +446,13 @@ class ConsumerLoop:
             raise
         except HeadMovedError:
             self.stats.head_retries += 1
-            return False
+            return "moved"
         except Exception as exc:  # one by one: a poison record is isolated there
             log.warning("%s: batched append of %d records failed (%r); handling them one by one",
                         self.name, len(staged), exc)
-            return False
+            return "failed"
         if stored is None:  # an input was tracked meanwhile: one by one skips it
-            return False
+            return "failed"
         self.stats.batches += 1
         for s, out in zip(staged, stored, strict=True):
             self._stage("stored", s.record)
@@ -414,9 +464,18 @@ class ConsumerLoop:
                     log.info("%s: %s %s -> %s", self.name, s.env.type, s.env.stream,
                              ", ".join(e.type for e in out))
             self._count("processed", s.started)
-        return True
+        return "stored"
 
     # --- one record --------------------------------------------------------------------------
+
+    def _tracks_empty(self, env: Envelope) -> bool:
+        """Whether a handling of `env` that produced nothing leaves a tracking row."""
+        return self._track_empty and (self._track_ignored or self._reacts is None or self._reacts(env))
+
+    def _envelope(self, record: Record) -> Envelope:
+        """The record's envelope, decoded once per fetch (`run_once`); raises when undecodable."""
+        env = self._decoded.get((record.topic, record.partition, record.offset))
+        return env if env is not None else Envelope.from_kafka(record.key, record.value, record.headers)
 
     def _attributes(self, record: Record, env: Envelope) -> dict[str, object]:
         """The CONSUMER span attributes of one record's handling."""
@@ -426,7 +485,7 @@ class ConsumerLoop:
 
     async def _process(self, record: Record, tracked: set[str] | None) -> Outcome:
         try:
-            env = Envelope.from_kafka(record.key, record.value, record.headers)
+            env = self._envelope(record)
         except (EnvelopeError, ValueError, UnicodeDecodeError) as exc:
             return await self._dead_letter(record, "undecodable", exc)
         if tracked is not None and env.id in tracked:
@@ -446,7 +505,7 @@ class ConsumerLoop:
                     outputs, expected = self._wrap(env, result)
                     self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
-                    if not outputs and not self._track_empty:
+                    if not outputs and not self._tracks_empty(env):
                         span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
                         return "processed"  # a no-op reaction: re-handling it decides nothing new
                     stored = await self._append(env, outputs, expected, head)

@@ -20,7 +20,9 @@ once, so the next record of the batch is decided on the log as it will be once t
 stored (one append for the batch instead of one per record, plus a refused append and a second
 decision for every record after the first). A record past the staged state (it needs a catch-up:
 the log grew under the batch) raises `FlushFirst`: the loop stores what it staged and handles that
-record on its own. The batch works on a shallow copy of the decider (states are immutable: the
+record on its own. A batch that was not stored (most often: another writer moved the head) makes
+the next decision catch up first, so the batch decided again is decided on the new head. The
+batch works on a shallow copy of the decider (states are immutable: the
 copy costs nothing), never on the shared one: another task of the process may fold the shared
 decider meanwhile (admission's API and front door do), and it must only ever hold a prefix of the
 log. A stored batch hands its state to the shared decider when it is further along; a batch that
@@ -125,6 +127,7 @@ class DeciderHandler:
         self.folded = 0
         self._shared: DeciderPort | None = None  # during a batch: the decider; self.decider its copy
         self._staged = 0  # outputs staged in the current batch
+        self._behind = False  # a batch was not stored: catch up before the next decision
 
     async def start(self) -> None:
         """Restore the newest valid snapshot, then fold the tail of the log.
@@ -182,10 +185,12 @@ class DeciderHandler:
         # Read the log only when this record is past what we folded. A state that is behind the
         # head otherwise is harmless: the head-conditional append refuses outputs decided on it
         # (HeadMovedError) and the consumer loop calls us again — then `retry` forces a catch-up.
-        if self._retry_of == env.id or env.position is None or env.position > self.decider.position:
+        if (self._behind or self._retry_of == env.id or env.position is None
+                or env.position > self.decider.position):
             if self._staged:  # the staged outputs are not in the log yet: store them first
                 raise FlushFirst(env.id)
             await self.catch_up()
+            self._behind = False
         self._retry_of = env.id
         result = self.decider.handle(env)
         return Outputs(items=tuple(result.events), expected_head=self.decider.position)
@@ -213,8 +218,9 @@ class DeciderHandler:
             if stored and work.position > shared.position:
                 shared.state = work.state
             self.decider, self._shared = shared, None
-        if not stored:
+        if not stored:  # most often another writer moved the head: the next decision catches up first
             self._retry_of = None
+            self._behind = True
         self._staged = 0
 
 

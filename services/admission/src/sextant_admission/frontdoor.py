@@ -172,6 +172,12 @@ class SubmissionHandler:
             log.warning("could not publish the rejection of %s: %r", env.id, err)
 
 
+def forwarded(env: Envelope) -> bool:
+    """Whether `DecisionForwarder` re-publishes `env` (it ignores the others: no span, no tracking
+    look-up for them in the consumer loop)."""
+    return env.type in PUBLIC
+
+
 class DecisionForwarder:
     """Handler of `admission-decisions`: re-publishes public workload events on the decisions
     topic with the workload's tenant; produces nothing in the log."""
@@ -182,7 +188,7 @@ class DecisionForwarder:
         self.publisher = publisher
 
     async def __call__(self, env: Envelope) -> Outputs:
-        if env.type not in PUBLIC:
+        if not forwarded(env):
             return Outputs(items=())
         if env.position is None or env.position > self.decider.position:
             await catch_up(self.decider, self.store)
@@ -217,7 +223,7 @@ def frontdoor_tasks(decider: Decider, gate_of: Any) -> list[Any]:
         loop = ConsumerLoop(name=DECISIONS_CONSUMER, source=source, store=rt.store,
                             handler=DecisionForwarder(decider, rt.store, rt.publisher),
                             dead_letters=rt.publisher, tracer=rt.telemetry.tracer(DECISIONS_CONSUMER),
-                            track_empty=False)
+                            track_empty=False, reacts=forwarded)
         rt.consumers[DECISIONS_CONSUMER] = loop
         await loop.run(stop)
 

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter
 from sextant_core.workflow import Decider
 from sextant_kit.bootstrap import Runtime, serve, with_patience
+from sextant_kit.coalesce import Coalesced
 from sextant_kit.kafka.lag import ConsumerWatch
 from sextant_kit.migrations import migrate_async
 from sextant_kit.runtime import decider_task
@@ -41,7 +42,8 @@ def api(decider: Decider, settings: Settings, gates: Gates, rt: Runtime) -> list
     async def fresh() -> None:
         await catch_up(decider, rt.store)
 
-    return routers(ApiContext(decider=decider, store=rt.store, gate=gates(rt), catch_up=fresh,
+    # overlapping requests share their catch-ups (each still sees what was committed before it)
+    return routers(ApiContext(decider=decider, store=rt.store, gate=gates(rt), catch_up=Coalesced(fresh),
                               max_body_bytes=settings.max_body_bytes))
 
 

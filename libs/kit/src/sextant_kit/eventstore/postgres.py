@@ -34,6 +34,10 @@ from .schema import NOTIFY_CHANNEL, events, log_head, snapshots
 from .writer import write, write_many
 
 _READ_ALL = f"SELECT {COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2"
+_PENDING = (f"SELECT {', '.join('e.' + c.strip() for c in COLUMNS.split(','))}, o.topic, "
+            "o.traceparent AS outbox_traceparent FROM outbox o JOIN events e ON e.position = o.position "
+            "WHERE o.sent_at IS NULL ORDER BY o.position LIMIT $1")
+_TRACKED_IDS = "SELECT event_id FROM tracking WHERE consumer = $1 AND event_id = ANY($2::text[])"
 
 
 def asyncpg_dsn(engine: AsyncEngine) -> str:
@@ -177,8 +181,13 @@ class PostgresEventStore:
             return await tracking.is_tracked(conn, consumer, event_id)
 
     async def tracked_ids(self, consumer: str, event_ids: Sequence[str]) -> set[str]:
-        async with self.engine.connect() as conn:
-            return await tracking.tracked_ids(conn, consumer, event_ids)
+        """Raw asyncpg: every consumer looks its fetched batch up here (a root statement, never
+        exported as a span: telemetry.PollingSampler), and SQLAlchemy cost more than the query."""
+        if not event_ids:
+            return set()
+        async with raw_connection(self.engine) as raw:
+            rows = await raw.fetch(_TRACKED_IDS, consumer, list(event_ids))
+        return {r[0] for r in rows}
 
     async def max_tracked_position(self, consumer: str) -> int:
         async with self.engine.connect() as conn:
@@ -193,8 +202,10 @@ class PostgresEventStore:
     async def pending(self, limit: int = 500) -> list[OutboxItem]:
         """Unsent items, all durable (a barrier runs first if needed): never publish what a server
         crash could still take back."""
-        async with self.engine.connect() as conn:
-            items = await outbox.pending(conn, limit)
+        async with raw_connection(self.engine) as raw:  # the relay's every round: no SQLAlchemy
+            rows = await raw.fetch(_PENDING, limit)
+        items = [OutboxItem(envelope=envelope_from_record(r), topic=r["topic"], traceparent=r["outbox_traceparent"])
+                 for r in rows]
         await self._durable([i.envelope for i in items])
         return items
 
