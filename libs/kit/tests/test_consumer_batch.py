@@ -185,6 +185,19 @@ async def test_a_poison_record_is_dead_lettered_alone() -> None:
     assert (w.store.many, w.store.single) == (2, 0)  # records 0-1 in one append, 3-5 in another
 
 
+async def drain_with_intruder(w: World, intrude: Any) -> tuple[ConsumerLoop, list[tuple[Any, ...]],
+                                                                 list[tuple[Any, ...]]]:
+    """Drains the four inputs batched while `intrude` writes before batch appends; every output
+    lands, in input order."""
+    w.store.before_many = intrude
+    loop = w.loop(batch=True)
+    await w.drain(loop)
+    log = await w.log()
+    outs = [r for r in log if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    return loop, log, outs
+
+
 async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_new_head() -> None:
     """Another writer appends under the batch: its append is refused (head moved), the decider's
     staged state is dropped, and the records are decided again — as a batch, after a catch-up —
@@ -197,12 +210,7 @@ async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_ne
         w.store.before_many = None
         await w.store.append("clock-x", 0, [intruder])
 
-    w.store.before_many = intrude
-    loop = w.loop(batch=True)
-    await w.drain(loop)
-    log = await w.log()
-    outs = [r for r in log if r[2] == "WorkloadCompleted"]
-    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    loop, log, outs = await drain_with_intruder(w, intrude)
     assert [r[1] for r in log].index(intruder.id) < [r[1] for r in log].index(outs[0][1])
     assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 1 and loop.stats.processed == 4
     assert (w.store.many, w.store.single) == (2, 0)  # the refused one, then the batch again
@@ -221,12 +229,7 @@ async def test_a_head_that_keeps_moving_ends_in_one_record_at_a_time() -> None:
             w.store.before_many = None
         await w.store.append(env.stream, 0, [env])
 
-    w.store.before_many = intrude
-    loop = w.loop(batch=True)
-    await w.drain(loop)
-    log = await w.log()
-    outs = [r for r in log if r[2] == "WorkloadCompleted"]
-    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    loop, log, outs = await drain_with_intruder(w, intrude)
     assert max(r[0] for r in log if r[1].startswith("clock-x")) < min(r[0] for r in outs)
     assert loop.stats.batch_fallbacks == len(intruders) and loop.stats.batches == 0
     # one by one (the old loop): each record after the first is refused once, decided on a state
