@@ -29,6 +29,13 @@ whose floats differ in the last bits: it is compared up to a relative 1e-9 on nu
 its model hashes (`_close`), and such matches are counted (`legacy_numerics`). A re-derivation that cannot rebuild a classification model the log recorded
 (`ModelMismatch`: a changed sample, changed numerics) is reported as a difference of that
 decision, and the replay goes on.
+
+The fold of a block is not done twice: `step` folds the events it re-derives, at the positions the
+block holds when it decided on the state right before it; when every recorded event of the block
+equals its re-derivation byte for byte (canonical JSON: the same event), the step's final state
+*is* the fold of the recorded block and is taken as is. Any other block (a difference, one
+forgiven as legacy numerics, a block cut short or past the log's end) is folded as recorded, from
+the state before it. `ReplayReport.state` is the fold of the log either way.
 """
 
 from __future__ import annotations
@@ -99,16 +106,27 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
     block: tuple[str, str | None] | None = None  # (source, causation) of the block being compared
     previous: tuple[str, str | None] | None = None  # (source, causation) of the envelope before
     decided_on: set[int] = set()  # the state positions of this block's decisions, checked
+    # the block being compared: the state before it, its recorded (event, position)s so far, and
+    # the state its re-derivation ended on (`StepResult.state`): while every event matches, that
+    # state is the fold of the block, which is not folded again
+    base: ClusterState | None = None
+    folded: list[tuple[ev.Event, int]] = []
+    derived_state: ClusterState | None = None
     for env in log:
         assert env.position is not None, "replay needs stored envelopes"
         event = env.event()
         report.events += 1
         key = (env.source, env.causation_id)
+        if base is not None and not (pending and pending[0][0] == env.position):
+            st, base = _fold_block(base, folded), None  # the block ended early: fold what was recorded
         if pending and pending[0][0] == env.position:
             _, expected = pending.pop(0)
-            if not _same(expected, event, report):
-                report.differences.append(Difference(env.position, _decision_id(event),
-                                                     f"{env.type} differs from its re-derivation"))
+            if expected != codec.dumpb(event):  # not byte-equal (`_same` may still forgive it)
+                if base is not None:
+                    st, base = _fold_block(base, folded), None
+                if not _same(expected, event, report):
+                    report.differences.append(Difference(env.position, _decision_id(event),
+                                                         f"{env.type} differs from its re-derivation"))
         elif pending:
             report.differences.append(Difference(pending[0][0], "", "block shorter than re-derived"))
             pending = []
@@ -117,10 +135,12 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
             report.differences.append(Difference(env.position, _decision_id(event), "block longer than re-derived"))
         elif _is_decision_block_start(env, event):
             found = len(report.differences)
-            pending = _rederive(st, env, event, by_id, lookup, policies, report)
+            pending, derived_state = _rederive(st, env, event, by_id, lookup, policies, report)
             # a block that could not be re-derived is not compared further (its later decisions
             # are re-derived as they come, as before it)
             block = key if pending or len(report.differences) == found else None
+            if derived_state is not None:
+                base, folded = st, []  # its first event matched byte for byte: fold the block only if needed
         else:
             block = None
         if key != previous:
@@ -134,18 +154,38 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
             elif at not in decided_on:  # not a later event of one decision of this block either
                 report.differences.append(Difference(
                     env.position, rec.decision_id, f"decided on position {at}, recorded at {env.position}"))
-        st = evolve(st, event, env.position)
+        if base is None:
+            st = evolve(st, event, env.position)
+        else:
+            folded.append((event, env.position))
+            if not pending:  # the whole block matched: its fold is the re-derivation's
+                assert derived_state is not None
+                st, base = derived_state, None
         by_id[env.id] = event
+    if base is not None:  # the log ends inside the block
+        st = _fold_block(base, folded)
     if pending:
         report.differences.append(Difference(pending[0][0], "", "log ends inside a re-derived block"))
     report.state = st
     return report
 
 
+def _fold_block(state: ClusterState, folded: list[tuple[ev.Event, int]]) -> ClusterState:
+    """The recorded events of a block folded on the state before it."""
+    for event, position in folded:
+        state = evolve(state, event, position)
+    return state
+
+
 def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str, ev.Event],
               lookup: Callable[[str], ev.Event | None] | None, policies: Callable[[str], PolicySet],
-              report: ReplayReport) -> list[tuple[int, bytes]]:
-    """Re-run the step that produced the block starting at `env`; the first event is compared here."""
+              report: ReplayReport) -> tuple[list[tuple[int, bytes]], ClusterState | None]:
+    """Re-run the step that produced the block starting at `env`; the first event is compared here.
+
+    Returns the expected (position, canonical bytes) of the block's later events, and the state
+    the re-derivation ended on when it may stand for the block's fold: the step decided on the
+    state right before `env` (so its events took the recorded positions) — the caller uses it
+    only if every recorded event of the block equals its re-derivation byte for byte."""
     assert env.position is not None
     rec = ev.decision_of(event)
     assert rec is not None
@@ -154,12 +194,12 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str,
         cause = lookup(env.causation_id or "")
     if cause is None:
         report.differences.append(Difference(env.position, rec.decision_id, "cause not in the log before it"))
-        return []
+        return [], None
     try:
         params = policies(rec.profile)
     except KeyError:
         report.differences.append(Difference(env.position, rec.decision_id, f"unknown profile {rec.profile}"))
-        return []
+        return [], None
     if params.version != rec.policy_version:  # the profile at the version the log recorded, if it is kept
         try:
             past = policies(at_version(rec.profile, rec.policy_version))
@@ -175,21 +215,23 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str,
         rules = recurring_rules.rules_of(rec.model_version)
         if rules not in recurring_rules.RULES:
             report.differences.append(Difference(env.position, rec.decision_id, f"recurring rules {rules} not kept"))
-            return []
+            return [], None
         params = replace(params, recurring_rules=rules)
     report.blocks += 1
     try:
         result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))
     except ModelMismatch as exc:  # the log's models cannot be rebuilt from it: a difference, reported
         report.differences.append(Difference(env.position, rec.decision_id, f"re-derivation failed: {exc}"))
-        return []
+        return [], None
     derived = [codec.dumpb(e) for e in result.events]
     if not derived:
         report.differences.append(Difference(env.position, rec.decision_id, "re-derivation produced nothing"))
-        return []
-    if not _same(derived[0], event, report):
+        return [], None
+    exact = derived[0] == codec.dumpb(event)
+    if not exact and not _same(derived[0], event, report):
         report.differences.append(Difference(env.position, rec.decision_id, f"{env.type} differs from its re-derivation"))
-    return [(env.position + i, b) for i, b in enumerate(derived[1:], start=1)]
+    return ([(env.position + i, b) for i, b in enumerate(derived[1:], start=1)],
+            result.state if exact and st.position == env.position - 1 else None)
 
 
 def _same(derived: bytes, recorded: ev.Event, report: ReplayReport) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_core.policies import FirstFitPlanner, PolicySet
@@ -54,6 +55,8 @@ def test_changed_sample_value_is_a_difference() -> None:
     report = replay(log, policy_set)
     assert not report.ok
     assert any("WorkloadClassified" in d.what for d in report.differences)
+    # a block that differs is folded as recorded, not as re-derived
+    assert report.state == fold(log)
 
 
 def test_changed_policy_parameter_is_a_difference() -> None:
@@ -134,34 +137,34 @@ def test_a_recorded_block_longer_than_its_re_derivation_is_a_difference() -> Non
     log = [e.with_position(k + 1) for k, e in enumerate([*log[:i + 1], log[i + 1], *log[i + 1:]])]  # w2's twice
     report = replay(log, lambda name: probing)
     assert any(d.what == "block longer than re-derived" for d in report.differences), report.differences
+    assert report.state == fold(log)
 
 
-class TwoProbes(ProbeAll):
-    """Two probes in one decision (as `Adaptive.assess_tasks`: one per slow task's server): both
-    decided on the same state, recorded one after the other."""
-
-    def review(self, state: Any, w: Any, reason: str, ctx: Any) -> tuple[ev.Event, ...]:
-        return tuple(ev.ProbeRequested(at=ctx.at, workload_id=w.workload_id, purpose="straggler", server_id=sid,
-                                       decision=ctx.record(f"straggler-probe-{sid}", w.workload_id),
-                                       probe_id=f"straggler-{int(ctx.at)}-{sid}", sources=("l1d",), reason=reason)
-                     for sid in ("s1", "s2"))
+def test_a_log_cut_inside_a_block_is_folded_as_recorded() -> None:
+    log, probing = probe_round_log()
+    i = next(i for i, e in enumerate(log) if e.type == "ProbeRequested")
+    log = log[:i + 1]  # w2's probe, the block's last event, is not in the log
+    report = replay(log, lambda name: probing)
+    assert [d.what for d in report.differences] == ["log ends inside a re-derived block"]
+    assert report.state == fold(log)
 
 
-def test_a_decision_of_several_events_was_decided_on_the_state_before_the_first() -> None:
-    two = PolicySet(**{**{f: getattr(POLICY, f) for f in POLICY.__dataclass_fields__},
-                       "profile": "two-probes", "reprovisioner": TwoProbes()})
-    p = InProcessPlatform(two, agent)
-    p.submit([server("s1", cores=8), server("s2", cores=8)])
-    p.submit([submitted("w1", at=10.0, cores=1)])
-    p.submit([ev.Tick(at=600.0, seq=10, period_s=60.0)])
-    first, second = [e for e in p.log if e.type == "ProbeRequested"]
-    assert first.event().decision.state_position == second.event().decision.state_position == first.position - 1
-    assert second.position == first.position + 1
-    report = replay(p.log, lambda name: two)
-    assert report.ok, report.differences[:3]
-    # one decided on an older state than the block's decisions is still a difference
-    i = second.position - 1
-    older = {**second.payload, "decision": {**second.payload["decision"], "state_position": first.position - 2}}
-    log = [*p.log[:i], second.model_copy(update={"payload": older}), *p.log[i + 1:]]
-    assert any(d.what == f"decided on position {first.position - 2}, recorded at {second.position}"
-               for d in replay(log, lambda name: two).differences)
+def test_a_matched_block_is_not_folded_twice_and_the_state_is_the_fold_of_the_log(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sextant_core.replay as replay_module
+
+    log = platform_log()
+    folds = 0
+    real = replay_module.evolve
+
+    def counting(*args: Any) -> Any:
+        nonlocal folds
+        folds += 1
+        return real(*args)
+
+    monkeypatch.setattr(replay_module, "evolve", counting)
+    report = replay(log, policy_set)
+    assert report.ok and report.state == fold(log)
+    # the events of the blocks that matched byte for byte came folded with their re-derivation
+    decisions = sum(1 for e in log if isinstance(e.event(), ev.DecisionEvent))
+    assert folds <= len(log) - decisions
