@@ -15,8 +15,9 @@
    (whole process trees) are reported apart (`cpu_ms_by_process`), outside the platform's figure.
    Each rate records the load averages before it and at the end of its drive; a rate whose
    1-minute load before it was over 1.0 is kept but marked `invalid` (a shared machine).
-2. **Replay speed** on a 100 000-event log (the in-process platform's log, no I/O): events/s
-   folded (rebuild) and decisions/s re-derived.
+2. **Replay speed** on a 100 000-event log of the platform-demo cell (`--quick`: 20 000), seed 6:
+   `bench/replay.py`'s measurement (in process, no I/O, CPU seconds): events/s rebuilt (decode +
+   fold), decisions/s re-derived, events/s rebuilt from the newest snapshot.
 
     python bench/e2e.py --json bench/results/e2e.json [--quick] [--idle S]
 
@@ -289,44 +290,15 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
     return rows
 
 
-def replay_bench(target_events: int) -> dict[str, Any]:
-    from sextant_contracts import commands as cmd
-    from sextant_contracts import events as ev
-    from sextant_core.profiles import policy_set
-    from sextant_core.replay import replay
-    from sextant_core.state import fold
-    from sextant_core.testing.builders import server, submitted
-    from sextant_core.testing.loop import InProcessPlatform
+def replay_bench(target_events: int, seed: int = 6) -> dict[str, Any]:
+    """The replay part: `bench/replay.py`'s measurement (the platform-demo cell's in-process log of
+    `target_events` envelopes, seed `seed`, cached; CPU seconds of decode + fold, of the replay,
+    and of a restart from the newest snapshot), so both benches report the same figures."""
+    import replay as replay_speed  # bench/replay.py
 
-    def agent(c: cmd.Command, at: float) -> list[ev.Event]:
-        if isinstance(c, cmd.ExecuteProfileRuns):
-            return [ev.ProfileSampleRecorded(at=at, workload_id=c.workload_id, run_id=r.run_id,
-                                             classification=r.classification, column=r.column, value=1.0,
-                                             caused=10.0 if r.classification == "interference" else None)
-                    for r in c.runs] + [ev.ProfilingCompleted(at=at, workload_id=c.workload_id, samples=len(c.runs))]
-        if isinstance(c, cmd.StartWorkload):
-            return [ev.WorkloadStarted(at=at, workload_id=c.workload_id, allocation=c.allocation),
-                    ev.WorkloadCompleted(at=at + 1, workload_id=c.workload_id)]
-        return []
-
-    p = InProcessPlatform(policy_set("sextant-adaptive"), agent)
-    p.submit([server(f"s{i:03d}", cores=16, platform="AB"[i % 2]) for i in range(100)])
-    i = 0
-    while len(p.log) < target_events:
-        p.submit([submitted(f"w{i:06d}", at=10.0 + i, cores=1 + i % 4)])
-        i += 1
-    log = p.log
-    t0 = time.perf_counter()
-    fold(log)
-    rebuild = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    report = replay(log, policy_set)
-    rederive = time.perf_counter() - t1
-    assert report.ok, report.differences[:3]
-    return {"events": len(log), "decisions": report.decisions, "rebuild_s": round(rebuild, 2),
-            "events_per_s_rebuilt": round(len(log) / rebuild), "replay_s": round(rederive, 2),
-            "decisions_per_s_rederived": round(report.decisions / rederive),
-            "events_per_s_replayed": round(len(log) / rederive)}
+    lines, built = replay_speed.cached_log(seed, target_events)
+    return {**replay_speed.measure(lines), "seed": seed, "build_s": round(built, 1),
+            "method": "bench/replay.py"}
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ Timed, in CPU seconds (`time.process_time`), on that stored text:
       the store's read path: trusted when the line's checksum matches, validated otherwise);
   (b) fold: `sextant_core.state.fold` of the events;
   (c) replay: `sextant_core.replay.replay` re-deriving every decision (warm policy caches, as
-      `sextant replay`), which must report 0 differences;
+      `sextant replay`), which must report 0 differences and end on (b)'s state;
   (d) a restart from the newest snapshot, as a decider's runtime does (`DeciderHandler.start`:
       snapshots every `SNAPSHOT_EVERY` = 5 000 folded events): restore the pickled state of the
       last multiple of 5 000 positions, decode and fold the tail; the state must equal (b)'s.
@@ -209,6 +209,7 @@ def measure(lines: list[str], profile: cProfile.Profile | None = None) -> dict[s
     if profile is not None:
         profile.disable()
     assert report.ok, report.differences[:3]
+    assert report.state == head, "the replay's state is not the rebuilt one"
     restart_s = restart_from_snapshot(lines, head)
     decode_s, fold_s, replay_s = c1 - c0, c2 - c1, c3 - c2
     return {"events": len(log), "decisions": report.decisions, "decode_cpu_s": round(decode_s, 3),
