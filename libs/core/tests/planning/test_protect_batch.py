@@ -11,9 +11,8 @@ from sextant_core.planning.protect import ResidentGuard, factors
 from sextant_core.planning.residual import PER_CORE
 from sextant_core.state import ClusterState
 from sextant_core.state.model import resident_vectors
-from sextant_core.testing.world import SOURCES, World
-
-FLAT = {"c1": 1.0, "c2": 1.0, "c4": 1.0}
+from sextant_core.testing.cells import random_state
+from sextant_core.testing.world import SOURCES
 
 
 def reference_harm(g: ResidentGuard, state: ClusterState, table: CandidateTable, rows: np.ndarray,
@@ -55,32 +54,9 @@ def reference_harm(g: ResidentGuard, state: ClusterState, table: CandidateTable,
     return out, short
 
 
-def random_cell(seed: int, servers: int = 14) -> tuple[ClusterState, list[str]]:
-    """Servers on two platforms, 0–4 residents each (random rows; some best-effort, some spread over
-    two servers), targets around what they predict so that some are protected and some break."""
-    rng = np.random.default_rng(seed)
-    w = World()
-    for k in range(servers):
-        w.server(f"s{k:02d}", platform="AB"[k % 2], cores=16)
-    wids: list[str] = []
-    for k in range(servers):
-        for j in range(int(rng.integers(0, 5))):
-            wid = f"r{k:02d}-{j}"
-            on: tuple[tuple[str, int, float], ...] = ((f"s{k:02d}", 1, 1.0),)
-            if rng.random() < 0.1:
-                on += ((f"s{(k + 1) % servers:02d}", 1, 1.0),)
-            w.workload(wid, target={"type": "instruction_rate", "ips": float(rng.uniform(0.8, 1.05))},
-                       heterogeneity={"A": 1.0, "B": float(rng.uniform(0.85, 1.0))}, scale_up=FLAT,
-                       tolerated={s: float(rng.uniform(20, 100)) for s in SOURCES},
-                       caused={s: float(rng.uniform(0, 35)) for s in SOURCES if rng.random() < 0.8},
-                       best_effort=bool(rng.random() < 0.1), on=on)
-            wids.append(wid)
-    return w.state(), wids
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_batched_harm_equals_the_row_by_row_harm(seed: int) -> None:
-    state, wids = random_cell(seed)
+    state, wids = random_state(seed)
     table = TableIndex().table(state)
     rng = np.random.default_rng(100 + seed)
     hits = 0

@@ -92,7 +92,7 @@ class ArqAdmission:
         offer = self.availability.offer(state, w, ctx.at, ctx.seed)
         t = offer.table
         pool = pools(table_quality(t))
-        meets = offer.eligible & (offer.ratio >= 1.0)
+        meets = offer.meets if offer.meets is not None else offer.eligible & (offer.ratio >= 1.0)
         above = reserved_from(queues, cls)
         detail.update(reserved_from=above, meets=int(meets.sum()), eligible=int(offer.eligible.sum()))
         notes = ("past_queue",) if position > 0 else ()
