@@ -31,6 +31,7 @@ import time
 from typing import Any
 
 import numpy as np
+from quality import code_version  # the same code version as bench/quality.py
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, Assignment, Classification
@@ -39,8 +40,6 @@ from sextant_core.planning.policysets import paragon_policy_set, sextant_policy_
 from sextant_core.policies import ObservedOnlyClassifier, PolicySet
 from sextant_core.state import ClusterState, fold
 from sextant_core.testing.builders import record
-
-from quality import code_version  # the same code version as bench/quality.py
 
 PLATFORMS = [f"P{i:02d}" for i in range(14)]
 SOURCES = [s.value for s in INTERFERENCE_SOURCES]

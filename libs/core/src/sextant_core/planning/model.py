@@ -140,7 +140,7 @@ def isotonic(ys: FloatArray) -> FloatArray:
     Already non-decreasing (the common scale-up row): `ys` itself, as the pooling gives it (every
     block one value y, y / 1 = y)."""
     values = ys.tolist()
-    if all(a <= b for a, b in zip(values, values[1:])):
+    if all(a <= b for a, b in zip(values, values[1:], strict=False)):
         return np.array(values, dtype=np.float64)
     blocks: list[list[float]] = []  # [sum, count]
     for y in values:
