@@ -31,6 +31,7 @@ import time
 from typing import Any
 
 import numpy as np
+from quality import code_version  # the same code version as bench/quality.py
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import INTERFERENCE_SOURCES, Allocation, Assignment, Classification
@@ -202,7 +203,9 @@ def main() -> int:
     ap.add_argument("--profiles", default=",".join(PROFILES))
     ap.add_argument("--json", dest="json_path")
     args = ap.parse_args()
+    load_start = [round(x, 2) for x in os.getloadavg()]
     results: dict[str, Any] = {"benchmark": "decision_speed", "target_median_ms_at_10000": 2.0,
+                               "code_version": code_version(),
                                "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                                            "cpus": os.cpu_count(), "processor": platform.processor()},
                                "decisions": args.decisions, "seed": args.seed, "sizes": {}}
@@ -224,6 +227,9 @@ def main() -> int:
                   f"{r['placed']:>6} {r['scale_out']:>9} {r['queued']:>6} {r['backtracking_rate']:>9.3f} "
                   f"{r['exhausted_rate']:>9.3f}")
         results["sizes"][str(n)] = per
+    # the machine is shared: its load at the start and at the end of the run (1, 5, 15 min)
+    results["load_avg"] = {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}
+    print(f"load average {results['load_avg']}")
     if args.json_path:
         with open(args.json_path, "w") as f:
             json.dump(results, f, indent=2, sort_keys=True)

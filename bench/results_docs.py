@@ -100,9 +100,10 @@ INTRO: dict[str, tuple[str, str]] = {
     "decision-speed": (
         "Decision speed",
         "Admission and placement of one workload on a cell folded from events (1 000 and 10 000 "
-        "servers), each decision timed alone (`decide`, state → events); thread time in ms. Written "
-        "by `bench/decision_speed.py --sizes 1000,10000 --decisions 200 --json "
-        "bench/results/decision-speed.json`. Timings never gate tests."),
+        "servers), each decision timed alone (`decide`, state → events); wall time in ms "
+        "(`place_cpu`: the placement's thread time). Written by `bench/decision_speed.py --sizes "
+        "1000,10000 --decisions 300 --json bench/results/decision-speed.json`; the machine is shared, "
+        "its load average at the start and end of the run is in `load_avg`. Timings never gate tests."),
     "fairness": (
         "Fairness over time between virtual clusters",
         "MaxMin, capacity-weighted MaxMin, strict history, decayed usage and Sextant's history-aware "

@@ -42,3 +42,14 @@ def test_server_quality(t_min: list[float], c_sum: list[float], expected: float)
 def test_class_of_deciles(q: float, cls: int) -> None:
     assert class_of(q) == cls
     assert pools(np.array([q]))[0] == cls
+
+
+def test_pools_equal_floor_division_at_every_decile_bound() -> None:
+    # the fast pools (exact comparisons) give what clip(q // 10, 0, 9) gives, also one ulp either
+    # side of every bound 10·d and on random headrooms (the headroom mean can land anywhere)
+    bounds = np.arange(0.0, 101.0)
+    rng = np.random.default_rng(7)
+    q = np.concatenate([bounds, np.nextafter(bounds, -np.inf), np.nextafter(bounds, np.inf),
+                        rng.uniform(0.0, 100.0, 50_000), rng.uniform(0.0, 100.0, 1000).round(2),
+                        [-0.0, -3.0, 150.0]])
+    assert np.array_equal(pools(q), np.clip((q // 10).astype(np.int64), 0, 9))

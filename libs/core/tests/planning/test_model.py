@@ -127,3 +127,26 @@ def test_the_assessor_keeps_the_last_workloads_model_while_its_inputs_are_the_sa
     assert m.curve.tolist() == model_for(st, w, 8, a.params.plateau).curve.tolist()
     assert a.model(st, w, 16) is not m  # more cores on the cell
     assert a.model(st, replace(w, requested_cores=3), 16).reference_cores == 3  # another request
+
+
+def test_isotonic_fast_path_equals_pooling() -> None:
+    # a non-decreasing row skips the pooling: the same floats as pooling gives (singleton blocks)
+    from sextant_core.planning.model import isotonic
+
+    def pooled(ys: np.ndarray) -> np.ndarray:
+        blocks: list[list[float]] = []
+        for y in ys.tolist():
+            blocks.append([y, 1.0])
+            while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+                s, n = blocks.pop()
+                blocks[-1][0] += s
+                blocks[-1][1] += n
+        return np.concatenate([np.full(int(n), s / n) for s, n in blocks]) if blocks else np.zeros(0)
+
+    rng = np.random.default_rng(3)
+    cases = [np.zeros(0), np.array([2.0]), np.array([1.0, 1.0, 2.0]), np.array([1.0, 3.0, 2.0])]
+    cases += [np.sort(rng.uniform(0.1, 9, int(rng.integers(1, 8)))) for _ in range(50)]
+    cases += [rng.uniform(0.1, 9, int(rng.integers(1, 8))) for _ in range(50)]
+    for ys in cases:
+        got, want = isotonic(ys), pooled(ys)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

@@ -90,21 +90,22 @@ class ArqAdmission:
         if position > 0 and self.params.class_fifo:
             return self._behind(state, mine, cls, position, detail)
         offer = self.availability.offer(state, w, ctx.at, ctx.seed)
-        t = offer.table
-        pool = pools(table_quality(t))
-        meets = offer.eligible & (offer.ratio >= 1.0)
+        quality = table_quality(offer.table)
+        meets = offer.meets if offer.meets is not None else offer.eligible & (offer.ratio >= 1.0)
+        pool = pools(quality[meets])  # the pools of the servers that meet (element-wise: the same values)
         above = reserved_from(queues, cls)
-        detail.update(reserved_from=above, meets=int(meets.sum()), eligible=int(offer.eligible.sum()))
+        detail.update(reserved_from=above, meets=int(np.count_nonzero(meets)),
+                      eligible=int(np.count_nonzero(offer.eligible)))
         notes = ("past_queue",) if position > 0 else ()
-        if (meets & (pool == cls)).any():
+        if (pool == cls).any():
             return self._admit(cls, "own_pool", detail, notes)
-        if (meets & (pool > cls) & (pool < above)).any():
+        if ((pool > cls) & (pool < above)).any():
             return self._admit(cls, "bypass_up", detail, notes)
-        if (meets & (pool < cls)).any():
+        if (pool < cls).any():
             return self._admit(cls, "bypass_down", detail, notes)
         if position > 0:  # it would wait: it waits its turn behind its class
             return self._behind(state, mine, cls, position, detail)
-        return self._eq2(state, w, cls, position, offer, pool < above, detail, ctx.at)
+        return self._eq2(state, w, cls, position, offer, pools(quality) < above, detail, ctx.at)
 
     def _behind(self, state: ClusterState, mine: tuple[str, ...], cls: int, position: int,
                 detail: dict[str, Any]) -> AdmissionOutcome:

@@ -39,6 +39,7 @@ class Offer:
     ratio: FloatArray
     could_serve: BoolArray
     cores: int  # cores the workload would take on a typical server (waiting demand)
+    meets: BoolArray | None = None  # eligible & (ratio >= 1), when the provider computed it
 
 
 class Availability(Protocol):
@@ -53,14 +54,17 @@ class TargetAvailability:
         a = self.assessor.assess(state, w, at, seed)
         t = a.table
         sized = t.extra[SIZED]
-        room = t.schedulable & (sized >= 1) & (t.free_memory_gb + 1e-9 >= a.request.memory_gb)
-        d1 = ~residual_violations(t.extra["residual"], a.request.caused).any(axis=1)
+        schedulable = t.schedulable
+        eligible = schedulable & (sized >= 1)  # room ...
+        eligible &= t.free_memory_gb + 1e-9 >= a.request.memory_gb
+        eligible &= ~residual_violations(t.extra["residual"], a.request.caused).any(axis=1)  # ... and D1
         model, req = a.model, a.required.value
-        full = model.curve[np.clip(t.cap_cores, 1, model.max_cores) - 1]
-        could = t.schedulable & (model.factors(t.platforms)[t.platform_code] * full >= req)
-        meets = room & d1 & (t.extra[RATIO] >= 1.0)
+        # H(platform) · U(capacity) ≥ R, looked up per (platform, capacity): the same products
+        reach = model.factors(t.platforms)[:, None] * model.curve[None, :] >= req
+        could = schedulable & reach[t.platform_code, np.maximum(np.minimum(t.cap_cores, model.max_cores), 1) - 1]
+        meets = eligible & (t.extra[RATIO] >= 1.0)
         cores = int(np.median(sized[meets])) if meets.any() else int(max(1, w.requested_cores or 1))
-        return Offer(table=t, eligible=room & d1, ratio=t.extra[RATIO], could_serve=could, cores=cores)
+        return Offer(table=t, eligible=eligible, ratio=t.extra[RATIO], could_serve=could, cores=cores, meets=meets)
 
 
 class ParagonAvailability:

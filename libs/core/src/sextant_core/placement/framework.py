@@ -76,7 +76,7 @@ class ScorePlugin(Protocol):
 def verdict(mask: BoolArray, first_failure: IntArray) -> FilterVerdict:
     """A verdict from a pass mask and, per row, the reason code that applies if it failed."""
     ff = np.asarray(first_failure, dtype=np.int64)
-    return FilterVerdict(mask, ff - mask * (ff + 1))  # −1 where passed, without a branch per row
+    return FilterVerdict(mask, np.where(mask, np.int64(-1), ff))  # −1 where passed, one pass
 
 
 @dataclass(frozen=True, slots=True)

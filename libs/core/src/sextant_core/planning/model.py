@@ -136,9 +136,14 @@ def scale_up_curve(scale_up: Mapping[str, float], max_cores: int, *, fallback_le
 
 
 def isotonic(ys: FloatArray) -> FloatArray:
-    """The non-decreasing least-squares fit of `ys` (pool adjacent violators, equal weights)."""
+    """The non-decreasing least-squares fit of `ys` (pool adjacent violators, equal weights).
+    Already non-decreasing (the common scale-up row): `ys` itself, as the pooling gives it (every
+    block one value y, y / 1 = y)."""
+    values = ys.tolist()
+    if all(a <= b for a, b in zip(values, values[1:], strict=False)):
+        return np.array(values, dtype=np.float64)
     blocks: list[list[float]] = []  # [sum, count]
-    for y in ys.tolist():
+    for y in values:
         blocks.append([y, 1.0])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
             s, n = blocks.pop()

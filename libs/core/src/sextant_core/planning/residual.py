@@ -45,7 +45,7 @@ from sextant_contracts.events import WorkloadClassified
 from sextant_contracts.model import INTERFERENCE_SOURCES
 
 from ..placement.table import CandidateTable
-from ..state.model import N_SOURCES, ClusterState, ServerJournal, resident_vectors
+from ..state.model import N_SOURCES, ClusterState, ServerJournal, ServerState, resident_vectors
 from .arrays import FloatArray
 
 EMPTY_M = 100.0
@@ -133,13 +133,35 @@ class ResidualIndex:
         self._m = np.full((len(servers), N_SOURCES), EMPTY_M, order="F")
         self._cmax = np.zeros((len(servers), N_SOURCES), order="F")
         self._csum = np.asfortranarray(np.array([s.caused_sum for s in servers], np.float64).reshape(-1, N_SOURCES))
-        for i, s in enumerate(servers):
-            if s.residents:
-                t, c = self._residents(state, s.server_id)
-                self._m[i], self._cmax[i] = self._reduce(t, c)
+        self._reduce_all(state, servers)
         self._pressure = np.where(self._per_core, self._cmax, self._csum)
         self._residual = self.residual_of(self._m, self._csum)
         self.rebuilds += 1
+
+    def _reduce_all(self, state: ClusterState, servers: list[ServerState]) -> None:
+        """`_reduce` of every server's residents into the rows of m and max c, in one pass: the
+        residents' (t, c) stacked in row order, then a segmented minimum / maximum per server row
+        (`np.minimum.reduceat`: the same element-wise κt + c and the same exact minima and maxima
+        as row by row; a row with no known resident keeps the empty server's 100 and 0)."""
+        ts: list[FloatArray] = []
+        cs: list[FloatArray] = []
+        owner: list[int] = []
+        for i, s in enumerate(servers):
+            for rid in s.residents:
+                v = self._raw_tc(state, rid)
+                if v is not None:
+                    ts.append(v[0])
+                    cs.append(v[1])
+                    owner.append(i)
+        if not owner:
+            return
+        t, c = np.array(ts), np.array(cs)
+        kt = self._kappa * t
+        own = np.array(owner, dtype=np.int64)
+        starts = np.flatnonzero(np.concatenate(([True], own[1:] != own[:-1])))
+        rows = own[starts]
+        self._m[rows] = np.minimum.reduceat(np.where(self._per_core, kt, kt + c), starts, axis=0)
+        self._cmax[rows] = np.maximum(np.maximum.reduceat(c, starts, axis=0), 0.0)
 
     def _sync(self, state: ClusterState) -> bool:
         if self._servers is None or len(self._ids) != len(state.servers):

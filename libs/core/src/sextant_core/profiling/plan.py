@@ -35,6 +35,7 @@ Scale-up column ids follow ``c<cores>[-<more knobs>]``; the cores are parsed fro
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -53,8 +54,10 @@ MULTI_NODE = frozenset({WorkloadKind.ANALYTICS, WorkloadKind.SERVICE})
 MAX_PROFILE_NODES = 4
 
 
+@functools.lru_cache(maxsize=4096)
 def column_cores(column: str) -> int | None:
-    """Cores of a scale-up column id (``c4``, ``c4-m8`` → 4), None if it does not say."""
+    """Cores of a scale-up column id (``c4``, ``c4-m8`` → 4), None if it does not say (a pure
+    function of the string, remembered: every performance model reads every column)."""
     m = _CORES.match(column)
     return int(m.group(1)) if m else None
 
