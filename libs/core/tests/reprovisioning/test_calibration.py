@@ -1,5 +1,6 @@
 """Ladder 8.7: a service's capacity calibrated on its own latency telemetry
-(`reprovisioning.calibration`), and the decisions where it differs from 8.5."""
+(`reprovisioning.calibration`), and the decisions where it differs from 8.5; ladder 8.9: a fit
+above the estimate used as far as the same servers have shown, where it differs from 8.8."""
 
 from __future__ import annotations
 
