@@ -203,16 +203,28 @@ def phases(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
     return out
 
 
-def diurnal(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
+def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The diurnal study; with `baselines` (an earlier diurnal part of the results on the same
+    seeds) only `sextant-adaptive` runs and the baselines' rows are taken from it, marked with its
+    code version (`baselines_code_version`)."""
     key, sc = scenario(DIURNAL, quick)
     setups: dict[tuple[str, int], Any] = {}
     thresholds = QUICK_THRESHOLDS if quick else THRESHOLDS
     profiles = ["sextant-adaptive", "no-adaptation", *(f"autoscaling-{t:g}" for t in thresholds)]
-    runs = {p: [run_one("diurnal", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
+    if baselines is not None:
+        if sorted(baselines["seeds"]) != sorted(seeds) or baselines["scenario"] != key:
+            raise SystemExit(f"the kept baselines ran on {baselines['scenario']} seeds {baselines['seeds']}")
+        runs = {"sextant-adaptive": [run_one("diurnal", key, sc, "sextant-adaptive", s, version, setups)
+                                     for s in seeds]}
+        runs.update({p: [baselines["per_seed"][str(s)][p] for s in seeds] for p in profiles[1:]})
+    else:
+        runs = {p: [run_one("diurnal", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
     table = {p: {"requests_meeting_target": _mean([r["requests_meeting_target"] for r in rs]),
                  "server_hours": _mean([r["server_hours"] for r in rs]),
                  "adjustments": _mean([r["adjustments"] for r in rs]),
-                 "best_effort_completed": _mean([r["best_effort_completed"] for r in rs])} for p, rs in runs.items()}
+                 "best_effort_completed": _mean([r["best_effort_completed"] for r in rs])
+                 if all("best_effort_completed" in r for r in rs) else baselines["profiles"][p]["best_effort_completed"]}  # type: ignore[index]
+             for p, rs in runs.items()}
     auto = [p for p in profiles if p.startswith("autoscaling")]
     best = max(auto, key=lambda p: (table[p]["requests_meeting_target"], -table[p]["server_hours"]))
     ours = runs["sextant-adaptive"]
@@ -244,7 +256,9 @@ def diurnal(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
             "no_adaptation_requests_meeting_target": table["no-adaptation"]["requests_meeting_target"],
             "no_adaptation_server_hours": table["no-adaptation"]["server_hours"],
             "worst_seed_requests_meeting_target": min(r["requests_meeting_target"] for r in runs["sextant-adaptive"]),
-            "profiles": table, "scenario": key}
+            "profiles": table, "scenario": key,
+            **({"baselines_code_version": baselines.get("baselines_code_version", baselines["code_version"])}
+               if baselines is not None else {})}
 
 
 def stragglers(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
@@ -432,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="e.g. `--studies diurnal` runs the diurnal study only")
     ap.add_argument("--update", metavar="JSON",
                     help="also write the studies run into this JSON, keeping its other studies")
+    ap.add_argument("--diurnal-baselines-from", metavar="JSON",
+                    help="run only sextant-adaptive in the diurnal study; the baselines' rows from this results "
+                         "file's diurnal part (same seeds; they do not run Sextant's ladder)")
     ap.add_argument("--plot", metavar="PNG", help="the diurnal study's autoscaling frontier with Sextant's point")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine the studies of earlier outputs (e.g. studies run in parallel processes) into --json")
@@ -454,7 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     studies = {"phases": phases, "diurnal": diurnal, "stragglers": stragglers}
     for name in args.studies.split(","):
         used = seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds
-        out[name] = {**studies[name](used, args.quick, version), "seeds": used}
+        if name == "diurnal" and args.diurnal_baselines_from:
+            kept = json.loads(Path(args.diurnal_baselines_from).read_text())["diurnal"]
+            out[name] = {**diurnal(used, args.quick, version, kept), "seeds": used}
+        else:
+            out[name] = {**studies[name](used, args.quick, version), "seeds": used}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")  # partial results survive
     out["wall_seconds"] = round(time.perf_counter() - started, 1)

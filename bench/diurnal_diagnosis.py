@@ -63,6 +63,18 @@ def main(argv: list[str] | None = None) -> int:
         cap = predicted(state, w, w.allocation, m)
         fitted = self._latency_fit(state, w, m, c, ctx.at) if hasattr(self, "_latency_fit") else None
         factor = None
+        fit_info = None
+        pts: list[tuple[float, float, float]] = []
+        hist = w.latency_history
+        if c.offered is not None and c.p99_latency_ms is not None and (not hist or hist[-1][0] < ctx.at):
+            hist = (*hist, (ctx.at, c.offered, c.p99_latency_ms, w.allocation))
+        for _t, offered, p99, alloc in hist[-self.params.calibration_points:]:
+            k = adaptive_mod._nodes_up(state, alloc)
+            est = predicted(state, w, alloc, m)
+            if k > 0 and est > 0:
+                pts.append((offered / k, est / k, p99))
+        if fitted is not None:
+            fit_info = {"scale": fitted.scale, "base": fitted.base_ms, "rms": fitted.rms_ms, "points": fitted.points}
         if fitted is not None and cap > 0:
             nodes = adaptive_mod._node_estimates(state, w.allocation, m)
             factor = fitted.capacity(nodes, w.target.p99_latency_ms, self.params.calibrated_share) / cap
@@ -82,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             node_mus = sorted(round(mu) for mu in mus)
         rows.append({"at": ctx.at, "offered": c.offered, "p99": c.p99_latency_ms, "ratio": c.ratio_to_target,
                      "bound": w.target.p99_latency_ms, "nodes": len(w.allocation.assignments),
-                     "cores": [x.cores for x in w.allocation.assignments], "cap": cap, "factor": factor,
+                     "cores": [x.cores for x in w.allocation.assignments], "cap": cap, "factor": factor, "fit": fit_info, "points": pts,
+                     "node_estimates": adaptive_mod._node_estimates(state, w.allocation, m),
                      "true_cap": true_cap, "true_clean": true_clean, "mus": node_mus,
                      "acts": [f"{type(e).__name__}:{getattr(e, 'reason', '')}" for e in out]})
         return out

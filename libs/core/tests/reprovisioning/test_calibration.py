@@ -1,5 +1,6 @@
 """Ladder 8.7: a service's capacity calibrated on its own latency telemetry
-(`reprovisioning.calibration`), and the decisions where it differs from 8.5."""
+(`reprovisioning.calibration`), and the decisions where it differs from 8.5; ladder 8.9: a fit
+above the estimate used as far as the same servers have shown, where it differs from 8.8."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sextant_core.reprovisioning.calibration import fit
 from sextant_core.state import fold
 from sextant_core.state.evolve import LATENCY_KEPT
 from sextant_core.state.model import ClusterState
-from sextant_core.testing.builders import alloc, server
+from sextant_core.testing.builders import alloc, record, server
 
 from .test_adaptive import observe, running
 
@@ -144,3 +145,63 @@ def test_without_latency_points_87_decides_as_85() -> None:
     for ratio, load, p in ((1.01, 3.0e4, 0.2), (1.01, 2.0e5, 0.3)):
         assert observe(st, wid, ratio=ratio, value=load, offered=load, p99=p, p=LADDERS["8.5"]) == \
             observe(st, wid, ratio=ratio, value=load, offered=load, p99=p, p=LADDERS[VERSION])
+
+
+# --- ladder 8.9: a fit above the estimate, used as far as the service has shown it ---------------
+
+
+def test_89_follows_a_conservative_estimate_upward_as_far_as_shown() -> None:
+    # nodes truly μ 1.5e5 (2.5 × the model's 6e4), base 0.3 ms of a 1 ms bound: 3 nodes carry
+    # 2.4 × the estimate's 1.8e5 within the bound by the fit, beyond `calibration_max_factor`, so
+    # 8.8 discards it and keeps 2 nodes for 9e4 (u 0.75 of the estimate < 0.8, 2 × 6e4 ≥ 9e4 / 0.92);
+    # the points served 1.22 × the estimate with the p99 at 0.36 of the bound, so 8.9 uses the fit
+    # capped at 1.3 × 1.22 of the estimate: one node carries 9e4 / 0.97
+    st, wid = three_nodes()
+    loads = [1.4e5, 1.6e5, 1.8e5, 2.0e5, 2.2e5, 1.8e5, 1.6e5, 1.2e5]
+    st = telemetry(st, wid, loads, base=0.3, mu=1.5e5, nodes=3)
+    now = p99(1.5e5, 9e4 / 3, 0.3)
+    v89 = LADDERS[VERSION]
+    assert v89.calibration_demonstrated_latency is not None and now < v89.calibration_demonstrated_latency
+    (old,) = observe(st, wid, ratio=1.01, value=9e4, offered=9e4, p99=now, at=3600.0, p=LADDERS["8.8"])
+    assert isinstance(old, ev.AllocationAdjusted) and len(old.allocation.assignments) == 2
+    assert "calibrated" not in old.reason
+    (new,) = observe(st, wid, ratio=1.01, value=9e4, offered=9e4, p99=now, at=3600.0, p=v89)
+    assert isinstance(new, ev.AllocationAdjusted) and len(new.allocation.assignments) == 1
+    assert "calibrated" in new.reason and "shown" in new.reason
+
+
+def test_89_shows_nothing_with_a_p99_near_the_bound() -> None:
+    # a flat p99 near the bound (base 0.88 ms of 1 ms, μ 3e5 a node): the fit says 4 × the estimate,
+    # but no point had its p99 within `calibration_demonstrated_latency` of the bound: 8.9 decides
+    # as 8.8 (the fit discarded)
+    st, wid = three_nodes()
+    st = telemetry(st, wid, [1.4e5, 1.6e5, 1.8e5, 2.0e5, 2.2e5, 1.8e5, 1.6e5, 1.2e5], base=0.88, mu=3e5, nodes=3)
+    now = p99(3e5, 1.2e5 / 3, 0.88)
+    assert now > LADDERS[VERSION].calibration_demonstrated_latency  # type: ignore[operator]
+    for load in (1.2e5, 9e4):
+        assert observe(st, wid, ratio=1.01, value=load, offered=load, p99=now, at=3600.0, p=LADDERS["8.8"]) == \
+            observe(st, wid, ratio=1.01, value=load, offered=load, p99=now, at=3600.0, p=LADDERS[VERSION])
+
+
+def test_89_shows_nothing_below_the_estimate() -> None:
+    # the same strong nodes, but every point served at most 0.6 of the estimate: 1.3 × 0.6 is
+    # below `calibration_max_factor`, so the fit (2.4 ×) stays discarded, as in 8.8
+    st, wid = three_nodes()
+    st = telemetry(st, wid, [6e4, 7e4, 8e4, 9e4, 1.0e5, 1.1e5, 9e4, 8e4], base=0.3, mu=1.5e5, nodes=3)
+    now = p99(1.5e5, 5e4 / 3, 0.3)
+    assert observe(st, wid, ratio=1.01, value=5e4, offered=5e4, p99=now, at=3600.0, p=LADDERS["8.8"]) == \
+        observe(st, wid, ratio=1.01, value=5e4, offered=5e4, p99=now, at=3600.0, p=LADDERS[VERSION])
+
+
+def test_89_counts_what_these_servers_have_shown() -> None:
+    # the same strong points, measured on s0–s2; the service then moved to s1–s3: s3 has shown
+    # nothing, so the fit (2.4 × the estimate) is discarded for this allocation, as in 8.8
+    st, wid = three_nodes()
+    st = telemetry(st, wid, [1.4e5, 1.6e5, 1.8e5, 2.0e5, 2.2e5, 1.8e5, 1.6e5, 1.2e5], base=0.3, mu=1.5e5, nodes=3)
+    moved = alloc(*((f"s{i}", 8, 4.0) for i in (1, 2, 3)))
+    st = fold([ev.AllocationAdjusted(at=3450.0, workload_id=wid, decision=record(9), action="migrate",
+                                     allocation=moved, reason="moved")], st)
+    now = p99(1.5e5, 9e4 / 3, 0.3)
+    assert st.workloads[wid].allocation == moved
+    assert observe(st, wid, ratio=1.01, value=9e4, offered=9e4, p99=now, at=3900.0, p=LADDERS["8.8"]) == \
+        observe(st, wid, ratio=1.01, value=9e4, offered=9e4, p99=now, at=3900.0, p=LADDERS[VERSION])

@@ -35,6 +35,10 @@ service's load is microshard migration (`ladder.migration_cost`), never a whole 
 (`latency_calibration`): once the service's own (load, p99) points fit its weakest node's queueing
 tail (`calibration.fit`), the capacity is the load at which 99 % of its requests meet the bound
 on that allocation (`calibrated_*` thresholds; no p99 band), and growth and reclaim are sized on it.
+Ladder 8.9 (`calibration_demonstrated_latency`): a fit above `calibration_max_factor` × the
+estimate is used where the same servers have carried more than the estimate per node with the
+p99 well within the bound, capped at that factor × what they carried — a conservative estimate is
+corrected upward only as far as the service's own points show, a step at a time.
 
 **Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
 fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
@@ -105,11 +109,12 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.8"  # 8.8: stragglers from two consecutive task views (`straggler_rule` "views")
+VERSION = "8.9"  # 8.9: a fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`)
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
 # 8.7: services sized on a capacity calibrated on their latency (`latency_calibration`);
 # 8.6: in-place probe baselines and a combined multi-source probe test (`probe_policy`);
 # 8.5: model-free growth counted in nodes (`blind_growth_in_nodes`);
@@ -117,7 +122,9 @@ _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tol
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 _PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_source=False)  # 8.8's probe rules off
 _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
-LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(latency_calibration=True),
+LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(latency_calibration=True,
+                                                                   calibration_demonstrated_latency=0.85),
+                                        "8.8": AdaptationParams(latency_calibration=True),
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
                                         "8.6": replace(_PRE_8_8, straggler_rule="progress"),
                                         "8.5": replace(_PRE_8_6, straggler_rule="progress"),
@@ -628,6 +635,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         cool = c.p99_latency_ms is None or c.p99_latency_ms < cool_at * bound
         calibrated = self._latency_fit(state, w, m, c, ctx.at)
         capacity: Capacity | None = None
+        capped = False
         if calibrated is not None:
             # ladder 8.7: utilisation against the load at which the share of requests within the
             # bound falls to the target's, by the service's own latency; the fit's prediction
@@ -636,9 +644,29 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                 return f.capacity(_node_estimates(state, a, m), bound, p.calibrated_share)
 
             now_cap = capacity(w.allocation)
-            if not cap / p.calibration_max_factor <= now_cap <= cap * p.calibration_max_factor:
+            if now_cap > cap * p.calibration_max_factor and p.calibration_demonstrated_latency is not None:
+                # ladder 8.9: above the estimate as far as the service has shown it on these
+                # servers, a step beyond
+                demos = self._shown_per_node(w, c, ctx.at)
+
+                def limit(a: Allocation, est: float, demos: list[tuple[dict[str, int], float]] = demos) -> float:
+                    # a node carries what it carried on the same server with no more cores
+                    per = max((x for servers, x in demos if all(0 < servers.get(b.server_id, b.cores + 1) <= b.cores
+                                                                 for b in a.assignments)), default=0.0)
+                    return p.calibration_max_factor * max(est, _nodes_up(state, a) * per)
+
+                if limit(w.allocation, cap) > cap * p.calibration_max_factor:
+                    def capacity(a: Allocation, f: LatencyFit = calibrated) -> float:
+                        fitted = f.capacity(_node_estimates(state, a, m), bound, p.calibrated_share)
+                        return min(fitted, limit(a, predicted(state, w, a, m)))
+
+                    now_cap = capacity(w.allocation)
+                    capped = True
+            if not cap / p.calibration_max_factor <= now_cap <= (cap * p.calibration_max_factor if not capped
+                                                                 else math.inf):
                 calibrated, capacity = None, None
         if calibrated is not None and capacity is not None:
+            cap_factor = now_cap / cap if cap > 0 else 0.0
             cap = now_cap
             u = load / cap if cap > 0 else math.inf
             ua = need_load / cap if cap > 0 else math.inf
@@ -649,7 +677,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
             hot, cool = False, True
         why = f"load: utilisation {u:.2f}, ratio {c.ratio_to_target:.3f}, p99 {c.p99_latency_ms or 0:.3f}/{bound:.3f} ms"
         if calibrated is not None:
-            why += f"; calibrated ({calibrated.describe()})"
+            why += f"; calibrated ({calibrated.describe()}"
+            why += f", as far as shown on these servers: {cap_factor:.2f} of the estimate)" if capped else ")"
         if ahead is not None:
             why += f"; {ahead.describe()}: utilisation ahead {ua:.2f}"
         served = self._served(w, ctx.at) if p.demonstrated_capacity else None
@@ -674,7 +703,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         if cap > 0 and ua < down and c.ratio_to_target >= 1.0 and cool:
             return self._reclaim(state, w, m, need_load, target, ctx,
                                  f"idle: utilisation {u:.2f}" + (f", ahead {ua:.2f}" if ahead is not None else "")
-                                 + (" (calibrated)" if calibrated is not None else ""), capacity)
+                                 + (" (calibrated" + (f", as far as shown: {cap_factor:.2f})" if capped
+                                                      else ")") if calibrated is not None else ""), capacity)
         return ()
 
     def _latency_fit(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, c: cmd.AssessObservation,
@@ -696,6 +726,22 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                 points.append((offered / k, est / k, p99))
         assert isinstance(w.target, ThroughputLatencyTarget)
         return fit(points, w.target.p99_latency_ms, p.calibration_min_points)
+
+    def _shown_per_node(self, w: WorkloadState, c: cmd.AssessObservation,
+                        at: float) -> list[tuple[dict[str, int], float]]:
+        """Ladder 8.9: (the allocation's servers → cores, the load per node) of `w`'s latest
+        `calibration_points` latency points (with this observation) whose p99 was at most
+        `calibration_demonstrated_latency` of the bound. The slowest node's p99 well within the
+        bound means every node carried that load with its QoS: so can any of those nodes again."""
+        p = self.params
+        assert isinstance(w.target, ThroughputLatencyTarget) and w.allocation is not None
+        assert p.calibration_demonstrated_latency is not None
+        ceiling = p.calibration_demonstrated_latency * w.target.p99_latency_ms
+        hist = w.latency_history
+        if c.offered is not None and c.p99_latency_ms is not None and (not hist or hist[-1][0] < at):
+            hist = (*hist, (at, c.offered, c.p99_latency_ms, w.allocation))
+        return [({b.server_id: b.cores for b in alloc.assignments}, offered / len(alloc.assignments))
+                for _t, offered, p99, alloc in hist[-p.calibration_points:] if p99 <= ceiling and alloc.assignments]
 
     @staticmethod
     def _served(w: WorkloadState, at: float) -> float | None:

@@ -199,6 +199,16 @@ class AdaptationParams:
     # factor either way is not used (the knee not identifiable from the points: a flat p99 fits a
     # base near it and any capacity); that decision follows the forecast's rules
     calibration_max_factor: float = 1.3
+    # [IMPL CHOICE] ladder 8.9: a fit above `calibration_max_factor` × the estimate is used where
+    # the service has shown more than the estimate on the same servers: an allocation's capacity
+    # is the fit's, at most `calibration_max_factor` × the largest of its estimate and its nodes ×
+    # the load per node carried with the p99 (the slowest node's) at most this share of the bound
+    # by an allocation holding every one of its servers with no more cores. A conservative estimate
+    # is corrected upward as far as shown, a step beyond; a flat p99 near the bound shows nothing.
+    # None: off (8.8 and before). Measured need: quasar-memcached-diurnal seed 10, where the guard
+    # discarded a fit 1.5–2.3 × the estimate (the truth 1.56–1.72 ×) at every decision; the tuning
+    # seeds (not 6–10) in docs/adaptation/diurnal.md, "Ladder 8.9".
+    calibration_demonstrated_latency: float | None = None
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
     calibrated_scale_up_utilisation: float = 1.0
     calibrated_target_utilisation: float = 0.97
