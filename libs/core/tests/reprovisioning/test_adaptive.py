@@ -236,7 +236,7 @@ def test_recorded_ladders_replay_under_their_own_parameters() -> None:
     v85 = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.5")
     assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
     assert isinstance(v85.reprovisioner, Adaptive)
-    assert cur.version.endswith("+8.8") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.version.endswith("+8.10") and cur.reprovisioner.params.blind_growth_in_nodes
     assert cur.reprovisioner.params.probe_policy == "baseline" and v85.reprovisioner.params.probe_policy == "rotation"
     assert v85.reprovisioner.params.neighbour_tolerated_margin is None and v85.reprovisioner.params.blind_growth_in_nodes
     assert cur.reprovisioner.params.latency_calibration and not old.reprovisioner.params.latency_calibration
