@@ -233,9 +233,9 @@ class AdaptationParams:
     # taken only when it grows the allocation, and no proposal (no room) keeps it running where it
     # is. None (≤ 8.8): the planner's proposal is taken as it is. Measured need: on
     # paragon-local-phases seed 1 (8.8), 17 workloads met their QoS without adaptation and not
-    # with it; 14 of them had been re-planned after a reclassification onto a slower platform
-    # (a satisficing planner takes the least server that meets the re-classified target) or onto
-    # fewer cores (docs/adaptation/phases.md, "Ladder 8.10").
+    # with it; 14 of them had been re-planned onto other servers after a reclassification (mostly
+    # slower platforms: the planner takes a server that meets the re-classified target), 1 onto
+    # fewer cores, 7 also migrated by the ladder (docs/adaptation/phases.md, "Ladder 8.10").
     replan_min_gain: float | None = None
     # [IMPL CHOICE] ladder 8.10, batch workloads (`step_kinds`): the migrate rung moves only for a
     # predicted gain of at least `migrate_min_gain` (relative; 0: any gain that repays, ≤ 8.8),
