@@ -113,6 +113,26 @@ def test_a_small_predicted_gain_does_not_move() -> None:
     assert isinstance(new, ev.PlacementDecided) and new.allocation.servers == ("a1",)
 
 
+def test_staying_is_valued_at_what_it_measures() -> None:
+    # w runs on A (estimate 1.9e9 / 2e9 = 0.95) and measures 0.55 there, a heavy neighbour: a move
+    # to the other A server is predicted no faster by the classification, but much faster than
+    # staying measures; without the observation 8.10 keeps it
+    quiet = state(alloc(("a1", 2, 4.0)))
+    loud = fold([*cluster(), server("a2", platform="A"), *running("w", alloc(("a1", 2, 4.0))),
+                 ev.PerformanceObserved(at=540.0, workload_id="w", value=1.1e9, ratio_to_target=0.55),
+                 *reclassified("w")])
+    (kept,) = replan(fold([server("a2", platform="A")], quiet), NEW, alloc(("a2", 2, 4.0)))
+    assert isinstance(kept, ev.PlacementDecided) and kept.allocation.servers == ("a1",)
+    (moved,) = replan(loud, NEW, alloc(("a2", 2, 4.0)))
+    assert isinstance(moved, ev.PlacementDecided) and moved.allocation.servers == ("a2",)
+    # a measurement at the estimate changes nothing: still kept
+    calm = fold([*cluster(), server("a2", platform="A"), *running("w", alloc(("a1", 2, 4.0))),
+                 ev.PerformanceObserved(at=540.0, workload_id="w", value=1.9e9, ratio_to_target=0.95),
+                 *reclassified("w")])
+    (stay,) = replan(calm, NEW, alloc(("a2", 2, 4.0)))
+    assert isinstance(stay, ev.PlacementDecided) and stay.allocation.servers == ("a1",)
+
+
 def test_in_place_a_replan_may_grow_but_not_shrink() -> None:
     st = state(alloc(("a1", 2, 4.0)))
     (old,) = replan(st, OLD, alloc(("a1", 1, 4.0)))

@@ -186,7 +186,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         """Ladder 8.10 (`replan_min_gain`): after a reclassification, keep `w` on its current
         allocation unless the planner's proposal is predicted better — on other servers by
         `replan_min_gain` (relative, the new classification's estimate of platform and cores) with
-        a gain that repays the move (`ladder.repays`, as the migrate rung); on the same servers,
+        a gain that repays the move (`ladder.repays`, as the migrate rung) — staying valued at what it
+        measures (`_measured_factor`: interference the estimate leaves out); on the same servers,
         only when it grows. No proposal keeps it running where it is (never deferred, which
         pauses it). Kept: its current allocation, re-decided in place (the twin moves nothing).
         Off (None, ≤ 8.8) or with a server of its allocation down: the proposal as it is."""
@@ -207,6 +208,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                     return proposed
                 why = f"in place, predicted {new:.4g} vs {cur:.4g} now: kept"
             else:
+                # staying is worth what it measures: the latest observation on this allocation
+                # against the new classification's estimate (interference the estimate leaves out)
+                cur *= self._measured_factor(state, w, ctx.at)
                 service = isinstance(w.target, ThroughputLatencyTarget)
                 cost = ladder.migration_cost(cur_alloc, new_alloc, service, p)
                 ok, _gain = ladder.repays(cur, new, cost, self._remaining(w, ctx), p)
@@ -215,6 +219,18 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                 why = f"move predicted {new:.4g} vs {cur:.4g} staying ({cost.describe()}): kept"
         return PlacementOutcome(allocation=cur_alloc, predicted_performance=round(cur, 6), trace=proposed.trace,
                                 detail={**proposed.detail, "replan": why})
+
+    @staticmethod
+    def _measured_factor(state: ClusterState, w: WorkloadState, at: float) -> float:
+        """min(1, the latest observed ratio to target on the current allocation / the
+        classification's estimate for it): what the workload loses where it runs to what the
+        estimate leaves out (interference); 1 without such an observation or estimate."""
+        since = w.allocated_at if w.allocated_at is not None else -math.inf
+        obs = [r for t, r, _ in w.observed if t > since and r > 0]
+        est = estimate(state, w, at)
+        if not obs or est is None or est.ratio <= 0:
+            return 1.0
+        return min(1.0, obs[-1] / est.ratio)
 
     def assess_probe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,
                      ctx: DecisionContext) -> Sequence[ev.Event]:
