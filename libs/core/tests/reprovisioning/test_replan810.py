@@ -10,7 +10,13 @@ from typing import Any
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
-from sextant_contracts.model import Allocation, DecisionTrace, InstructionRateTarget, TwinWorkloadRef, WorkloadKind
+from sextant_contracts.model import (
+    Allocation,
+    DecisionTrace,
+    InstructionRateTarget,
+    TwinWorkloadRef,
+    WorkloadKind,
+)
 from sextant_core.context import DecisionContext
 from sextant_core.decide import decide
 from sextant_core.policies import PlacementOutcome, PolicySet

@@ -77,7 +77,14 @@ from sextant_contracts.model import (
 )
 
 from ..planning.model import PerformanceModel
-from ..policies import ObservationAssessor, PlacementOutcome, Planner, ProbeAssessor, ReplanAssessor, TaskAssessor
+from ..policies import (
+    ObservationAssessor,
+    PlacementOutcome,
+    Planner,
+    ProbeAssessor,
+    ReplanAssessor,
+    TaskAssessor,
+)
 from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
