@@ -473,7 +473,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
             tol = (tuple(float(w.classification.tolerated.get(s, 100.0)) for s in SOURCES),
                    p.neighbour_tolerated_margin)
         return step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
-                           p.neighbour_effect_z, tol, p.step_confirm)
+                           p.neighbour_effect_z, tol)
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)

@@ -81,7 +81,7 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
                 first_window_start: float | None, threshold: float, gate: float | None = None,
                 reset_pressure: tuple[float, ...] | None = None,
                 noise: tuple[float, float, float] | None = None, effect_z: float | None = None,
-                tolerated: tuple[tuple[float, ...], float] | None = None, confirm: int = 1) -> Step | None:
+                tolerated: tuple[tuple[float, ...], float] | None = None) -> Step | None:
     """The reactive step test: the latest observation against the workload's baseline.
 
     `observed`: (time, ratio to target, pressure around it) oldest first; observation i covers the
@@ -108,13 +108,7 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
     With `tolerated` = (the workload's tolerated scores per source, margin) (ladder 8.6) a
     pressure move makes a window noisy only on a source where the pressure, before or after,
     comes within `margin` points of what the workload tolerates: a neighbour change its
-    classification says it does not feel keeps the baseline.
-
-    With `confirm` = k > 1 (ladder 8.10, with a noise model) the step is tested on the latest k
-    windows together (their length-weighted mean against the baseline of the clean windows before
-    them, the bar from their total length) and each of them must lie on the step's side of the
-    baseline: a single window's excursion (noise, a transient) is no step, and a step one window
-    shows is claimed at the next."""
+    classification says it does not feel keeps the baseline."""
     eps = 1e-9
 
     def start(i: int) -> float | None:
@@ -161,23 +155,18 @@ def step_change(observed: Sequence[tuple[float, float, tuple[float, ...]]], rese
     inside = [i for i in range(n) if (st := start(i)) is not None and st >= reset_at - eps]
     last_noisy = max((i for i in inside if noisy(i)), default=-1)
     base = next((i for i in inside if i > last_noisy and observed[i][1] > 0), None)
-    k = max(confirm, 1) if noise is not None else 1
-    if base is None or base >= n - k:
+    if base is None or base == n - 1:
         return None
     if noise is None:
         step = Step(observed[base][0], observed[base][1], observed[-1][0], observed[-1][1])
         return step if abs(step.relative) > threshold else None
-    clean = [i for i in range(base, n - k) if observed[i][1] > 0 and length(i) > eps]
+    clean = [i for i in range(base, n - 1) if observed[i][1] > 0 and length(i) > eps]
     total = sum(length(i) for i in clean)
-    tested = range(n - k, n)
-    last = sum(length(i) for i in tested)
-    if not clean or total <= eps or last <= eps or any(length(i) <= eps for i in tested):
+    last = length(n - 1)
+    if not clean or total <= eps or last <= eps:
         return None
     mean = sum(observed[i][1] * length(i) for i in clean) / total
-    now = sum(observed[i][1] * length(i) for i in tested) / last
-    step = Step(observed[base][0], mean, observed[-1][0], now)
-    if k > 1 and any((observed[i][1] - mean) * (now - mean) <= 0 for i in tested):
-        return None
+    step = Step(observed[base][0], mean, observed[-1][0], observed[-1][1])
     return step if abs(step.relative) > max(threshold, bar(noise[2], total, last)) else None
 
 

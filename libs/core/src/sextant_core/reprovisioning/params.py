@@ -37,9 +37,6 @@ class AdaptationParams:
     telemetry_sd: float | None = 0.01
     telemetry_sd_window_s: float = 300.0
     step_z: float = 3.0
-    # [IMPL CHOICE] ladder 8.10: the step is tested on the latest `step_confirm` windows together,
-    # each on the step's side (`detection.step_change`); 1 (≤ 8.8): the latest window alone
-    step_confirm: int = 1
     # [IMPL CHOICE] the ladder sizes no adjustment on a window shorter than this (a window split at a
     # neighbour's change can be seconds long, √(300 / length) × 1 % noisy in the twin)
     ladder_min_window_s: float = 30.0
