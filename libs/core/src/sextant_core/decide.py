@@ -33,6 +33,7 @@ from .policies import (
     ObservationAssessor,
     PolicySet,
     ProbeAssessor,
+    ReplanAssessor,
     RetrainingClassifier,
     RetryHint,
     TaskAssessor,
@@ -154,6 +155,8 @@ def _place(state: ClusterState, w: WorkloadState, c: cmd.Command, p: PolicySet,
                                      reasons=(vcs.GATE_REASON,))
         return Decision(events=(gated,), detail={"deferred": vcs.GATE_REASON})
     out = p.planner.place(state, w, ctx)
+    if c.reason == "reclassified" and w.allocation is not None and isinstance(p.reprovisioner, ReplanAssessor):
+        out = p.reprovisioner.replan(state, w, out, ctx)  # keep it where it runs, or move
     rules = recurring.params_for(p.recurring_rules)
     gate = None if out.allocation is None else recurring.placement_gate(state, w, out.allocation, rules)
     rec = ctx.record("placement", w.workload_id, "" if gate is None else rules.model_version)

@@ -12,7 +12,8 @@ type (`isinstance(planner, RetryHint)`), never a name:
 - `RetrainingClassifier` (classifier): `retrains`, model retrains due before a classification;
 - `ObservationAssessor`, `ProbeAssessor`, `TaskAssessor` (reprovisioner): the monitoring inputs
   `AssessObservation`, `AssessProbe`, `AssessTasks`; a reprovisioner without one decides nothing
-  for that input.
+  for that input;
+- `ReplanAssessor` (reprovisioner): `replan`, the re-plan after a reclassification (keep or move).
 
 The simple implementations at the bottom (`AdmitAll`, `FirstFitPlanner`, `ObservedOnlyClassifier`,
 `NoAdaptation`) are the starting policies the foundation ships so the whole loop runs; the
@@ -159,6 +160,18 @@ class TaskAssessor(Protocol):
     @abstractmethod
     def assess_tasks(self, state: ClusterState, w: WorkloadState, c: cmd.AssessTasks,
                      ctx: DecisionContext) -> Sequence[ev.Event]: ...
+
+
+@runtime_checkable
+class ReplanAssessor(Protocol):
+    """A reprovisioner capability: the re-plan of a running workload after its reclassification
+    (`PlaceWorkload("reclassified")`) — given the planner's `proposed` outcome, the outcome to
+    decide (the proposal, or the workload's current allocation to keep it where it runs). A
+    reprovisioner without it takes the planner's proposal."""
+
+    @abstractmethod
+    def replan(self, state: ClusterState, w: WorkloadState, proposed: PlacementOutcome,
+               ctx: DecisionContext) -> PlacementOutcome: ...
 
 
 @dataclass(frozen=True, slots=True)

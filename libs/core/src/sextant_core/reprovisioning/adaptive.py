@@ -81,7 +81,14 @@ from sextant_contracts.model import (
 )
 
 from ..planning.model import PerformanceModel
-from ..policies import ObservationAssessor, Planner, ProbeAssessor, TaskAssessor
+from ..policies import (
+    ObservationAssessor,
+    PlacementOutcome,
+    Planner,
+    ProbeAssessor,
+    ReplanAssessor,
+    TaskAssessor,
+)
 from ..state.evolve import OBSERVED_KEPT
 from ..state.model import ClusterState, WorkloadState
 from . import ladder
@@ -109,11 +116,13 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.9"  # 8.9: a fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`)
+VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`replan_min_gain`), with 8.9
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
+# 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
 # 8.7: services sized on a capacity calibrated on their latency (`latency_calibration`);
 # 8.6: in-place probe baselines and a combined multi-source probe test (`probe_policy`);
@@ -122,9 +131,12 @@ _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tol
 # 8.3: a QoS miss at a load the allocation served evicts first (`demonstrated_capacity`)
 _PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_source=False)  # 8.8's probe rules off
 _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
-LADDERS: dict[str, AdaptationParams] = {VERSION: AdaptationParams(latency_calibration=True,
-                                                                   calibration_demonstrated_latency=0.85),
-                                        "8.8": AdaptationParams(latency_calibration=True),
+_LADDER_8_8 = AdaptationParams(latency_calibration=True)
+_LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
+LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25,
+                                                                 scale_up_min_gain=0.10),
+                                        "8.9": _LADDER_8_9,
+                                        "8.8": _LADDER_8_8,
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
                                         "8.6": replace(_PRE_8_8, straggler_rule="progress"),
                                         "8.5": replace(_PRE_8_6, straggler_rule="progress"),
@@ -137,7 +149,7 @@ Capacity = Callable[[Allocation], float]  # an allocation's capacity (requests/s
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
 
 
-class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
+class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor):
     """The full ladder; `planner` (the profile's own) proposes migrations."""
 
     def __init__(self, planner: Planner | None = None, params: AdaptationParams | None = None) -> None:
@@ -182,6 +194,57 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         if len(w.observed) >= 2 and w.observed[-1][0] - w.observed[-2][0] < self.params.ladder_min_window_s - 1e-9:
             return ()  # too short a window (split at a neighbour's change) to size an adjustment on
         return self._more(state, w, ctx, f"reactive {dev.describe()}", need=1.0 / max(c.ratio_to_target, 1e-3))
+
+    def replan(self, state: ClusterState, w: WorkloadState, proposed: PlacementOutcome,
+               ctx: DecisionContext) -> PlacementOutcome:
+        """Ladder 8.10 (`replan_min_gain`): after a reclassification, keep `w` on its current
+        allocation unless the planner's proposal is predicted better — on other servers by
+        `replan_min_gain` (relative, the new classification's estimate of platform and cores) with
+        a gain that repays the move (`ladder.repays`, as the migrate rung) — staying valued at what it
+        measures (`_measured_factor`: interference the estimate leaves out); on the same servers,
+        only when it grows. No proposal keeps it running where it is (never deferred, which
+        pauses it). Kept: its current allocation, re-decided in place (the twin moves nothing).
+        Off (None, ≤ 8.8) or with a server of its allocation down: the proposal as it is."""
+        p = self.params
+        cur_alloc = w.allocation
+        if p.replan_min_gain is None or cur_alloc is None or w.classification is None or not cur_alloc.assignments \
+                or any((s := state.servers.get(a.server_id)) is None or not s.up for a in cur_alloc.assignments):
+            return proposed
+        m = performance_model(state, w)
+        cur = predicted(state, w, cur_alloc, m)
+        new_alloc = proposed.allocation
+        if new_alloc is None:
+            why = "no proposal: kept where it runs"
+        else:
+            new = predicted(state, w, new_alloc, m)
+            if set(new_alloc.servers) == set(cur_alloc.servers):
+                if new_alloc.total_cores >= cur_alloc.total_cores and new > cur * (1.0 + 1e-9):
+                    return proposed
+                why = f"in place, predicted {new:.4g} vs {cur:.4g} now: kept"
+            else:
+                # staying is worth what it measures: the latest observation on this allocation
+                # against the new classification's estimate (interference the estimate leaves out)
+                cur *= self._measured_factor(state, w, ctx.at)
+                service = isinstance(w.target, ThroughputLatencyTarget)
+                cost = ladder.migration_cost(cur_alloc, new_alloc, service, p)
+                ok, _gain = ladder.repays(cur, new, cost, self._remaining(w, ctx), p)
+                if ok and new >= cur * (1.0 + p.replan_min_gain):
+                    return proposed
+                why = f"move predicted {new:.4g} vs {cur:.4g} staying ({cost.describe()}): kept"
+        return PlacementOutcome(allocation=cur_alloc, predicted_performance=round(cur, 6), trace=proposed.trace,
+                                detail={**proposed.detail, "replan": why})
+
+    @staticmethod
+    def _measured_factor(state: ClusterState, w: WorkloadState, at: float) -> float:
+        """min(1, the latest observed ratio to target on the current allocation / the
+        classification's estimate for it): what the workload loses where it runs to what the
+        estimate leaves out (interference); 1 without such an observation or estimate."""
+        since = w.allocated_at if w.allocated_at is not None else -math.inf
+        obs = [r for t, r, _ in w.observed if t > since and r > 0]
+        est = estimate(state, w, at)
+        if not obs or est is None or est.ratio <= 0:
+            return 1.0
+        return min(1.0, obs[-1] / est.ratio)
 
     def assess_probe(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,
                      ctx: DecisionContext) -> Sequence[ev.Event]:
@@ -463,7 +526,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         allocation's capacity; default the classification's estimate) sizes a scale-out."""
         assert w.allocation is not None
         m = performance_model(state, w)
-        up = ladder.scale_in_place(state, w, m)
+        up = ladder.scale_in_place(state, w, m, min_gain=self._up_gain(w))
         if up is not None:
             return (self._adjust(w, ctx, "scale_up", up, reason, ("in_place",)),)
         evicted = self._evict(state, w, m, ctx, reason, need_cores=True)
@@ -490,7 +553,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
                 for a in v.allocation.assignments if v.allocation is not None else ():
                     if a.server_id in mine:
                         gain[a.server_id] = gain.get(a.server_id, 0) + a.cores
-            if ladder.scale_in_place(state, w, m, extra_free=gain) is None:
+            if ladder.scale_in_place(state, w, m, extra_free=gain, min_gain=self._up_gain(w)) is None:
                 return ()
         freed: dict[str, int] = {}
         taken: set[str] = set()
@@ -573,13 +636,19 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor):
         service = isinstance(w.target, ThroughputLatencyTarget)
         cost = ladder.migration_cost(w.allocation, out.allocation, service, self.params)
         ok, gain = ladder.repays(cur, new, cost, self._remaining(w, ctx), self.params)
-        if not ok:
+        batch = w.kind.value in self.params.step_kinds
+        if not ok or (batch and new < cur * (1.0 + self.params.migrate_min_gain)):
             return ()
         return (ev.MigrationDecided(at=ctx.at, workload_id=w.workload_id,
                                     decision=ctx.record("reprovisioning", w.workload_id),
                                     allocation=out.allocation, cost_s=round(cost.seconds, 6),
                                     gain=round(gain, 6), reason=f"{reason}; migrate ({cost.describe()})",
                                     trace=out.trace),)
+
+    def _up_gain(self, w: WorkloadState) -> float:
+        """The predicted gain an in-place scale-up must bring: `scale_up_min_gain` for batch
+        workloads (`step_kinds`, ladder 8.10), 1 % otherwise (as ≤ 8.8)."""
+        return self.params.scale_up_min_gain if w.kind.value in self.params.step_kinds else 0.01
 
     def _remaining(self, w: WorkloadState, ctx: DecisionContext) -> float:
         t = w.target

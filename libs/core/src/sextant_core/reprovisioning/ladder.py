@@ -40,9 +40,10 @@ def useful_cores(model: PerformanceModel) -> int:
 
 
 def scale_in_place(state: ClusterState, w: WorkloadState, model: PerformanceModel,
-                   extra_free: dict[str, int] | None = None) -> Allocation | None:
-    """Grow every node to the useful cores its server has free; None if nothing changes.
-    `extra_free` adds cores about to be freed (evicted best-effort co-runners) per server."""
+                   extra_free: dict[str, int] | None = None, min_gain: float = 0.01) -> Allocation | None:
+    """Grow every node to the useful cores its server has free, where that gains more than
+    `min_gain` (relative, predicted); None if nothing changes. `extra_free` adds cores about to be
+    freed (evicted best-effort co-runners) per server."""
     assert w.allocation is not None
     cap = useful_cores(model)
     out, changed = [], False
@@ -50,7 +51,7 @@ def scale_in_place(state: ClusterState, w: WorkloadState, model: PerformanceMode
         s = state.servers.get(a.server_id)
         free = (s.free_cores if s is not None and s.schedulable else 0) + (extra_free or {}).get(a.server_id, 0)
         cores = min(cap, a.cores + max(free, 0))
-        if cores > a.cores and model.up(cores) > model.up(a.cores) * 1.01:
+        if cores > a.cores and model.up(cores) > model.up(a.cores) * (1.0 + min_gain):
             changed = True
             out.append(Assignment(server_id=a.server_id, cores=cores, memory_gb=a.memory_gb))
         else:

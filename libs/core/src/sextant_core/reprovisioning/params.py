@@ -233,6 +233,27 @@ class AdaptationParams:
     # the gain must repay the cost: predicted gain (performance-seconds over the remaining time)
     # ≥ `repay_factor` × cost (performance-seconds lost while moving)
     repay_factor: float = 2.0
+    # [IMPL CHOICE] ladder 8.10: the re-plan that follows a reclassification (`Adaptive.replan`)
+    # keeps the workload where it runs unless the planner's proposal is predicted better by at
+    # least `replan_min_gain` (relative, on the new classification's estimate of platform and
+    # cores) and the gain repays the move (`ladder.repays`); a proposal on the same servers is
+    # taken only when it grows the allocation, and no proposal (no room) keeps it running where it
+    # is. None (≤ 8.8): the planner's proposal is taken as it is. Measured need: on
+    # paragon-local-phases seed 1 (8.8), 17 workloads met their QoS without adaptation and not
+    # with it; 14 of them had been re-planned onto other servers after a reclassification (mostly
+    # slower platforms: the planner takes a server that meets the re-classified target), 1 onto
+    # fewer cores, 7 also migrated by the ladder (docs/adaptation/phases.md, "Ladder 8.10").
+    replan_min_gain: float | None = None
+    # [IMPL CHOICE] ladder 8.10, batch workloads (`step_kinds`): the migrate rung moves only for a
+    # predicted gain of at least `migrate_min_gain` (relative; 0: any gain that repays, ≤ 8.8),
+    # and the in-place scale-up grows only for a predicted gain of at least `scale_up_min_gain`
+    # (relative; ≤ 8.8: 1 %). The estimates are the classification's, whose error between
+    # platforms and core counts is larger than 1 %: measured need on paragon-local-phases seed 1
+    # (after the re-plan rule) — a migrate at ratio 0.90 vs estimate 0.89 moved a workload off the
+    # best platform (0.997 → 0.764 of its ideal); in-place scale-ups of single-threaded workloads
+    # to 4–7 cores held the cores arrivals waited for.
+    migrate_min_gain: float = 0.0
+    scale_up_min_gain: float = 0.01
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
     # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
