@@ -137,3 +137,23 @@ def test_a_measured_zero_reaches_the_analogs_as_a_censored_column() -> None:
     # a column measured 0 once and positive once is known, not censored
     _, _, zeros2 = _model_entries(m, 3, {"c1": 3.0, "c4": 10.0}, [("c1", 0.0), ("c1", 3.0), ("c4", 10.0)])
     assert len(zeros2) == 0
+
+
+def test_the_anchored_offset_ignores_an_entry_near_the_bound() -> None:
+    # a service row is capacity minus a constant: with capacity 1, 4, 8 (×1 000) and a constant of
+    # 990, one core serves 10, four 3 010, eight 7 010. The analog (constant 0) and the new row
+    # agree at 4 and 8 cores up to the bound; the mean offset of ln-entries is dragged by the
+    # 1-core entry, the anchored one is the 4-core entry's
+    analog = [[math.log(1000.0), math.log(4000.0), math.log(8000.0), math.log(8000.0)]]
+    bk = _bank(analog)
+    cols, vals = np.array([0, 1]), np.array([math.log(10.0), math.log(3010.0)])
+    truth = math.log(7010.0)
+    p2 = AnalogParams(tau=0.05, beta=None, mix=0.0)
+    p3 = AnalogParams(tau=0.05, beta=None, mix=0.0, anchor=True)
+    e2 = analogs.estimate(bk, cols, vals, *FM, p2)
+    e3 = analogs.estimate(bk, cols, vals, *FM, p3)
+    assert _rel(e2[2], truth) > 0.8  # predicted ~0.1 of the truth
+    assert _rel(e3[2], truth) < 0.2
+    # a multiplicative row: the same estimate either way
+    m = np.array([math.log(2000.0), math.log(8000.0)])
+    np.testing.assert_allclose(analogs.estimate(bk, cols, m, *FM, p3)[2], analogs.estimate(bk, cols, m, *FM, p2)[2])

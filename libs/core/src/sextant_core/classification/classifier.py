@@ -187,7 +187,7 @@ def _model_entries(matrix: Matrix, n_columns: int, known: dict[str, float], obse
 
 def _other(fits: dict[Classification, dict[str, float]], cls: Classification) -> dict[str, float]:
     """Row id -> summed log weight of the workload's matrices other than `cls` (those with a fit);
-    a row absent from one of them gets `analogs._NO_EVIDENCE` there."""
+    a row absent from one of them gets `analogs.NO_EVIDENCE` there."""
     others = [f for c, f in fits.items() if c is not cls and f]
     ids = sorted({i for f in others for i in f})
     return {i: math.fsum(f.get(i, analogs.NO_EVIDENCE) for f in others) for i in ids}

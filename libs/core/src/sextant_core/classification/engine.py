@@ -96,16 +96,16 @@ ENGINE_VERSIONS: dict[str, EngineParams] = {
                                ("scale_out/service", AnalogParams(tau=0.02, beta=1.0, mix=0.5)),
                                ("heterogeneity/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2)))),
     # 3: engine 2 plus, where the twin's seeds 1–5 measured better (docs/classification/reference.md),
-    # the workload's censored (0) entries, collapse candidates, the shrunk level offset and the
-    # evidence of the workload's other matrices (`analogs`)
+    # the workload's censored (0) entries, collapse candidates, the anchored or shrunk level offset
+    # and the evidence of the workload's other matrices (`analogs`)
     "3": EngineParams(analogs=(("scale_up/batch", AnalogParams(tau=0.02, beta=0.3, mix=0.2)),
                                ("heterogeneity/batch", AnalogParams(tau=0.08, beta=0.1, mix=0.2, shrink=True,
                                                                     joint=0.1)),
                                ("scale_up/analytics", AnalogParams(tau=0.02, beta=0.3, mix=0.2)),
                                ("scale_out/analytics", AnalogParams(tau=0.15, beta=None, mix=0.5)),
                                ("heterogeneity/analytics", AnalogParams(tau=0.15, beta=None, mix=0.8)),
-                               ("scale_up/service", AnalogParams(tau=0.03, beta=0.3, mix=0.1, zero_penalty=5.0,
-                                                                 joint=0.1)),
+                               ("scale_up/service", AnalogParams(tau=0.05, beta=0.3, mix=0.1, zero_penalty=5.0,
+                                                                 joint=0.1, anchor=True)),
                                ("scale_out/service", AnalogParams(tau=0.02, beta=1.0, mix=0.5)),
                                ("heterogeneity/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2, zero_penalty=5.0,
                                                                       collapse=3.0, collapse_depth=7.0)))),
