@@ -26,7 +26,7 @@ not from its centre, so this estimator changes both:
   under the weights w/t (`weighted_relative_median`), the estimator of the reference
   (`sextant_sim.refestimator`); a plain median would sit above it whenever the posterior is wide.
 
-Engine 3 adds three rules, each off by default (engine 2's parameters and tags unchanged):
+Engine 3 adds five rules, each off by default (engine 2's parameters and tags unchanged):
 
 * **Censored entries** (`AnalogParams.zero_penalty`). A performance measurement of 0 (a service
   that serves nothing within its latency bound on that configuration or platform) cannot enter a
@@ -47,8 +47,8 @@ Engine 3 adds three rules, each off by default (engine 2's parameters and tags u
   is evidence of the new row's.
 * **Evidence from the workload's other matrices** (`AnalogParams.joint`, `evidence`). Every
   matrix of a workload is a row with the same id (`WorkloadClassified` appends one row per
-  matrix; the offline seeds too), so an analog's fit in the other matrices (its scale-up shape,
-  its interference scores) says whether it is the same kind of workload:
+  matrix; the offline seeds too), so an analog's fit in the other performance matrices with an
+  analog fold-in (its scale-up shape, its platforms) says whether it is the same kind of workload:
   ``log w += joint · Σ_other matrices (log w_other − max log w_other)``.
 * **Collapse candidates** (`AnalogParams.collapse`). An analog with every observed column that
   *lacks* the hidden cell (in practice: it measured 0 there — served nothing within its bound)
