@@ -123,9 +123,10 @@ def test_engine_version_1_is_the_old_default() -> None:
     assert v2.tag() != EngineParams().tag()
 
 
-def test_sextant_8_classifies_with_engine_2_and_earlier_versions_with_engine_1() -> None:
+def test_sextant_8_2_classifies_with_engine_3_8_with_2_and_earlier_versions_with_engine_1() -> None:
     from sextant_core.profiles import policy_set
 
-    assert policy_set("sextant").classifier.params == ENGINE_VERSIONS["2"]  # type: ignore[attr-defined]
+    assert policy_set("sextant").classifier.params == ENGINE_VERSIONS["3"]  # type: ignore[attr-defined]
+    assert policy_set("sextant@8").classifier.params == ENGINE_VERSIONS["2"]  # type: ignore[attr-defined]
     for name in ("sextant@7", "sextant@6.1", "paragon", "reservation-paragon"):
         assert policy_set(name).classifier.params == ENGINE_VERSIONS["1"], name  # type: ignore[attr-defined]

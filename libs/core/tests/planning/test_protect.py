@@ -92,8 +92,11 @@ def test_when_every_row_breaks_a_resident_waive_places_and_closest_defers() -> N
 
 def test_the_versions_are_kept() -> None:
     now = policy_set("sextant")
-    assert now.version == "8" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert now.version == "8.2" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
     assert not now.admission.params.class_fifo  # type: ignore[attr-defined]
+    eight = policy_set("sextant@8")  # the same planner and admission, classification engine 2
+    assert eight.planner.params == now.planner.params  # type: ignore[attr-defined]
+    assert not eight.admission.params.class_fifo  # type: ignore[attr-defined]
     seven = policy_set("sextant@7")
     assert seven.planner.params.residents == "protect" and seven.admission.params.class_fifo  # type: ignore[attr-defined]
     for v in ("6.1", "6", "5.1"):

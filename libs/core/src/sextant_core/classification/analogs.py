@@ -26,7 +26,38 @@ not from its centre, so this estimator changes both:
   under the weights w/t (`weighted_relative_median`), the estimator of the reference
   (`sextant_sim.refestimator`); a plain median would sit above it whenever the posterior is wide.
 
-Pure and deterministic (no randomness; fixed operation order). Cost: O(analogs × columns) per row.
+Engine 3 adds five rules, each off by default (engine 2's parameters and tags unchanged):
+
+* **Censored entries** (`AnalogParams.zero_penalty`). A performance measurement of 0 (a service
+  that serves nothing within its latency bound on that configuration or platform) cannot enter a
+  log-space row, so the knowledge base drops it (`Matrix.rejected`); a dense row therefore lacks a
+  cell where it measured nothing. The new row's own 0s (`zeros`) are evidence of its shape: an
+  analog that *has* a value where the new row served nothing gets ``log w −= zero_penalty``
+  per such column, so the analogs that also collapsed there (and lack the cell) lead.
+* **Anchored level offset** (`AnalogParams.anchor`). The analog's prediction uses the offset at
+  the row's *largest* observed entry instead of the mean over the entries (the weights keep the
+  mean's misfit). A multiplicative row gives the same offset either way; a row near a bound — a
+  service's QPS within its latency bound is capacity minus a constant, so its smallest
+  configuration may serve 1 % of the next one — has a small entry whose log is dominated by the
+  bound, and the mean offset dragged every hidden cell down with it (measured: memcached-large
+  rows with 113 QPS on 1 core and 42 800 on 4 were predicted 13 500 on 8 cores, truth 75 800).
+* **Shrunk level offset** (`AnalogParams.shrink`, with β). The analog's prediction uses the
+  posterior mean of the level offset under the level prior, ``b_r · (k/τ²) / (k/τ² + 1/β²)``
+  (k observed columns), instead of the raw mean: where rows share one unit the analog's own level
+  is evidence of the new row's.
+* **Evidence from the workload's other matrices** (`AnalogParams.joint`, `evidence`). Every
+  matrix of a workload is a row with the same id (`WorkloadClassified` appends one row per
+  matrix; the offline seeds too), so an analog's fit in the other performance matrices with an
+  analog fold-in (its scale-up shape, its platforms) says whether it is the same kind of workload:
+  ``log w += joint · Σ_other matrices (log w_other − max log w_other)``.
+* **Collapse candidates** (`AnalogParams.collapse`). An analog with every observed column that
+  *lacks* the hidden cell (in practice: it measured 0 there — served nothing within its bound)
+  is evidence that the new row collapses there too; the engine-2 posterior dropped it. Engine 3
+  keeps those analogs' weight (times ``exp(−collapse)``) as one candidate ``collapse_depth``
+  log units below the row's lowest entry. Under the relative error a candidate near 0 pulls the
+  point estimate down to it: the loss of predicting ~0 is at most 100 %, that of predicting
+  thousands where the truth is a few units is unbounded (measured on the twin's services: one
+  cell of truth 0.8 QPS predicted at 2 700 made 97 % of a seed's heterogeneity error).
 """
 
 from __future__ import annotations
@@ -44,6 +75,7 @@ BoolArray = NDArray[np.bool_]
 
 _QUANTILES = 16
 _Z = ndtri((np.arange(_QUANTILES) + 0.5) / _QUANTILES)  # standard-normal quantiles of the factor model's share
+NO_EVIDENCE = -50.0  # log weight of a row the other matrices have no fit for (absent there)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +86,22 @@ class AnalogParams:
     tau: float = 0.02
     beta: float | None = None
     mix: float = 0.2
+    zero_penalty: float | None = None  # engine 3: censored entries of the new row (None: ignored)
+    shrink: bool = False  # engine 3: the level offset shrunk under the β prior
+    joint: float = 0.0  # engine 3: weight of the workload's other matrices' evidence
+    anchor: bool = False  # engine 3: the level offset taken at the row's largest entry
+    collapse: float | None = None  # engine 3: log-weight penalty of the collapse candidate (None: none)
+    collapse_depth: float = 7.0  # engine 3: the collapse candidate, in log units below the row's lowest entry
 
     def tag(self) -> str:
-        return f"an:tau={self.tau!r}:beta={self.beta!r}:mix={self.mix!r}"
+        """Engine 2's tag for engine 2's fields (a changed tag would change no model, but keeps
+        the version strings of recorded decisions as they were)."""
+        return (f"an:tau={self.tau!r}:beta={self.beta!r}:mix={self.mix!r}"
+                + (f":zp={self.zero_penalty!r}" if self.zero_penalty is not None else "")
+                + (":shrink" if self.shrink else "")
+                + (f":joint={self.joint!r}" if self.joint else "")
+                + (":anchor" if self.anchor else "")
+                + (f":collapse={self.collapse!r}/{self.collapse_depth!r}" if self.collapse is not None else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +110,15 @@ class AnalogBank:
 
     y: FloatArray
     mask: BoolArray
+    ids: tuple[str, ...] = ()  # row ids (the same workload's rows in other matrices share them)
 
 
-def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3) -> AnalogBank:
+def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3, ids: list[str] | None = None) -> AnalogBank:
     """The rows of (y, mask) with at least `min_entries` observed cells (a row needs its observed
     columns and the hidden one: a 2-entry row is never an analog of a 2-entry row)."""
     keep = mask.sum(axis=1) >= min_entries
-    return AnalogBank(y=np.where(mask[keep], y[keep], 0.0), mask=mask[keep].copy())
+    kept = tuple(ids[i] for i in np.flatnonzero(keep)) if ids is not None else ()
+    return AnalogBank(y=np.where(mask[keep], y[keep], 0.0), mask=mask[keep].copy(), ids=kept)
 
 
 def weighted_relative_median(z: FloatArray, w: FloatArray) -> float:
@@ -84,37 +131,79 @@ def weighted_relative_median(z: FloatArray, w: FloatArray) -> float:
     return float(z[o][int(np.searchsorted(c, 0.5 * c[-1]))])
 
 
-def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: FloatArray, fm_std: FloatArray,
-             params: AnalogParams) -> FloatArray:
-    """Model-space estimate of every column of a new row observed at `columns` (`values`), given
-    the factor model's predictive mean and std per column. Observed columns are returned as the
-    factor model has them (the caller keeps the measured values)."""
-    n = len(fm_mean)
-    out = np.array(fm_mean, dtype=np.float64, copy=True)
+def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta: float | None,
+         zeros: IntArray | None, zero_penalty: float | None
+         ) -> tuple[BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
+    """(usable rows, log weight, level offset per bank row, observed columns, their values) of a
+    new row observed at `columns`; None when no bank row has every observed column (or a column
+    is unknown)."""
     cols = np.asarray(columns, dtype=np.int64)
     if len(cols) == 0 or b.y.shape[0] == 0:
-        return out
+        return None
     uniq = np.unique(cols)
-    obs = np.array([float(np.mean(values[cols == c])) for c in uniq])
-    width = b.y.shape[1]
-    inside = uniq < width
-    if not inside.all():  # a column no analog has: no analog has all the observed columns
-        return _fm_only(out, fm_mean, fm_std)
-    ok = b.mask[:, uniq].all(axis=1)
+    if not (uniq < b.y.shape[1]).all():  # a column no analog has: no analog has all the observed columns
+        return None
+    ok: BoolArray = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
     if not ok.any():
-        return _fm_only(out, fm_mean, fm_std)
-    ya, ma = b.y[ok], b.mask[ok]
-    d = obs[None, :] - ya[:, uniq]
+        return None
+    obs = np.array([float(np.mean(values[cols == c])) for c in uniq])
+    d = obs[None, :] - b.y[:, uniq]
     off = d.mean(axis=1)
-    lw = -((d - off[:, None]) ** 2).sum(axis=1) / (2.0 * params.tau ** 2)
-    if params.beta is not None:
-        lw = lw - off ** 2 / (2.0 * params.beta ** 2)
+    lw = -((d - off[:, None]) ** 2).sum(axis=1) / (2.0 * tau ** 2)
+    if beta is not None:
+        lw = lw - off ** 2 / (2.0 * beta ** 2)
+    if zero_penalty is not None and zeros is not None:
+        for j in np.unique(np.asarray(zeros, dtype=np.int64)):
+            if j < b.mask.shape[1]:  # an analog that served something where the new row served nothing
+                lw = lw - zero_penalty * b.mask[:, j]
+    return ok, lw, off, uniq, obs
+
+
+def evidence(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta: float | None = None,
+             zeros: IntArray | None = None, zero_penalty: float | None = None) -> dict[str, float]:
+    """Row id -> log weight (0 for the best) of every bank row with the observed columns: how well
+    each known workload fits the new row in this matrix (`AnalogParams.joint`)."""
+    fit = _fit(b, columns, values, tau, beta, zeros, zero_penalty)
+    if fit is None or not b.ids:
+        return {}
+    ok, lw, _, _, _ = fit
+    top = float(lw[ok].max())
+    return {b.ids[i]: float(lw[i] - top) for i in np.flatnonzero(ok)}
+
+
+def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: FloatArray, fm_std: FloatArray,
+             params: AnalogParams, zeros: IntArray | None = None,
+             other: dict[str, float] | None = None) -> FloatArray:
+    """Model-space estimate of every column of a new row observed at `columns` (`values`), given
+    the factor model's predictive mean and std per column. Observed columns are returned as the
+    factor model has them (the caller keeps the measured values). `zeros`: columns where the new
+    row measured 0 (used with `zero_penalty`; estimated like any hidden cell); `other`: row id ->
+    summed log weight of the workload's other matrices (used with `joint`; absent rows: 0)."""
+    n = len(fm_mean)
+    out = np.array(fm_mean, dtype=np.float64, copy=True)
+    fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
+    if fit is None:
+        return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
+    ok, lw, off, uniq, obs = fit
+    if params.anchor:  # the offset at the largest entry (weights keep the mean offset's misfit)
+        j = int(np.argmax(obs))
+        off = obs[j] - b.y[:, uniq[j]]
+    if params.shrink and params.beta is not None:
+        k = len(uniq) / params.tau ** 2
+        off = off * (k / (k + 1.0 / params.beta ** 2))
+    if params.joint and other and b.ids:
+        lw = lw + params.joint * np.array([other.get(i, 0.0) for i in b.ids])
+    width = b.y.shape[1]
+    ya, ma, lw, off = b.y[ok], b.mask[ok], lw[ok], off[ok]
     seen = set(int(c) for c in uniq)
     for i in range(n):
         if i in seen:
             continue
         fz = fm_mean[i] + fm_std[i] * _Z if np.isfinite(fm_std[i]) else np.full(1, fm_mean[i])
         has = ma[:, i] if i < width else np.zeros(len(lw), dtype=bool)
+        if params.collapse is not None and i < width:
+            out[i] = _with_collapse(ya[has, i] + off[has], lw, has, float(obs.min()), fz, params)
+            continue
         if not has.any():
             out[i] = weighted_relative_median(fz, np.full(len(fz), 1.0 / len(fz)))
             continue
@@ -125,6 +214,24 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
         ww = np.concatenate([(1.0 - params.mix) * w, np.full(len(fz), params.mix / len(fz))])
         out[i] = weighted_relative_median(z, ww)
     return out
+
+
+def _with_collapse(z: FloatArray, lw: FloatArray, has: BoolArray, lowest: float, fz: FloatArray,
+                   params: AnalogParams) -> float:
+    """The relative-error point of a hidden cell whose posterior also holds the analogs that lack
+    it: together they are one candidate ``collapse_depth`` below the row's lowest entry, with
+    their weight times ``exp(−collapse)`` (`AnalogParams.collapse`)."""
+    w_all = np.exp(lw - lw.max())
+    w = w_all[has]
+    lack = float(w_all[~has].sum()) * float(np.exp(-(params.collapse or 0.0)))
+    if lack > 0:
+        z = np.concatenate([z, [lowest - params.collapse_depth]])
+        w = np.concatenate([w, [lack]])
+    if w.sum() <= 0:
+        return weighted_relative_median(fz, np.full(len(fz), 1.0 / len(fz)))
+    w = w / w.sum()
+    return weighted_relative_median(np.concatenate([z, fz]),
+                                    np.concatenate([(1.0 - params.mix) * w, np.full(len(fz), params.mix / len(fz))]))
 
 
 def _fm_only(out: FloatArray, fm_mean: FloatArray, fm_std: FloatArray) -> FloatArray:

@@ -75,38 +75,24 @@ class CollaborativeClassifier(RetrainingClassifier):
 
     # --- classification --------------------------------------------------------------------
 
-    def estimate(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]]
-                 ) -> tuple[dict[str, float], float, str]:
-        """(column -> raw estimate, confidence 0..1, model version) for one matrix row."""
-        meas: dict[str, list[float]] = {}
-        for col, v in observed:
-            if isinstance(v, int | float) and math.isfinite(v):
-                meas.setdefault(col, []).append(float(v))
-        known: dict[str, float] = {}
-        for col, vs in sorted(meas.items()):
-            mean = _mean_raw(vs, matrix)
-            if mean is not None:
-                known[col] = mean
+    def estimate(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]],
+                 other: dict[str, float] | None = None) -> tuple[dict[str, float], float, str]:
+        """(column -> raw estimate, confidence 0..1, model version) for one matrix row; `other`:
+        the workload's fit in its other matrices (`analogs.evidence`, engine 3's `joint`)."""
+        known = _known(matrix, observed)
         if matrix is None:
             return known, 0.0, "none"
         kind = matrix.normalisation
         model = model_for(matrix, self.params)
         if model is None:
             return dict(sorted(known.items())), 0.0, "none"
-        cols, vals = [], []
-        for col, val in known.items():
-            i = matrix.index.get(col)
-            if i is not None and i < model.n_columns:
-                cols.append(i)
-                vals.append(val)
-        z = forward(kind, np.array(vals)) if vals else np.zeros(0)
-        ci = np.array(cols, dtype=np.int64)
+        ci, z, zeros = _model_entries(matrix, model.n_columns, known, observed)
         est = fold_in(model, ci, z)
         point = est.mean
         ap = self.params.analog_params(matrix.key) if kind is Normalisation.LOG else None
         bk = analog_bank(matrix) if ap is not None else None
         if ap is not None and bk is not None:
-            point = analogs.estimate(bk, ci, z, est.mean, est.std, ap)
+            point = analogs.estimate(bk, ci, z, est.mean, est.std, ap, zeros=zeros, other=other)
         raw = backward(kind, point)
         conf = confidence(est.std, tolerance(kind))
         out: dict[str, float] = {}
@@ -122,6 +108,20 @@ class CollaborativeClassifier(RetrainingClassifier):
         fact = matrix.model
         return out, float(np.mean(confs)) if confs else 1.0, fact.version if fact is not None else "none"
 
+    def evidence(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]]) -> dict[str, float]:
+        """Row id -> log weight of the analog rows of a performance matrix given the workload's
+        entries there (`analogs.evidence`, with the matrix's analog parameters); empty where the
+        matrix has no analog fold-in or no model."""
+        ap = self.params.analog_params(matrix.key) if matrix is not None else None
+        if matrix is None or ap is None or matrix.normalisation is not Normalisation.LOG:
+            return {}
+        model = model_for(matrix, self.params)
+        bk = analog_bank(matrix)
+        if bk is None or model is None:
+            return {}
+        ci, z, zeros = _model_entries(matrix, model.n_columns, _known(matrix, observed), observed)
+        return analogs.evidence(bk, ci, z, ap.tau, ap.beta, zeros=zeros, zero_penalty=ap.zero_penalty)
+
     def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
         kb = state.knowledge
         kind = w.kind.value
@@ -129,10 +129,16 @@ class CollaborativeClassifier(RetrainingClassifier):
         rows: dict[Classification, dict[str, float]] = {}
         conf: dict[str, float] = {}
         versions: dict[str, str] = {}
+        joint = any(p.joint for _, p in self.params.analogs)
+        fits: dict[Classification, dict[str, float]] = {}
+        for cls in CLASSIFICATIONS if joint else ():
+            group = group_of(cls, kind)
+            fits[cls] = self.evidence(kb.matrix(cls, group), pending.get((cls, group), []))
         for cls in CLASSIFICATIONS:
             group = group_of(cls, kind)
             m = kb.matrix(cls, group)
-            values, c, version = self.estimate(m, pending.get((cls, group), []))
+            values, c, version = self.estimate(m, pending.get((cls, group), []),
+                                               _other(fits, cls) if joint else None)
             rows[cls] = values
             conf[cls.value] = round(c, 6)
             versions[f"{cls.value}/{group}"] = version
@@ -143,6 +149,48 @@ class CollaborativeClassifier(RetrainingClassifier):
         return Classified(scale_up=rows[Classification.SCALE_UP], scale_out=rows[Classification.SCALE_OUT],
                           heterogeneity=het, tolerated=tolerated, caused=caused, confidence=conf,
                           model_versions=versions)
+
+
+def _known(matrix: Matrix | None, observed: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """The measured cells a row can hold (duplicates averaged), by column."""
+    meas: dict[str, list[float]] = {}
+    for col, v in observed:
+        if isinstance(v, int | float) and math.isfinite(v):
+            meas.setdefault(col, []).append(float(v))
+    known: dict[str, float] = {}
+    for col, vs in sorted(meas.items()):
+        mean = _mean_raw(vs, matrix)
+        if mean is not None:
+            known[col] = mean
+    return known
+
+
+def _model_entries(matrix: Matrix, n_columns: int, known: dict[str, float], observed: Sequence[tuple[str, float]]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(column indices, normalised values) of the known cells in the model's columns, and the
+    columns of a performance row that measured exactly 0 and nothing else (censored entries)."""
+    cols, vals = [], []
+    for col, val in known.items():
+        i = matrix.index.get(col)
+        if i is not None and i < n_columns:
+            cols.append(i)
+            vals.append(val)
+    z = forward(matrix.normalisation, np.array(vals)) if vals else np.zeros(0)
+    zeros: list[int] = []
+    if matrix.normalisation is Normalisation.LOG:
+        for col in sorted({c for c, v in observed if v == 0.0 and c not in known}):
+            i = matrix.index.get(col)
+            if i is not None and i < n_columns:
+                zeros.append(i)
+    return np.array(cols, dtype=np.int64), z, np.array(zeros, dtype=np.int64)
+
+
+def _other(fits: dict[Classification, dict[str, float]], cls: Classification) -> dict[str, float]:
+    """Row id -> summed log weight of the workload's matrices other than `cls` (those with a fit);
+    a row absent from one of them gets `analogs.NO_EVIDENCE` there."""
+    others = [f for c, f in fits.items() if c is not cls and f]
+    ids = sorted({i for f in others for i in f})
+    return {i: math.fsum(f.get(i, analogs.NO_EVIDENCE) for f in others) for i in ids}
 
 
 def _mean_raw(values: Sequence[float], matrix: Matrix | None) -> float | None:

@@ -95,8 +95,22 @@ ENGINE_VERSIONS: dict[str, EngineParams] = {
                                ("scale_up/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2)),
                                ("scale_out/service", AnalogParams(tau=0.02, beta=1.0, mix=0.5)),
                                ("heterogeneity/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2)))),
+    # 3: engine 2 plus, where the twin's seeds 1–5 measured better (docs/classification/reference.md),
+    # the workload's censored (0) entries, collapse candidates, the anchored or shrunk level offset
+    # and the evidence of the workload's other matrices (`analogs`)
+    "3": EngineParams(analogs=(("scale_up/batch", AnalogParams(tau=0.02, beta=0.3, mix=0.2)),
+                               ("heterogeneity/batch", AnalogParams(tau=0.08, beta=0.1, mix=0.2, shrink=True,
+                                                                    joint=0.1)),
+                               ("scale_up/analytics", AnalogParams(tau=0.02, beta=0.3, mix=0.2)),
+                               ("scale_out/analytics", AnalogParams(tau=0.15, beta=None, mix=0.5)),
+                               ("heterogeneity/analytics", AnalogParams(tau=0.15, beta=None, mix=0.8)),
+                               ("scale_up/service", AnalogParams(tau=0.05, beta=0.3, mix=0.1, zero_penalty=5.0,
+                                                                 joint=0.1, anchor=True)),
+                               ("scale_out/service", AnalogParams(tau=0.02, beta=1.0, mix=0.5)),
+                               ("heterogeneity/service", AnalogParams(tau=0.05, beta=0.3, mix=0.2, zero_penalty=5.0,
+                                                                      collapse=3.0, collapse_depth=7.0)))),
 }
-CURRENT_ENGINE = "2"
+CURRENT_ENGINE = "3"
 
 
 def needs_retrain(matrix: Matrix, params: EngineParams) -> bool:
@@ -229,15 +243,17 @@ _BANKS: OrderedDict[tuple[str, str], AnalogBank] = OrderedDict()
 
 
 def analog_bank(matrix: Matrix) -> AnalogBank | None:
-    """The analog rows of the matrix's current model's row prefix (memoised by its digest)."""
+    """The analog rows of the matrix's current model's row prefix (memoised by its digest): rows
+    with ≥ 3 entries (≥ 5 in a score matrix, whose new rows have 4)."""
     fact = matrix.model
     if fact is None:
         return None
     key = (matrix.key, matrix.rows.digest_at(fact.rows))
     hit = _BANKS.get(key)
     if hit is None:
-        y, mask, _ = matrix.dense(fact.rows)
-        hit = _BANKS[key] = bank(y, mask)
+        y, mask, ids = matrix.dense(fact.rows)
+        # a score row of the default plan has 4 entries (2 ramps): the dense rows have 20
+        hit = _BANKS[key] = bank(y, mask, 5 if matrix.normalisation is Normalisation.SCORE else 3, ids=ids)
         while len(_BANKS) > _MEMO_SIZE:
             _BANKS.popitem(last=False)
     _BANKS.move_to_end(key)

@@ -46,24 +46,26 @@ from .sextant import SextantParams, SextantPlanner
 # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
 # 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`),
 # the as-close-as-possible choice guarded, the waived row the least shortfall (`SextantParams`), and
-# the classification engine's analog fold-in (engine 2, `ENGINE_OF`)
-VERSION = "8"
+# the classification engine's analog fold-in (engine 2, `ENGINE_OF`); 8.2: the planner of 8 with
+# classification engine 3 (censored entries, collapse candidates, the other matrices' evidence)
+VERSION = "8.2"
 PARAGON_VERSION = "5.1"
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
     VERSION: SextantParams(),
+    "8": SextantParams(),
     "7": SextantParams(closest_guard=False, resident_waive="fewest"),
     "6.1": SextantParams(residents="d1", closest_guard=False, resident_waive="fewest"),
     "6": SextantParams(scale_out_memory="request", residents="d1", closest_guard=False, resident_waive="fewest"),
     "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1", closest_guard=False,
                          resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
-ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False)}
+ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False), "8": ArqParams(class_fifo=False)}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
 # versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
-ENGINE_OF: dict[str, str] = {VERSION: "2"}
+ENGINE_OF: dict[str, str] = {VERSION: "3", "8": "2"}
 
 
 def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:
