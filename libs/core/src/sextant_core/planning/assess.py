@@ -30,7 +30,7 @@ from ..state.model import ClusterState, WorkloadState
 from .arrays import FloatArray
 from .model import PerformanceModel, model_for
 from .residual import ResidualIndex
-from .targets import Requirement, requirement
+from .targets import UNIT_BAND, Requirement, requirement
 
 PRESSURE = "pressure"  # (n, S): what the residents put on a newcomer (`ResidualIndex.pressure`)
 FACTOR = "interference_factor"  # (n,): the newcomer's predicted interference factor f(s)
@@ -48,12 +48,36 @@ class SizingParams:
     resident_headroom: float = 1.0  # κ of the residual index: residents kept at ≤ κ · tolerance
     plateau: float = 0.04  # scale-up gains below this are noise (`model.flatten_plateau`)
     per_core: bool = True  # per-core sources felt as the heaviest co-runner (`residual.py`)
+    # how rows not in the target's units are recognised (`targets.py`): "wide" (planner 8 and
+    # older) = a factor of `UNIT_MISMATCH` for every target; "kind" (8.1) = `UNIT_BAND` for
+    # throughput and time targets, and a multi-node kind's relative requirement from its
+    # requested allocation (`requirement_of`)
+    units: str = "kind"
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
             raise ValueError("margin >= 0, alpha > 0 and memory_headroom > 0 are required")
         if not 0 < self.resident_headroom <= 1:
             raise ValueError("resident_headroom must be in (0, 1]")
+        if self.units not in ("wide", "kind"):
+            raise ValueError(f"units must be 'wide' or 'kind', not {self.units!r}")
+
+
+MULTI_NODE_KINDS = frozenset({"analytics", "service"})
+
+
+def requirement_of(model: PerformanceModel, w: WorkloadState, at: float, params: SizingParams) -> Requirement:
+    """The requirement of `w` at `at` (`targets.requirement`) with `params.units`' reading of
+    rows not in the target's units: "wide" — one band, and a relative requirement from the best
+    node at the requested cores; "kind" — `UNIT_BAND` for non-rate targets, and for a multi-node
+    kind the requested allocation's predicted aggregate (`PerformanceModel.best_allocation`)."""
+    own = w.requested_cores or model.reference_cores
+    if params.units == "wide":
+        return requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
+                           margin=params.margin, best_requested=model.best_at(own))
+    best = model.best_allocation(own) if w.kind.value in MULTI_NODE_KINDS else model.best_at(own)
+    return requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
+                       margin=params.margin, best_requested=best, unit_band=UNIT_BAND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +144,7 @@ class Assessor:
         table = self.table(state, w)
         max_cores = int(table.cap_cores.max()) if len(table) else 1
         model = self.model(state, w, max(max_cores, 1))
-        own = w.requested_cores or model.reference_cores
-        req = requirement(w.target, now=at, submitted_at=w.submitted_at, best_single=model.best_single,
-                          margin=p.margin, best_requested=model.best_at(own))
+        req = requirement_of(model, w, at, p)
         mem = (w.requested_memory_gb or 1.0) * p.memory_headroom
         request = request_for(w, 1, mem, seed=seed)
         exclude = w.workload_id if w.allocation else None

@@ -108,6 +108,21 @@ class PerformanceModel:
         """The best platform's prediction at `cores` (S(cores) × the best level)."""
         return self.up(cores) * max([*self.platform_factor.values(), self.default_factor])
 
+    def best_allocation(self, cores: int) -> float:
+        """The best platform's predicted aggregate for `cores` cores in all, spread the way
+        Quasar scales out (scale up first): n = ⌈cores / c_sat⌉ nodes of ⌈cores / n⌉ cores each,
+        c_sat the first core count at the top of the curve — E(n) · n · best level · S(⌈cores /
+        n⌉) (batch and services alike: the nodes are equal). One node: `best_at(cores)`."""
+        curve = self.curve
+        if len(curve) == 0 or cores <= 1:
+            return self.best_at(max(cores, 1))
+        c_sat = int(np.argmax(curve >= curve[-1])) + 1
+        n = -(-cores // c_sat)
+        if n <= 1:
+            return self.best_at(cores)
+        per_node = -(-cores // n)
+        return self.scale_out(n) * n * self.best_at(per_node)
+
     @property
     def best_single(self) -> float:
         """The best single-node prediction: the full curve on the best predicted platform."""

@@ -21,7 +21,8 @@ earlier version whose decisions differ (5.1: the ranked single-node choice), so 
 under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`);
 6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
 (`SextantParams.scale_out_memory`); 6.1 and earlier: no resident protection beyond D1
-(`SextantParams.residents`); 7 and earlier: ARQ's strict FIFO per class (`ARQ_VERSIONS`).
+(`SextantParams.residents`); 7 and earlier: ARQ's strict FIFO per class (`ARQ_VERSIONS`); 8 and
+earlier: one unit band for every target (`SizingParams.units = "wide"`).
 `paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
@@ -38,7 +39,7 @@ from ..placement.table import TableIndex
 from ..policies import AdmitAll, Classifier, NoAdaptation, PolicySet, ProfilingPolicy
 from ..profiling.adaptive import AdaptiveProfilingPlan
 from ..profiling.plan import DefaultProfilingPlan
-from .assess import Assessor
+from .assess import Assessor, SizingParams
 from .greedy import GreedyParams
 from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
@@ -46,26 +47,33 @@ from .sextant import SextantParams, SextantPlanner
 # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
 # 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`),
 # the as-close-as-possible choice guarded, the waived row the least shortfall (`SextantParams`), and
-# the classification engine's analog fold-in (engine 2, `ENGINE_OF`); 8.2: the planner of 8 with
-# classification engine 3 (censored entries, collapse candidates, the other matrices' evidence)
-VERSION = "8.2"
+# the classification engine's analog fold-in (engine 2, `ENGINE_OF`)
+# 8.1: throughput and time targets read against rows of relative speed with a narrower band, and a
+# multi-node kind's relative requirement from its requested allocation (`SizingParams.units`);
+# 8.2: the planner of 8 with classification engine 3 (censored entries, collapse candidates, the
+# other matrices' evidence); 8.3: the planner of 8.1 with engine 3
+VERSION = "8.3"
 PARAGON_VERSION = "5.1"
+_WIDE = SizingParams(units="wide")  # the unit reading of planner 8 and older
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
     VERSION: SextantParams(),
-    "8": SextantParams(),
-    "7": SextantParams(closest_guard=False, resident_waive="fewest"),
-    "6.1": SextantParams(residents="d1", closest_guard=False, resident_waive="fewest"),
-    "6": SextantParams(scale_out_memory="request", residents="d1", closest_guard=False, resident_waive="fewest"),
-    "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1", closest_guard=False,
-                         resident_waive="fewest")}
+    "8.2": SextantParams(sizing=_WIDE),
+    "8.1": SextantParams(),
+    "8": SextantParams(sizing=_WIDE),
+    "7": SextantParams(sizing=_WIDE, closest_guard=False, resident_waive="fewest"),
+    "6.1": SextantParams(sizing=_WIDE, residents="d1", closest_guard=False, resident_waive="fewest"),
+    "6": SextantParams(sizing=_WIDE, scale_out_memory="request", residents="d1", closest_guard=False,
+                       resident_waive="fewest"),
+    "5.1": SextantParams(sizing=_WIDE, choice="rank", scale_out_memory="request", residents="d1",
+                         closest_guard=False, resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
-ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False), "8": ArqParams(class_fifo=False)}
+ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in (VERSION, "8.2", "8.1", "8")}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
 # versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
-ENGINE_OF: dict[str, str] = {VERSION: "3", "8": "2"}
+ENGINE_OF: dict[str, str] = {VERSION: "3", "8.2": "3", "8.1": "2", "8": "2"}
 
 
 def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:

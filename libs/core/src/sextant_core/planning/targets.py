@@ -32,6 +32,16 @@ predicted scale-up curve: on a flat curve measured with noise the top is the luc
 requirement read from it asks for more than the workload's own configuration can give (measured
 on the twin: most workloads became "as close as possible", docs/quality.md).
 `Requirement.relative` says so, and the trace records it.
+
+[IMPL CHOICE] planner 8.1 (`SizingParams.units = "kind"`): a factor of 10⁴ tells an instruction
+rate (10⁹) from rows of relative speed (≈ 1), but not a completion-time target (1/seconds: 10⁻³ to
+10⁻¹) nor a service's QPS (10² to 10⁵) from them — on quasar-ec2-200 with the estimate port every
+analytics job was sized to one core ("met") and most services spread over 17–25 one-core nodes
+("unreachable"). For those kinds the band is `UNIT_BAND` (20) instead: rows in the target's units
+predict one node within that factor of what the job needs (an analytics job's target is set from
+its own reference allocation, a service needs at most a few dozen nodes). And a relative
+requirement of a multi-node kind is 95 % of the predicted aggregate of its *requested*
+allocation (`PerformanceModel.best_allocation`), not of one node at the requested cores.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ from sextant_contracts.model import (
 
 QOS_FRACTION = 0.95
 UNIT_MISMATCH = 1e4
+UNIT_BAND = 20.0  # planner 8.1: the band of the non-rate kinds (module docstring)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +92,19 @@ def raw_requirement(target: Any, *, now: float, submitted_at: float) -> tuple[fl
 
 
 def requirement(target: Any, *, now: float, submitted_at: float, best_single: float,
-                margin: float = 0.0, best_requested: float | None = None) -> Requirement:
+                margin: float = 0.0, best_requested: float | None = None,
+                unit_band: float | None = None) -> Requirement:
     """The requirement of `target` at `now`; `best_single` = the best single-node prediction
     (used to recognise rows that are not in the target's units, see the module doc);
     `best_requested` = the best platform's prediction at the workload's requested cores, the base
-    of a relative requirement when given (else `best_single`)."""
+    of a relative requirement when given (else `best_single`); `unit_band` (planner 8.1): the
+    factor beyond which a throughput, completion-time or deadline requirement is read relative
+    (`UNIT_MISMATCH` when None, and always for an instruction rate)."""
     if margin < 0:
         raise ValueError("margin must be >= 0")
     r, kind = raw_requirement(target, now=now, submitted_at=submitted_at)
-    mismatch = math.isfinite(r) and best_single > 0 and not (1 / UNIT_MISMATCH <= r / best_single <= UNIT_MISMATCH)
+    band = UNIT_MISMATCH if unit_band is None or kind == "rate" else unit_band
+    mismatch = math.isfinite(r) and best_single > 0 and not (1 / band <= r / best_single <= band)
     relative = kind == "none" or r == 0.0 or mismatch
     if relative:
         r = QOS_FRACTION * (best_single if best_requested is None else best_requested)
