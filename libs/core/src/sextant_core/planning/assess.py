@@ -20,7 +20,11 @@ GiB per core), at least `min_node_memory_gb`. The twin's classification has no m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
+from sextant_contracts.model import Classification
 
 from ..placement.plugins.paragon_residual import RESIDUAL
 from ..placement.plugins.quasar_sizing import RATIO, SIZED, interference_factor, size_rows
@@ -48,10 +52,15 @@ class SizingParams:
     resident_headroom: float = 1.0  # κ of the residual index: residents kept at ≤ κ · tolerance
     plateau: float = 0.04  # scale-up gains below this are noise (`model.flatten_plateau`)
     per_core: bool = True  # per-core sources felt as the heaviest co-runner (`residual.py`)
+    # δ of `unmeasured_levels` (version 9): a platform whose level the workload's own profiling
+    # runs did not measure counts H(p) · (1 − δ) when placing (0: every level taken as predicted)
+    unmeasured_discount: float = 0.0
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
             raise ValueError("margin >= 0, alpha > 0 and memory_headroom > 0 are required")
+        if not 0.0 <= self.unmeasured_discount < 1.0:
+            raise ValueError("unmeasured_discount must be in [0, 1)")
         if not 0 < self.resident_headroom <= 1:
             raise ValueError("resident_headroom must be in (0, 1]")
 
@@ -128,13 +137,40 @@ class Assessor:
         exclude = w.workload_id if w.allocation else None
         pressure = self.residuals.pressure(state, table, exclude=exclude)
         factor = interference_factor(pressure, request.tolerated, p.alpha, p.slowdown_cap)
-        base = model.factors(table.platforms)[table.platform_code] * factor
+        levels = unmeasured_levels(model.factors(table.platforms), table.platforms, w, p.unmeasured_discount)
+        base = levels[table.platform_code] * factor
         sized, ratio = size_rows(base, req.value, model.curve, table.free_cores)
         residual = self.residuals.residual(state, table, exclude=exclude)
         cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio, PRESSURE: pressure, FACTOR: factor}
         per_core = mem / max(w.requested_cores or 1, 1)
         return Assessment(table=table.with_extra(cols), request=request, model=model, required=req,
                           base=base, memory_per_core=per_core)
+
+
+def measured_platforms(w: WorkloadState) -> frozenset[str]:
+    """The platforms whose heterogeneity entry `w`'s own profiling runs measured: those of its
+    heterogeneity runs and of its scale-up runs (the reference run gives the high-end platform's
+    entry, `classification.observations`)."""
+    return frozenset(r.platform for r in w.profile_runs
+                     if r.classification in (Classification.HETEROGENEITY, Classification.SCALE_UP))
+
+
+def unmeasured_levels(levels: FloatArray, platforms: Sequence[str], w: WorkloadState, discount: float) -> FloatArray:
+    """The levels H(p) the planner places with (version 9): a platform whose entry `w`'s profiling
+    measured keeps its level; any other counts H(p) · (1 − `discount`) — the planner prefers a
+    platform known to meet the target to one predicted to, and takes an unmeasured one only when
+    its prediction clears the target by the discount. Levels are unchanged when `discount` is 0,
+    when `w` has no profiling runs, or when its classification reports full heterogeneity
+    confidence (a classifier that knows every entry, e.g. the twin's estimate port): every entry
+    is then as good as measured. The requirement is not touched (`targets.requirement` reads the
+    undiscounted model)."""
+    c = w.classification
+    if discount <= 0 or not w.profile_runs or c is None or c.confidence.get("heterogeneity", 0.0) >= 1.0:
+        return levels
+    known = measured_platforms(w)
+    scale = np.array([1.0 if p in known else 1.0 - discount for p in platforms], dtype=np.float64)
+    out: FloatArray = levels * scale
+    return out
 
 
 def node_memory(a: Assessment, cores: int, nodes: int, min_gb: float) -> float:

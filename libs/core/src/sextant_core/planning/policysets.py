@@ -21,7 +21,8 @@ earlier version whose decisions differ (5.1: the ranked single-node choice), so 
 under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set("NAME@VERSION")`);
 6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
 (`SextantParams.scale_out_memory`); 6.1 and earlier: no resident protection beyond D1
-(`SextantParams.residents`); 7 and earlier: ARQ's strict FIFO per class (`ARQ_VERSIONS`).
+(`SextantParams.residents`); 7 and earlier: ARQ's strict FIFO per class (`ARQ_VERSIONS`); 8 and
+earlier: the papers' profiling plan (`PROFILING_OF`) and every predicted platform level taken as is.
 `paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
@@ -38,7 +39,7 @@ from ..placement.table import TableIndex
 from ..policies import AdmitAll, Classifier, NoAdaptation, PolicySet, ProfilingPolicy
 from ..profiling.adaptive import AdaptiveProfilingPlan
 from ..profiling.plan import DefaultProfilingPlan
-from .assess import Assessor
+from .assess import Assessor, SizingParams
 from .greedy import GreedyParams
 from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
@@ -46,24 +47,30 @@ from .sextant import SextantParams, SextantPlanner
 # 6: the satisficing single-node choice (`satisfice.py`); 6.1: scale-out node memory as checked;
 # 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`),
 # the as-close-as-possible choice guarded, the waived row the least shortfall (`SextantParams`), and
-# the classification engine's analog fold-in (engine 2, `ENGINE_OF`)
-VERSION = "8"
+# the classification engine's analog fold-in (engine 2, `ENGINE_OF`); 9: profiling at its budget —
+# the adaptive plan (`PROFILING_OF`) and unmeasured platform levels discounted when placing
+# (`SizingParams.unmeasured_discount`, docs/quality/profiling.md)
+VERSION = "9"
 PARAGON_VERSION = "5.1"
+# `SizingParams.unmeasured_discount` of version 9, chosen on paragon-ec2-2500 seeds 1–2 (QoS met,
+# docs/quality/profiling.md, "Sextant 9")
+UNMEASURED_DISCOUNT = 0.05
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
-    VERSION: SextantParams(),
+    VERSION: SextantParams(sizing=SizingParams(unmeasured_discount=UNMEASURED_DISCOUNT)),
+    "8": SextantParams(),
     "7": SextantParams(closest_guard=False, resident_waive="fewest"),
     "6.1": SextantParams(residents="d1", closest_guard=False, resident_waive="fewest"),
     "6": SextantParams(scale_out_memory="request", residents="d1", closest_guard=False, resident_waive="fewest"),
     "5.1": SextantParams(choice="rank", scale_out_memory="request", residents="d1", closest_guard=False,
                          resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
-ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False)}
+ARQ_VERSIONS: dict[str, ArqParams] = {VERSION: ArqParams(class_fifo=False), "8": ArqParams(class_fifo=False)}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
 # versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
-ENGINE_OF: dict[str, str] = {VERSION: "2"}
+ENGINE_OF: dict[str, str] = {VERSION: "2", "8": "2"}
 
 
 def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:
@@ -88,17 +95,21 @@ DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
 # paragon-ec2-2500 seeds 1–2 (QoS met): 1 → 0.288 / 0.270 (2 platforms + 6 sources), 4 → 0.338 /
 # 0.418, 20 → 0.385 / 0.448 (6 platforms + the 2 sources of the floor; a floor of 1 source: 0.376).
 ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
+# sextant version -> its profiling plan when none is passed (versions not listed: the papers' plan,
+# `DefaultProfilingPlan()`); 9: `ADAPTIVE_PROFILING`, at most 10 runs a workload
+PROFILING_OF: dict[str, ProfilingPolicy] = {VERSION: ADAPTIVE_PROFILING}
 
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
                        arq: ArqParams | None = None, name: str = "sextant",
                        profiling: ProfilingPolicy | None = None, version: str = VERSION) -> PolicySet:
-    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params` and
-    `arq` override that version's planner and admission parameters (`ARQ_VERSIONS`)."""
+    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params`, `arq`
+    and `profiling` override that version's planner, admission (`ARQ_VERSIONS`) and profiling plan
+    (`PROFILING_OF`)."""
     p = params or PLANNER_VERSIONS[version]
     arq = arq or ARQ_VERSIONS.get(version, ArqParams())
     assessor = Assessor(p.sizing)  # shared by admission and planning: one incremental index
-    return PolicySet(profile=name, version=version, profiling=profiling or DefaultProfilingPlan(),
+    return PolicySet(profile=name, version=version, profiling=profiling or PROFILING_OF.get(version, DefaultProfilingPlan()),
                      classifier=_classifier(classifier, ENGINE_OF.get(version, "1")),
                      admission=ArqAdmission(TargetAvailability(assessor), arq),
                      planner=SextantPlanner(p, assessor=assessor), reprovisioner=NoAdaptation())
