@@ -6,9 +6,10 @@ per workload, beside where it was placed (docs/quality/profiling.md, "Sextant 9"
 
 Per profile and seed, one twin run (`sextant_sim.runner.run_profile`), then per workload:
 A profile may carry tuning overrides, `NAME:key=value:...` (`sextant` at the current version
-with `discount` = `SizingParams.unmeasured_discount`, `plan` = `default|adaptive|dense`, `runs` =
+with `discount` = `SizingParams.unmeasured_discount`, `gate` = `SizingParams.slow_gate`, `plan` = `default|adaptive|dense`, `runs` =
 the adaptive plan's `max_runs`, `pw` = its `platform_weight`, `fs` = `floor_sources`,
-`fp` = `floor_platforms`, `choice` = `platform_choice`, `cov` = `coverage`): tuning runs, on seeds 1–5 only.
+`fp` = `floor_platforms`, `choice` = `platform_choice`, `cov` = `coverage`; `rel=1`, a hypothesis test for the whole
+process, reads every requirement relative: 95 % of the best predicted level): tuning runs, on seeds 1–5 only.
 
 - the rows it was classified with (the final state's `WorkloadClassified`) beside the port's
   noise-free rows (`EstimateSource.variant(0)`: the truth, bench-side only);
@@ -130,9 +131,15 @@ def variant_set(spec: str) -> Any:
     if not opts:
         return None
     kv = dict(o.split("=", 1) for o in opts)
+    if kv.get("rel") == "1":  # a hypothesis test, never a policy: every requirement read relative
+        from sextant_core.planning import targets  # (95 % of the best predicted), whatever its units
+
+        targets.UNIT_MISMATCH = 1.0 + 1e-12
     params = policysets.PLANNER_VERSIONS[kv.get("version", policysets.VERSION)]
     if "discount" in kv:
         params = replace(params, sizing=replace(params.sizing, unmeasured_discount=float(kv["discount"])))
+    if "gate" in kv:
+        params = replace(params, sizing=replace(params.sizing, slow_gate=float(kv["gate"])))
     plan = kv.get("plan", "default")
     profiling: Any = None
     if plan == "dense":

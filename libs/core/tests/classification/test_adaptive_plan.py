@@ -9,7 +9,13 @@ import pytest
 from sextant_contracts import events as ev
 from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 from sextant_core.decide import DecisionContext
-from sextant_core.profiling.adaptive import AdaptiveProfilingPlan, Candidate, covering, greedy, weighted_variance
+from sextant_core.profiling.adaptive import (
+    AdaptiveProfilingPlan,
+    Candidate,
+    covering,
+    greedy,
+    weighted_variance,
+)
 from sextant_core.profiling.plan import DefaultProfilingPlan
 from sextant_core.state import fold
 from sextant_core.testing.builders import server

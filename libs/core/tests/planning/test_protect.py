@@ -92,8 +92,10 @@ def test_when_every_row_breaks_a_resident_waive_places_and_closest_defers() -> N
 
 def test_the_versions_are_kept() -> None:
     now = policy_set("sextant")
-    assert now.version == "8" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert now.version == "9" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
     assert not now.admission.params.class_fifo  # type: ignore[attr-defined]
+    eight = policy_set("sextant@8")
+    assert eight.planner.params.residents == "protect" and not eight.admission.params.class_fifo  # type: ignore[attr-defined]
     seven = policy_set("sextant@7")
     assert seven.planner.params.residents == "protect" and seven.admission.params.class_fifo  # type: ignore[attr-defined]
     for v in ("6.1", "6", "5.1"):

@@ -7,7 +7,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from sextant_core.planning.assess import Assessor, SizingParams, measured_platforms, unmeasured_levels
+from sextant_core.planning.assess import (
+    Assessor,
+    SizingParams,
+    measured_platforms,
+    slow_levels,
+    unmeasured_levels,
+)
 from sextant_core.planning.sextant import SextantParams, SextantPlanner
 
 from .conftest import World, chosen, place
@@ -83,3 +89,36 @@ def test_an_unmeasured_platform_still_serves_when_the_measured_one_cannot() -> N
 def test_the_discount_is_checked() -> None:
     with pytest.raises(ValueError):
         SizingParams(unmeasured_discount=1.0)
+
+
+# --- the slow-platform gate (`slow_levels`) -------------------------------------------------------
+
+
+def _gated(gate: float) -> SextantPlanner:
+    return SextantPlanner(SextantParams(sizing=SizingParams(alpha=3.0, slow_gate=gate)))
+
+
+def test_a_platform_made_to_meet_by_more_cores_is_gated_when_it_is_slow() -> None:
+    # R = 12. a1 (A, level 10) has 1 free core: U(1) = 10 < 12. B's level is 8 (0.8 of A's): with
+    # 2 cores 0.8 · 18 = 14.4 meets R — the predicted scale-up makes a slow platform "meet". With
+    # a 5 % gate B counts 8 · 0.01: nothing meets, and the workload goes as close as possible
+    # (B or A, whichever predicts more) — never placed on B as if it met its target.
+    w = (World().server("a1", platform="A").server("b1", platform="B")
+         .workload("hog", on=(("a1", 7, 1.0),), ref="A")
+         .workload("new", target=ips(12), heterogeneity={"A": 10.0, "B": 8.0}, scale_up=UP))
+    st = w.state()
+    d8 = place(st, _gated(0.0))
+    assert chosen(d8) == (("b1", 2, 1.0),) and "as_close_as_possible" not in d8.events[0].trace.notes
+    d9 = place(st, _gated(0.05))
+    assert "as_close_as_possible" in d9.events[0].trace.notes
+
+
+def test_the_gate_keeps_platforms_within_it_and_needs_room() -> None:
+    w = _world({"A": 10.0, "B": 10.0}).state().workloads["new"]
+    levels = np.array([10.0, 9.6, 9.2])
+    room = np.array([True, True, True])
+    np.testing.assert_allclose(slow_levels(levels, room, w, 0.05), [10.0, 9.6, 0.092])
+    # the best level is read among the platforms with room only: without A's, B's 9.6 is the best
+    # and 9.2 is within 5 % of it
+    np.testing.assert_allclose(slow_levels(levels, np.array([False, True, True]), w, 0.05), [10.0, 9.6, 9.2])
+    assert slow_levels(levels, room, w, 0.0) is levels

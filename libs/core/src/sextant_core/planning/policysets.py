@@ -39,7 +39,7 @@ from ..placement.table import TableIndex
 from ..policies import AdmitAll, Classifier, NoAdaptation, PolicySet, ProfilingPolicy
 from ..profiling.adaptive import AdaptiveProfilingPlan
 from ..profiling.plan import DefaultProfilingPlan
-from .assess import Assessor, SizingParams
+from .assess import Assessor
 from .greedy import GreedyParams
 from .paragon import ParagonPlanner
 from .sextant import SextantParams, SextantPlanner
@@ -48,16 +48,15 @@ from .sextant import SextantParams, SextantPlanner
 # 7: resident protection (`protect.py`); 8: ARQ admits past its class queue (`ArqParams.class_fifo`),
 # the as-close-as-possible choice guarded, the waived row the least shortfall (`SextantParams`), and
 # the classification engine's analog fold-in (engine 2, `ENGINE_OF`); 9: profiling at its budget —
-# the adaptive plan (`PROFILING_OF`) and unmeasured platform levels discounted when placing
-# (`SizingParams.unmeasured_discount`, docs/quality/profiling.md)
+# the adaptive plan, ≤ 10 runs a workload (`PROFILING_OF`; docs/quality/profiling.md, "Sextant 9")
 VERSION = "9"
 PARAGON_VERSION = "5.1"
-# `SizingParams.unmeasured_discount` of version 9, chosen on paragon-ec2-2500 seeds 1–2 (QoS met,
-# docs/quality/profiling.md, "Sextant 9")
-UNMEASURED_DISCOUNT = 0.05
+# measured for version 9 on paragon-ec2-2500 seed 1 with the adaptive plan (QoS met 0.361; docs/
+# quality/profiling.md, "Sextant 9") and not adopted: `SizingParams.unmeasured_discount` 0.05 → 0.351,
+# 0.12 → 0.346; `SizingParams.slow_gate` 0.05 → 0.346; the coverage platform choice → 0.320
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
-    VERSION: SextantParams(sizing=SizingParams(unmeasured_discount=UNMEASURED_DISCOUNT)),
+    VERSION: SextantParams(),
     "8": SextantParams(),
     "7": SextantParams(closest_guard=False, resident_waive="fewest"),
     "6.1": SextantParams(residents="d1", closest_guard=False, resident_waive="fewest"),
