@@ -154,6 +154,18 @@ def test_the_registered_profile_uses_the_adaptive_plan() -> None:
     assert ADAPTIVE_PROFILING.max_runs == 10 and ADAPTIVE_PROFILING.platform_weight == 20.0
 
 
+def test_sextant_9_profiles_with_the_adaptive_plan_and_8_with_the_papers() -> None:
+    from sextant_core.planning.policysets import ADAPTIVE_PROFILING, DENSE_PROFILING
+    from sextant_core.profiles import policy_set
+
+    now = policy_set("sextant")
+    assert now.version == "9" and now.profiling is ADAPTIVE_PROFILING
+    for old in ("8", "7", "6.1"):  # logs recorded under them replay with the papers' plan
+        plan = policy_set(f"sextant@{old}").profiling
+        assert type(plan) is DefaultProfilingPlan and plan.entries == 2
+    assert policy_set("sextant-dense").profiling is DENSE_PROFILING  # a profile's own plan wins
+
+
 def test_the_remembered_prefix_is_a_fresh_scan() -> None:
     from sextant_core.profiling.adaptive import dense_prefix
 
