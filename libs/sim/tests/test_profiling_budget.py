@@ -1,4 +1,5 @@
-"""`sextant-adaptive-profiling` in the twin: within its budget, accounted, deterministic."""
+"""`sextant-adaptive-profiling` (the plan of `sextant` 9) in the twin: within its budget, accounted,
+deterministic."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _planned_runs(log: str) -> list[dict[str, object]]:
 
 def test_the_budget_holds_and_the_log_accounts_for_it(setup: Setup) -> None:
     res, log = _run(setup, PROFILE)
-    base, base_log = _run(setup, "sextant")
+    base, base_log = _run(setup, "sextant@8")  # the papers' plan (sextant 9 profiles as PROFILE does)
     s, b = res.summary, base.summary
     assert 0 < s["profiling_runs_per_workload"] <= 10.0  # the budget: at most 10 runs a workload
     assert s["profiling_runs_per_workload"] > b["profiling_runs_per_workload"]  # it buys more than the papers' 5

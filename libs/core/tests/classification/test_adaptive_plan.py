@@ -9,7 +9,13 @@ import pytest
 from sextant_contracts import events as ev
 from sextant_contracts.model import INTERFERENCE_SOURCES, Classification, WorkloadKind
 from sextant_core.decide import DecisionContext
-from sextant_core.profiling.adaptive import AdaptiveProfilingPlan, Candidate, greedy, weighted_variance
+from sextant_core.profiling.adaptive import (
+    AdaptiveProfilingPlan,
+    Candidate,
+    covering,
+    greedy,
+    weighted_variance,
+)
 from sextant_core.profiling.plan import DefaultProfilingPlan
 from sextant_core.state import fold
 from sextant_core.testing.builders import server
@@ -148,6 +154,18 @@ def test_the_registered_profile_uses_the_adaptive_plan() -> None:
     assert ADAPTIVE_PROFILING.max_runs == 10 and ADAPTIVE_PROFILING.platform_weight == 20.0
 
 
+def test_sextant_9_profiles_with_the_adaptive_plan_and_8_with_the_papers() -> None:
+    from sextant_core.planning.policysets import ADAPTIVE_PROFILING, DENSE_PROFILING
+    from sextant_core.profiles import policy_set
+
+    now = policy_set("sextant")
+    assert now.version == "9" and now.profiling is ADAPTIVE_PROFILING
+    for old in ("8", "7", "6.1"):  # logs recorded under them replay with the papers' plan
+        plan = policy_set(f"sextant@{old}").profiling
+        assert type(plan) is DefaultProfilingPlan and plan.entries == 2
+    assert policy_set("sextant-dense").profiling is DENSE_PROFILING  # a profile's own plan wins
+
+
 def test_the_remembered_prefix_is_a_fresh_scan() -> None:
     from sextant_core.profiling.adaptive import dense_prefix
 
@@ -164,3 +182,48 @@ def test_the_remembered_prefix_is_a_fresh_scan() -> None:
         got, fresh = plan.dense(m, cols), dense_prefix(m, cols)
         assert got is not None and got[1] == fresh[1] and np.array_equal(got[0], fresh[0])
         assert len(got[0]) == 10  # 9 seeds + x; y stops the scan, z comes after it
+
+
+# --- coverage: platforms for the chance that one measured platform is good (sextant 9) ---------
+
+
+def test_covering_takes_the_platform_good_where_the_high_end_is_not() -> None:
+    # 4 prior rows, ln(perf / perf_high) on platforms a, b, c. The high end is the best (good) in
+    # rows 0 and 1; row 2's best is b, row 3's best is c (a is close behind in both: within 5 %).
+    rows = np.log(np.array([[0.5, 0.5, 0.5],
+                            [0.6, 0.5, 0.5],
+                            [1.18, 1.2, 0.5],
+                            [1.18, 0.5, 1.2]]))
+    # the variance greedy would buy b or c (each varies most); a alone covers rows 2 and 3
+    assert covering(rows, [10, 10, 10], ["a", "b", "c"], coverage=1.0, good_within=0.05, most=3) == ["a"]
+    # within 1 % a is good nowhere: b and c are both needed
+    assert covering(rows, [10, 10, 10], ["a", "b", "c"], coverage=1.0, good_within=0.01, most=3) == ["b", "c"]
+    assert covering(rows, [10, 10, 10], ["a", "b", "c"], coverage=1.0, good_within=0.01, most=1) == ["b"]
+    # enough coverage already from the high end: nothing to buy
+    assert covering(rows, [10, 10, 10], ["a", "b", "c"], coverage=0.5, good_within=0.05, most=3) == []
+
+
+def test_covering_breaks_ties_by_the_cores_where_a_platform_is_good() -> None:
+    rows = np.log(np.array([[0.5, 0.5], [1.2, 1.2]]))  # a and b are good in row 1 alike
+    assert covering(rows, [10, 30], ["a", "b"], coverage=1.0, good_within=0.05, most=2) == ["b"]
+
+
+def test_the_coverage_plan_measures_the_good_platform_and_spends_the_rest_on_sources() -> None:
+    # S's ratio to H varies most (sd 0.5) but only M is ever better than H (+30 % in every row):
+    # the variance plan takes S first, the coverage plan M, and then sources
+    rng = np.random.default_rng(1)
+    events: list[ev.Event] = []
+    for i in range(12):
+        het = {"H": 1e9, "M": 1.3e9, "S": 1e9 * float(np.exp(0.5 * rng.normal() - 1.0)), "T": 0.5e9}
+        tol = {s: float(np.clip(50 + 20 * rng.normal(), 0, 100)) for s in SOURCES}
+        events += [ev.KnowledgeSeeded(at=0, classification=HET, group="batch", row_id=f"h{i}", values=het),
+                   ev.KnowledgeSeeded(at=0, classification=ITF, group="batch", row_id=f"i{i}", values=tol,
+                                      caused=tol)]
+    st, w = _state(seeded=events)
+    variance = AdaptiveProfilingPlan(platform_weight=20.0).plan(st, w, _ctx(2))
+    assert [r.column for r in variance if r.classification is HET][0] == "S"
+    runs = AdaptiveProfilingPlan(platform_choice="coverage").plan(st, w, _ctx(2))
+    assert [r.column for r in runs if r.classification is HET] == ["M"]
+    n = Counter(r.classification for r in runs)
+    # 2 scale-up runs, 1 platform, then sources while each removes ≥ 5 % (within the budget)
+    assert n[Classification.SCALE_UP] == 2 and n[HET] == 1 and n[ITF] > 2 and len(runs) <= 10

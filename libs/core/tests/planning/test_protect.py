@@ -92,11 +92,12 @@ def test_when_every_row_breaks_a_resident_waive_places_and_closest_defers() -> N
 
 def test_the_versions_are_kept() -> None:
     now = policy_set("sextant")
-    assert now.version == "8.3" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert now.version == "9" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
     assert not now.admission.params.class_fifo and now.planner.params.sizing.units == "kind"  # type: ignore[attr-defined]
     for v, units in (("8.2", "wide"), ("8.1", "kind"), ("8", "wide")):
         kept = policy_set(f"sextant@{v}")  # the same admission; planner 8 or 8.1; engine 3 or 2
         assert kept.planner.params.sizing.units == units and not kept.admission.params.class_fifo  # type: ignore[attr-defined]
+        assert kept.planner.params.residents == "protect"  # type: ignore[attr-defined]
     seven = policy_set("sextant@7")
     assert seven.planner.params.residents == "protect" and seven.admission.params.class_fifo  # type: ignore[attr-defined]
     for v in ("6.1", "6", "5.1"):

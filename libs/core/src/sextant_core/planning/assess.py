@@ -20,7 +20,11 @@ GiB per core), at least `min_node_memory_gb`. The twin's classification has no m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
+from sextant_contracts.model import Classification
 
 from ..placement.plugins.paragon_residual import RESIDUAL
 from ..placement.plugins.quasar_sizing import RATIO, SIZED, interference_factor, size_rows
@@ -53,10 +57,19 @@ class SizingParams:
     # throughput and time targets, and a multi-node kind's relative requirement from its
     # requested allocation (`requirement_of`)
     units: str = "kind"
+    # δ of `unmeasured_levels` (version 9): a platform whose level the workload's own profiling
+    # runs did not measure counts H(p) · (1 − δ) when placing (0: every level taken as predicted)
+    unmeasured_discount: float = 0.0
+    # g of `slow_levels` (version 9): a platform whose level is below (1 − g) × the best level among
+    # the platforms with room for the workload's cores cannot meet a relative QoS bar; it counts
+    # H(p) · `SLOW_FACTOR` when placing (0: off)
+    slow_gate: float = 0.0
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
             raise ValueError("margin >= 0, alpha > 0 and memory_headroom > 0 are required")
+        if not 0.0 <= self.unmeasured_discount < 1.0 or not 0.0 <= self.slow_gate < 1.0:
+            raise ValueError("unmeasured_discount and slow_gate must be in [0, 1)")
         if not 0 < self.resident_headroom <= 1:
             raise ValueError("resident_headroom must be in (0, 1]")
         if self.units not in ("wide", "kind"):
@@ -150,13 +163,70 @@ class Assessor:
         exclude = w.workload_id if w.allocation else None
         pressure = self.residuals.pressure(state, table, exclude=exclude)
         factor = interference_factor(pressure, request.tolerated, p.alpha, p.slowdown_cap)
-        base = model.factors(table.platforms)[table.platform_code] * factor
+        levels = unmeasured_levels(model.factors(table.platforms), table.platforms, w, p.unmeasured_discount)
+        if p.slow_gate > 0 and len(table):
+            want = w.requested_cores or model.reference_cores
+            room = np.zeros(len(table.platforms), dtype=np.bool_)
+            room[table.platform_code[table.cap_cores >= min(want, int(table.cap_cores.max()))]] = True
+            levels = slow_levels(levels, room, w, p.slow_gate)
+        base = levels[table.platform_code] * factor
         sized, ratio = size_rows(base, req.value, model.curve, table.free_cores)
         residual = self.residuals.residual(state, table, exclude=exclude)
         cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio, PRESSURE: pressure, FACTOR: factor}
         per_core = mem / max(w.requested_cores or 1, 1)
         return Assessment(table=table.with_extra(cols), request=request, model=model, required=req,
                           base=base, memory_per_core=per_core)
+
+
+def measured_platforms(w: WorkloadState) -> frozenset[str]:
+    """The platforms whose heterogeneity entry `w`'s own profiling runs measured: those of its
+    heterogeneity runs and of its scale-up runs (the reference run gives the high-end platform's
+    entry, `classification.observations`)."""
+    return frozenset(r.platform for r in w.profile_runs
+                     if r.classification in (Classification.HETEROGENEITY, Classification.SCALE_UP))
+
+
+def unmeasured_levels(levels: FloatArray, platforms: Sequence[str], w: WorkloadState, discount: float) -> FloatArray:
+    """The levels H(p) the planner places with (version 9): a platform whose entry `w`'s profiling
+    measured keeps its level; any other counts H(p) · (1 − `discount`) — the planner prefers a
+    platform known to meet the target to one predicted to, and takes an unmeasured one only when
+    its prediction clears the target by the discount. Levels are unchanged when `discount` is 0,
+    when `w` has no profiling runs, or when its classification reports full heterogeneity
+    confidence (a classifier that knows every entry, e.g. the twin's estimate port): every entry
+    is then as good as measured. The requirement is not touched (`targets.requirement` reads the
+    undiscounted model)."""
+    c = w.classification
+    if discount <= 0 or not w.profile_runs or c is None or c.confidence.get("heterogeneity", 0.0) >= 1.0:
+        return levels
+    known = measured_platforms(w)
+    scale = np.array([1.0 if p in known else 1.0 - discount for p in platforms], dtype=np.float64)
+    out: FloatArray = levels * scale
+    return out
+
+
+SLOW_FACTOR = 0.01  # a gated platform is never predicted to meet a target, and still ordered
+
+
+def slow_levels(levels: FloatArray, room: np.ndarray, w: WorkloadState, gate: float) -> FloatArray:
+    """The levels with every platform below (1 − `gate`) × the best level among the platforms with
+    `room` (those that can host the workload's cores) scaled by `SLOW_FACTOR` (version 9).
+
+    Paragon's QoS is 95 % of the performance on the best server configuration: a platform whose
+    per-core level is more than `gate` below the best cannot meet it, whatever cores the sizing
+    gives it (cores beyond the workload's threads do not help). An absolute target in the rows'
+    units lets such a platform through when the predicted scale-up curve over-estimates the
+    cores it would add (measured on paragon-ec2-2500 with the classification engine: most lost
+    workloads ran on platforms predicted slow, docs/quality/profiling.md). Unchanged when `w`'s
+    classification reports full heterogeneity confidence (the estimate port; true rows), as in
+    `unmeasured_levels`, or when no platform has room."""
+    c = w.classification
+    if gate <= 0 or c is None or c.confidence.get("heterogeneity", 0.0) >= 1.0 or not room.any():
+        return levels
+    top = float(levels[room].max())
+    if top <= 0:
+        return levels
+    out: FloatArray = np.where(levels < (1.0 - gate) * top, levels * SLOW_FACTOR, levels)
+    return out
 
 
 def node_memory(a: Assessment, cores: int, nodes: int, min_gb: float) -> float:

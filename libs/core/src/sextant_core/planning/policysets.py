@@ -22,7 +22,8 @@ under it still replays (`sextant_policy_set(version=...)`, `profiles.policy_set(
 6: a scale-out spread that ended on one node gave it the whole request's memory, unchecked
 (`SextantParams.scale_out_memory`); 6.1 and earlier: no resident protection beyond D1
 (`SextantParams.residents`); 7 and earlier: ARQ's strict FIFO per class (`ARQ_VERSIONS`); 8 and
-earlier: one unit band for every target (`SizingParams.units = "wide"`).
+earlier: one unit band for every target (`SizingParams.units = "wide"`), the papers' profiling plan
+(`PROFILING_OF`) and every predicted platform level taken as is.
 `paragon` and `reservation-paragon` are at `PARAGON_VERSION`.
 
 Hooks for the twin (`libs/sim`): `sextant_policy_set(classifier=...)`,
@@ -51,9 +52,13 @@ from .sextant import SextantParams, SextantPlanner
 # 8.1: throughput and time targets read against rows of relative speed with a narrower band, and a
 # multi-node kind's relative requirement from its requested allocation (`SizingParams.units`);
 # 8.2: the planner of 8 with classification engine 3 (censored entries, collapse candidates, the
-# other matrices' evidence); 8.3: the planner of 8.1 with engine 3
-VERSION = "8.3"
+# other matrices' evidence); 9: the planner of 8.1 with engine 3, profiling at its budget — the
+# adaptive plan, ≤ 10 runs a workload (`PROFILING_OF`; docs/quality/profiling.md, "Sextant 9")
+VERSION = "9"
 PARAGON_VERSION = "5.1"
+# measured for version 9 on paragon-ec2-2500 seed 1 with the adaptive plan (QoS met 0.361; docs/
+# quality/profiling.md, "Sextant 9") and not adopted: `SizingParams.unmeasured_discount` 0.05 → 0.351,
+# 0.12 → 0.346; `SizingParams.slow_gate` 0.05 → 0.346; the coverage platform choice → 0.320
 _WIDE = SizingParams(units="wide")  # the unit reading of planner 8 and older
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
@@ -98,17 +103,21 @@ DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
 # paragon-ec2-2500 seeds 1–2 (QoS met): 1 → 0.288 / 0.270 (2 platforms + 6 sources), 4 → 0.338 /
 # 0.418, 20 → 0.385 / 0.448 (6 platforms + the 2 sources of the floor; a floor of 1 source: 0.376).
 ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
+# sextant version -> its profiling plan when none is passed (versions not listed: the papers' plan,
+# `DefaultProfilingPlan()`); 9: `ADAPTIVE_PROFILING`, at most 10 runs a workload
+PROFILING_OF: dict[str, ProfilingPolicy] = {VERSION: ADAPTIVE_PROFILING}
 
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,
                        arq: ArqParams | None = None, name: str = "sextant",
                        profiling: ProfilingPolicy | None = None, version: str = VERSION) -> PolicySet:
-    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params` and
-    `arq` override that version's planner and admission parameters (`ARQ_VERSIONS`)."""
+    """`sextant` at `version` (a key of `PLANNER_VERSIONS`: KeyError otherwise); `params`, `arq`
+    and `profiling` override that version's planner, admission (`ARQ_VERSIONS`) and profiling plan
+    (`PROFILING_OF`)."""
     p = params or PLANNER_VERSIONS[version]
     arq = arq or ARQ_VERSIONS.get(version, ArqParams())
     assessor = Assessor(p.sizing)  # shared by admission and planning: one incremental index
-    return PolicySet(profile=name, version=version, profiling=profiling or DefaultProfilingPlan(),
+    return PolicySet(profile=name, version=version, profiling=profiling or PROFILING_OF.get(version, DefaultProfilingPlan()),
                      classifier=_classifier(classifier, ENGINE_OF.get(version, "1")),
                      admission=ArqAdmission(TargetAvailability(assessor), arq),
                      planner=SextantPlanner(p, assessor=assessor), reprovisioner=NoAdaptation())

@@ -19,6 +19,17 @@ greedy, variance-reducing choice of up to `max_runs` runs in total:
   `min_gain` of its matrix's prior `U`. At least the papers' `floor_platforms` platform and
   `floor_sources` sources are always taken (by the same order).
 
+**Coverage** (`platform_choice = "coverage"`, sextant 9's plan, beyond the variance greedy): the
+planner places on a platform whose level was measured (`planning.assess.unmeasured_levels`), and one
+platform known to meet the target is enough — it need not know the whole row. So the platforms are
+chosen first, for the chance that one of them is *good* for the workload: in each prior row a
+platform is good when its level is within `good_within` (5 %, the QoS margin) of that row's best;
+greedily the platform that makes the most prior rows have a good measured platform (the high-end
+one counts as measured), ties broken by its share of the cores times the share of rows where it is
+good, then by id; it stops when `coverage` of the rows have one, or at `max_platforms`. The
+remaining budget goes to the variance greedy over the interference sources (the source floor
+first).
+
 Without enough dense rows (`min_rows`) for a matrix the plan falls back to the default plan's
 random choice for that matrix. Each run lasts `duration_s`. Budget: ``len(plan) <= max_runs``
 whenever the kept runs, the fallback runs and the floors fit in it (2–3 + 0–3 + 3 ≤ 10 with the
@@ -27,6 +38,7 @@ defaults). The choice is remembered per plan object, keyed by the digests of the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -102,9 +114,16 @@ class AdaptiveProfilingPlan:
 
     def __init__(self, max_runs: int = 10, min_gain: float = 0.05, *, floor_platforms: int = 1,
                  floor_sources: int = 2, min_rows: int = 8, platform_weight: float = 1.0,
-                 duration_s: float = 30.0) -> None:
+                 duration_s: float = 30.0, platform_choice: str = "variance", coverage: float = 0.97,
+                 good_within: float = 0.05, max_platforms: int = 8) -> None:
         if max_runs < 1 or not 0.0 <= min_gain < 1.0:
             raise ValueError("max_runs must be >= 1 and 0 <= min_gain < 1")
+        if platform_choice not in ("variance", "coverage") or not 0.0 < coverage <= 1.0 or good_within < 0:
+            raise ValueError("platform_choice 'variance' or 'coverage', 0 < coverage <= 1, good_within >= 0")
+        self.platform_choice = platform_choice
+        self.coverage = coverage
+        self.good_within = good_within
+        self.max_platforms = max_platforms
         self.max_runs = max_runs
         self.min_gain = min_gain
         self.floor_platforms = floor_platforms
@@ -113,6 +132,7 @@ class AdaptiveProfilingPlan:
         self.platform_weight = platform_weight
         self.duration_s = duration_s
         self.base = DefaultProfilingPlan(duration_s=duration_s)
+        self._het_rows = np.zeros((0, 0))  # the last heterogeneity prior's rows (`covering`'s input)
         # (kind, high, platforms, cores, budget, prior digests) -> choice: a pure function of the
         # key (the digests pin the prior rows), so remembering it never changes a plan
         self._memo: dict[tuple[object, ...], list[tuple[Classification, str]]] = {}
@@ -141,8 +161,15 @@ class AdaptiveProfilingPlan:
         key = (w.kind.value, ref.platform, tuple(others), tuple(cores[p] for p in others), budget, digests)
         chosen = self._memo.get(key)
         if chosen is None:
-            chosen = greedy(priors, budget, self.min_gain, {HET: self.floor_platforms, ITF: self.floor_sources},
-                            {HET: self.platform_weight})
+            if self.platform_choice == "coverage" and HET in priors:
+                chosen = [(HET, p) for p in covering(self._het_rows, [cores[p] for p in others], others,
+                                                     self.coverage, self.good_within,
+                                                     min(self.max_platforms, budget - self.floor_sources))]
+                rest = {c: v for c, v in priors.items() if c is not HET}
+                chosen += greedy(rest, budget - len(chosen), self.min_gain, {ITF: self.floor_sources})
+            else:
+                chosen = greedy(priors, budget, self.min_gain, {HET: self.floor_platforms, ITF: self.floor_sources},
+                                {HET: self.platform_weight})
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
             self._memo[key] = chosen
@@ -169,6 +196,7 @@ class AdaptiveProfilingPlan:
                 y, digest = got
                 digests.append(f"het:{digest}")
                 d = y[:, 1:] - y[:, :1]  # ln(perf_p / perf_high)
+                self._het_rows = d
                 wts = np.array([cores[p] for p in platforms], dtype=float)
                 priors[HET] = (np.atleast_2d(np.cov(d, rowvar=False)), wts / wts.sum(),
                                [Candidate(HET, p, (i,)) for i, p in enumerate(platforms)])
@@ -235,3 +263,28 @@ def greedy(priors: dict[Classification, Prior], budget: int, min_gain: float, fl
         taken[cand.classification] += 1
         measured[cand.classification] += list(cand.block)
         left[cand.classification].remove(cand)
+
+
+def covering(rows: np.ndarray, cores: Sequence[float], platforms: Sequence[str], coverage: float,
+             good_within: float, most: int) -> list[str]:
+    """The platforms to measure so that `coverage` of the prior rows have a *good* measured one
+    (module docstring, "Coverage"). `rows`: (n, P) of ``ln(perf_p / perf_high)`` per prior row for
+    `platforms` (the high end is column 0 of no one: it is measured, at 0); `cores` their
+    schedulable cores. At most `most` platforms, in the order chosen."""
+    if len(rows) == 0 or most <= 0:
+        return []
+    full = np.concatenate([np.zeros((len(rows), 1)), rows], axis=1)  # the high end first, at 0
+    good = full >= full.max(axis=1, keepdims=True) + math.log1p(-good_within) - 1e-12
+    covered = good[:, 0].copy()
+    share = np.asarray(cores, dtype=float) / max(float(np.sum(cores)), 1e-12)
+    value = share * good[:, 1:].mean(axis=0)  # the tie-break: cores where it tends to be good
+    chosen: list[int] = []
+    while len(chosen) < most and covered.mean() < coverage - 1e-12:
+        gains = [(-(good[:, 1 + j] & ~covered).sum(), -value[j], platforms[j], j)
+                 for j in range(len(platforms)) if j not in chosen]
+        if not gains or gains and min(gains)[0] == 0:
+            break
+        j = min(gains)[3]
+        chosen.append(j)
+        covered |= good[:, 1 + j]
+    return [platforms[j] for j in chosen]
