@@ -6,8 +6,8 @@ after a rebalance the second instance is also redelivered an admission the first
 placed. Both decide on the same state — a barrier holds each append until the other has decided —
 so the later append is refused (the log head moved under it): it re-reads the log and decides
 again. The log must then hold exactly one placement decision per admission and no server may
-ever hold more than its capacity. Without head-conditional appends, the 2-core server would be
-given four 1-core workloads."""
+ever hold more than its capacity. Without head-conditional appends, the 4-core server would be
+given four 2-core workloads."""
 
 from __future__ import annotations
 
@@ -63,8 +63,8 @@ class RacingStore(MemoryEventStore):
 
 async def two_planners(batch: bool) -> tuple[list[Envelope], list[ConsumerLoop]]:
     store = RacingStore(writers=2)
-    setup: list[ev.Event] = [server("s0", cores=2)]
-    for w in WORKLOADS:  # sized one core each by planning here (see test_consumer_batch.planning_log)
+    setup: list[ev.Event] = [server("s0", cores=4)]  # room for two of the three 2-core sizings
+    for w in WORKLOADS:  # sized two cores each by planning here (see test_consumer_batch.planning_log)
         setup += [submitted(w, cores=2, memory_gb=1.0, fast_path=True),
                   ev.WorkloadClassified(at=2.0, workload_id=w, decision=record(1))]
     await store.append_and_track("edge", "setup", None, [
@@ -110,7 +110,7 @@ async def test_two_planners_decide_each_admission_once_and_never_over_commit(bat
         state = evolve(state, env.event(), env.position)
         s0 = state.servers.get("s0")
         assert s0 is None or s0.used_cores <= s0.capacity.cores, f"over-committed at {env.position}"
-    assert state.servers["s0"].used_cores == 2
+    assert state.servers["s0"].used_cores == 4
     if batch:  # the loser's batch was refused; decided again after a catch-up, where the
         # redelivered w1 decides nothing (it is placed) and w2 is decided on the winner's outputs
         assert sum(loop.stats.batch_fallbacks for loop in loops) == 1
