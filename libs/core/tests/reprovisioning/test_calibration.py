@@ -92,6 +92,13 @@ def three_nodes() -> tuple[ClusterState, str]:
     return fold([*servers, *events]), "svc"
 
 
+def decides_as(st: ClusterState, wid: str, old: str, *, load: float, p99: float, at: float) -> bool:
+    """The current ladder decides as ladder `old` on this observation (a service at `load`)."""
+    def seen(version: str) -> object:
+        return observe(st, wid, ratio=1.01, value=load, offered=load, p99=p99, at=at, p=LADDERS[version])
+    return seen(old) == seen(VERSION)
+
+
 def test_the_latency_history_is_kept_with_its_allocation() -> None:
     st, wid = three_nodes()
     st = telemetry(st, wid, [4.0e4 + 1e3 * i for i in range(LATENCY_KEPT + 3)], base=0.1, mu=6.0e4, nodes=3)
@@ -136,8 +143,7 @@ def test_a_fit_far_off_the_estimate_is_not_used() -> None:
     st, wid = three_nodes()
     st = telemetry(st, wid, [1.2e4, 1.6e4, 2.0e4, 2.4e4, 2.8e4, 2.2e4, 1.8e4, 2.0e4], base=0.1, mu=1.5e4, nodes=3)
     now = p99(1.5e4, 2.0e4 / 3, 0.1)
-    assert observe(st, wid, ratio=1.01, value=2e4, offered=2e4, p99=now, at=3600.0, p=LADDERS["8.5"]) == \
-        observe(st, wid, ratio=1.01, value=2e4, offered=2e4, p99=now, at=3600.0, p=LADDERS[VERSION])
+    assert decides_as(st, wid, "8.5", load=2e4, p99=now, at=3600.0)
 
 
 def test_without_latency_points_87_decides_as_85() -> None:
@@ -179,8 +185,7 @@ def test_89_shows_nothing_with_a_p99_near_the_bound() -> None:
     now = p99(3e5, 1.2e5 / 3, 0.88)
     assert now > LADDERS[VERSION].calibration_demonstrated_latency  # type: ignore[operator]
     for load in (1.2e5, 9e4):
-        assert observe(st, wid, ratio=1.01, value=load, offered=load, p99=now, at=3600.0, p=LADDERS["8.8"]) == \
-            observe(st, wid, ratio=1.01, value=load, offered=load, p99=now, at=3600.0, p=LADDERS[VERSION])
+        assert decides_as(st, wid, "8.8", load=load, p99=now, at=3600.0)
 
 
 def test_89_shows_nothing_below_the_estimate() -> None:
@@ -189,8 +194,7 @@ def test_89_shows_nothing_below_the_estimate() -> None:
     st, wid = three_nodes()
     st = telemetry(st, wid, [6e4, 7e4, 8e4, 9e4, 1.0e5, 1.1e5, 9e4, 8e4], base=0.3, mu=1.5e5, nodes=3)
     now = p99(1.5e5, 5e4 / 3, 0.3)
-    assert observe(st, wid, ratio=1.01, value=5e4, offered=5e4, p99=now, at=3600.0, p=LADDERS["8.8"]) == \
-        observe(st, wid, ratio=1.01, value=5e4, offered=5e4, p99=now, at=3600.0, p=LADDERS[VERSION])
+    assert decides_as(st, wid, "8.8", load=5e4, p99=now, at=3600.0)
 
 
 def test_89_counts_what_these_servers_have_shown() -> None:
@@ -203,5 +207,4 @@ def test_89_counts_what_these_servers_have_shown() -> None:
                                      allocation=moved, reason="moved")], st)
     now = p99(1.5e5, 9e4 / 3, 0.3)
     assert st.workloads[wid].allocation == moved
-    assert observe(st, wid, ratio=1.01, value=9e4, offered=9e4, p99=now, at=3900.0, p=LADDERS["8.8"]) == \
-        observe(st, wid, ratio=1.01, value=9e4, offered=9e4, p99=now, at=3900.0, p=LADDERS[VERSION])
+    assert decides_as(st, wid, "8.8", load=9e4, p99=now, at=3900.0)
