@@ -121,6 +121,7 @@ VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.12: stragglers: any task of a slowed node tested, not only its slowest (`straggler_any_task`);
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -133,8 +134,10 @@ _PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_sourc
 _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
 _LADDER_8_8 = AdaptationParams(latency_calibration=True)
 _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
-LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25,
-                                                                 scale_up_min_gain=0.10),
+_LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
+LADDERS: dict[str, AdaptationParams] = {VERSION: _LADDER_8_10,
+                                        # not the default (`sextant-adaptive@9+8.12` runs it)
+                                        "8.12": replace(_LADDER_8_10, straggler_any_task=True),
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
@@ -386,7 +389,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
             now = view_of(ctx.at, c.servers, c.rates, c.progress, c.elapsed)
             found = [(v.server, v.factor, v.worst) for v in find(
                 w.task_views, now, rates, since, slowdown=p.straggler_slowdown, half=p.straggler_half,
-                fall=p.straggler_window_fall, alone_first=p.straggler_first_window and first)]
+                fall=p.straggler_window_fall, alone_first=p.straggler_first_window and first,
+                any_task=p.straggler_any_task)]
         else:
             found = self._progress_rule(w, c, rates, ctx)
         speed: dict[str, list[float]] = {}

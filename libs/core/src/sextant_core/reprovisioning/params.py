@@ -287,3 +287,9 @@ class AdaptationParams:
     # [IMPL CHOICE] 8.8: with a reference node, a probed source with room to fall that does not
     # fall (`detection.straggler_contradicted`) vetoes the relaunch
     straggler_every_source: bool = True
+    # [IMPL CHOICE] ladder 8.12 (`task_views.straggling_nodes`): a node effect makes a task
+    # straggle when ANY task of the node is below `straggler_half` × the job's median progress rate
+    # and would not be without it (the truth's test); ≤ 8.10 tested only the node's slowest task,
+    # which on seeds 1–5 was an intrinsic straggler (slow anywhere) on 17 of the 18 missed nodes
+    # (docs/adaptation/stragglers.md, "Ladder 8.12")
+    straggler_any_task: bool = False

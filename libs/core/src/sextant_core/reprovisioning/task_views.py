@@ -103,11 +103,16 @@ def progress_rates(before: TaskView | None, now: TaskView, slowdowns: dict[str, 
 
 
 def straggling_nodes(servers: Sequence[str], prates: Sequence[float | None], slowdowns: dict[str, float], *,
-                     slowdown: float, half: float) -> list[NodeVerdict]:
+                     slowdown: float, half: float, any_task: bool = False) -> list[NodeVerdict]:
     """The nodes whose effect makes one of their tasks straggle (module docstring): a node whose
     slowdown (`slowdowns`; math.inf: unknown, left to the in-place probe) is ≥ `slowdown`, and
     ≥ `slowdown` × the median of the other nodes' when they have one, with a task whose progress
-    rate (`prates`) is below `half` × the job's median and would not be without it."""
+    rate (`prates`) is below `half` × the job's median and would not be without it.
+
+    `any_task` False (ladders 8.8–8.10): only the node's slowest task is tested, so a node whose
+    slowest task is slow anywhere (data skew: × f still below half) is passed over even when
+    another of its tasks straggles because of it. True (8.12): any task of the node, as the truth
+    judges (`NodeVerdict.worst` is then the slowest task that passes)."""
     known = [x for x in prates if x is not None]
     med = _median(known)
     if med <= 0:
@@ -121,7 +126,13 @@ def straggling_nodes(servers: Sequence[str], prates: Sequence[float | None], slo
         mine = [x for s, x in zip(servers, prates, strict=True) if s == sv and x is not None]
         if not mine:
             continue
-        worst = min(mine) / med
+        shares = [x / med for x in mine]
+        if any_task:
+            hit = [x for x in shares if x < half <= x * fs]
+            if hit:
+                out.append(NodeVerdict(sv, fs, rel, min(hit)))
+            continue
+        worst = min(shares)
         if worst < half <= worst * fs:
             out.append(NodeVerdict(sv, fs, rel, worst))
     return out
@@ -159,7 +170,7 @@ def peer_slowdowns(servers: Sequence[str], normalised: Sequence[float]) -> dict[
 
 
 def find(views: Sequence[TaskView], now: TaskView, normalised: Sequence[float], since: float, *, slowdown: float,
-         half: float, fall: float, alone_first: bool) -> list[NodeVerdict]:
+         half: float, fall: float, alone_first: bool, any_task: bool = False) -> list[NodeVerdict]:
     """Ladder 8.8's verdicts on one task view (`now`) given the job's kept views (`views`) and
     its latest allocation change (`since`):
 
@@ -174,7 +185,7 @@ def find(views: Sequence[TaskView], now: TaskView, normalised: Sequence[float], 
         f = {sv: x for sv, x in node_slowdowns(before, now).items() if x >= fall}
         pr = progress_rates(before, now, f, fall)
     elif last is not None and resized(last, now):
-        return resized_nodes(last, now, slowdown=slowdown, half=half, fall=fall)
+        return resized_nodes(last, now, slowdown=slowdown, half=half, fall=fall, any_task=any_task)
     else:
         # only the nodes seen for the first time: attempts no older than the latest earlier view
         # (a node resized in place keeps its attempts, and its effect is not new)
@@ -187,7 +198,7 @@ def find(views: Sequence[TaskView], now: TaskView, normalised: Sequence[float], 
             f = {now.servers[0]: math.inf}
     if not f:
         return []
-    return straggling_nodes(now.servers, pr, f, slowdown=slowdown, half=half)
+    return straggling_nodes(now.servers, pr, f, slowdown=slowdown, half=half, any_task=any_task)
 
 
 def resized(before: TaskView, now: TaskView) -> bool:
@@ -198,7 +209,7 @@ def resized(before: TaskView, now: TaskView) -> bool:
 
 
 def resized_nodes(before: TaskView, now: TaskView, *, slowdown: float, half: float,
-                  fall: float) -> list[NodeVerdict]:
+                  fall: float, any_task: bool = False) -> list[NodeVerdict]:
     """`find` across an in-place resize of a job on several nodes: a slot's work rate changes with
     its node's cores, so a node's fall is its median rate ratio (`before` / `now`) over the median
     ratio of the other nodes (the same resize everywhere cancels); each task of `before` counts at
@@ -216,4 +227,4 @@ def resized_nodes(before: TaskView, now: TaskView, *, slowdown: float, half: flo
     for i, sv in enumerate(before.servers):
         p, age, f = before.progress[i], before.elapsed[i], rel.get(sv, 1.0)
         pr.append(p / age / (f if f >= fall else 1.0) if p > 0 and age > 0 and sv in rel else None)
-    return straggling_nodes(before.servers, pr, rel, slowdown=slowdown, half=half)
+    return straggling_nodes(before.servers, pr, rel, slowdown=slowdown, half=half, any_task=any_task)
