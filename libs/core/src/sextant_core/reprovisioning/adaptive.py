@@ -90,11 +90,12 @@ from ..policies import (
     TaskAssessor,
 )
 from ..state.evolve import OBSERVED_KEPT
-from ..state.model import ClusterState, WorkloadState
+from ..state.model import ClusterState, TaskView, WorkloadState
 from . import ladder
 from .calibration import LatencyFit, fit
 from .detection import (
     SOURCES,
+    ProbeChange,
     Step,
     combined_change,
     deviation,
@@ -108,6 +109,7 @@ from .detection import (
     step_change,
     straggler_change,
     straggler_contradicted,
+    straggler_likelihood,
 )
 from .estimate import estimate, performance_model, predicted
 from .forecast import ForecastParams, LoadForecast, forecast
@@ -137,7 +139,7 @@ _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
 LADDERS: dict[str, AdaptationParams] = {VERSION: _LADDER_8_10,
                                         # not the default (`sextant-adaptive@9+8.12` runs it)
-                                        "8.12": replace(_LADDER_8_10, straggler_any_task=True),
+                                        "8.12": replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0),
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
@@ -256,6 +258,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
             own = {src: t for src, (t, _c) in measured_scores(w.samples).items()}
             if c.reference_tolerated:
                 change = straggler_change(c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor)
+                if change is None and p.straggler_likelihood_nats is not None and c.server_id is not None:
+                    change = self._likely(state, w, c, ctx)
                 if change is not None and p.straggler_every_source and straggler_contradicted(
                         c.tolerated, c.reference_tolerated, p.straggler_change, p.probe_floor) is not None:
                     return ()
@@ -284,6 +288,20 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         if change is None or not self._reclassify_due(w, ctx):
             return ()
         return (self._reclassify(w, ctx, f"proactive probe {c.probe_id}: {change.describe()}"),)
+
+    def _likely(self, state: ClusterState, w: WorkloadState, c: cmd.AssessProbe,
+                ctx: DecisionContext) -> ProbeChange | None:
+        """Ladder 8.12: the probe confirms the slowdown its task view measured
+        (`detection.straggler_likelihood` ≥ `straggler_likelihood_nats`): the source that fell
+        most (relative) as the change shown, None otherwise."""
+        assert c.server_id is not None and self.params.straggler_likelihood_nats is not None
+        f = self._viewed_slowdown(state, w, c.server_id, ctx.at)
+        nats = None if f is None else straggler_likelihood(c.tolerated, c.reference_tolerated, f, self.params.probe_sd)
+        if nats is None or nats < self.params.straggler_likelihood_nats:
+            return None
+        falls = [ProbeChange(src, "tolerated", float(c.reference_tolerated[src]), float(c.tolerated[src]))
+                 for src in SOURCES if src in c.tolerated and src in c.reference_tolerated]
+        return max((x for x in falls if x.measured < x.recorded), key=lambda x: x.relative, default=None)
 
     # --- ladder 8.6: in-place baselines, the combined probe test ---------------------------------
 
@@ -376,21 +394,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         p = self.params
         rates = self._normalised(state, w, c) if p.straggler_normalise else c.rates
         if p.straggler_rule == "views":
-            from .task_views import find, view_of
+            from .task_views import view_of
 
-            since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
-            # alone with no earlier view, only its very first window is left to the probe (not
-            # the first view of a relaunched node's copies, which restart from zero)
-            first = w.started_at is not None and since <= w.started_at + 1e-9
-            if since >= ctx.at - 1e-9:
-                # changed just now (the ladder answering this very window): the view predates
-                # the change, so the one before it describes the same slots (`comparable` checks)
-                since = -math.inf
-            now = view_of(ctx.at, c.servers, c.rates, c.progress, c.elapsed)
-            found = [(v.server, v.factor, v.worst) for v in find(
-                w.task_views, now, rates, since, slowdown=p.straggler_slowdown, half=p.straggler_half,
-                fall=p.straggler_window_fall, alone_first=p.straggler_first_window and first,
-                any_task=p.straggler_any_task)]
+            found = self._view_verdicts(w, view_of(ctx.at, c.servers, c.rates, c.progress, c.elapsed), rates)
         else:
             found = self._progress_rule(w, c, rates, ctx)
         speed: dict[str, list[float]] = {}
@@ -415,6 +421,34 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                                          reason=f"node {factor:.2f}x slower, a task at {worst:.2f} of the "
                                                 f"job's median progress rate"))
         return out
+
+    def _view_verdicts(self, w: WorkloadState, now: TaskView, rates: Sequence[float]) -> list[tuple[str, float, float]]:
+        """Ladder 8.8's verdicts (`straggler_rule` "views", `task_views.find`) on the task view
+        `now` (its normalised `rates`): (server, slowdown, worst share)."""
+        from .task_views import find
+
+        p = self.params
+        since = w.allocated_at if w.allocated_at is not None else (w.started_at or 0.0)
+        # alone with no earlier view, only its very first window is left to the probe (not
+        # the first view of a relaunched node's copies, which restart from zero)
+        first = w.started_at is not None and since <= w.started_at + 1e-9
+        if since >= now.at - 1e-9:
+            # changed just now (the ladder answering this very window): the view predates
+            # the change, so the one before it describes the same slots (`comparable` checks)
+            since = -math.inf
+        return [(v.server, v.factor, v.worst) for v in find(
+            w.task_views, now, rates, since, slowdown=p.straggler_slowdown, half=p.straggler_half,
+            fall=p.straggler_window_fall, alone_first=p.straggler_first_window and first,
+            any_task=p.straggler_any_task)]
+
+    def _viewed_slowdown(self, state: ClusterState, w: WorkloadState, server: str, at: float) -> float | None:
+        """The slowdown the job's task view at `at` (its latest, the one that asked for the probe)
+        measured for `server`; None when that view is not the latest or did not flag it."""
+        now = w.task_views[-1] if w.task_views else None
+        if now is None or abs(now.at - at) > 1e-9 or w.allocation is None:
+            return None
+        rates = self._normalised(state, w, now) if self.params.straggler_normalise else now.rates
+        return next((f for sv, f, _ in self._view_verdicts(w, now, rates) if sv == server), None)
 
     def _progress_rule(self, w: WorkloadState, c: cmd.AssessTasks, rates: Sequence[float],
                        ctx: DecisionContext) -> list[tuple[str, float, float]]:
@@ -441,7 +475,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                                 half=p.straggler_half)
 
     @staticmethod
-    def _normalised(state: ClusterState, w: WorkloadState, c: cmd.AssessTasks) -> tuple[float, ...]:
+    def _normalised(state: ClusterState, w: WorkloadState, c: cmd.AssessTasks | TaskView) -> tuple[float, ...]:
         """Task rates relative to what the classification expects of a slot on that node's
         platform and cores (node(p, c) / c): a node of a slower platform is not a straggler."""
         assert w.allocation is not None

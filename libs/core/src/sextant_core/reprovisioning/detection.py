@@ -292,6 +292,30 @@ def straggler_contradicted(tolerated: Mapping[str, float], reference: Mapping[st
     return None
 
 
+def straggler_likelihood(tolerated: Mapping[str, float], reference: Mapping[str, float], factor: float,
+                         sd: float) -> float | None:
+    """[IMPL CHOICE] ladder 8.12: how much more likely a straggler probe's scores are if the node
+    runs `factor` × slower (as its task view measured) than if it is healthy — the log-likelihood
+    ratio in nats, None without a common source. A node that runs f × slower for a reason outside
+    the interference model reaches its QoS limit f × sooner on every ramp, so it tolerates about
+    1/f of what its healthy peer does: measured ≈ reference / f; healthy: measured ≈ reference.
+    Each score carries the operator's noise `sd` (points, Table III), so the difference has
+    variance 2 sd² when healthy and sd² (1 + 1/f²) when slowed. Unlike `straggler_change`'s fixed
+    floor, a fall too small in points to clear 18 still counts when it is the fall f predicts
+    (a source tolerated at 13 points falling to 1 with f = 2.3)."""
+    if sd <= 0 or factor <= 0:
+        return None
+    v0 = 2.0 * sd * sd
+    v1 = sd * sd * (1.0 + 1.0 / (factor * factor))
+    out: float | None = None
+    for src in SOURCES:
+        if src in tolerated and src in reference:
+            m, r = float(tolerated[src]), float(reference[src])
+            out = (out or 0.0) + (-(m - r / factor) ** 2 / (2 * v1) - 0.5 * math.log(v1)
+                                  + (m - r) ** 2 / (2 * v0) + 0.5 * math.log(v0))
+    return out
+
+
 def headroom_sources(c: WorkloadClassified | None, k: int) -> tuple[str, ...]:
     """For a straggler check: the `k` sources the workload tolerates best (highest tolerated score;
     ties by source order). [IMPL CHOICE] a degraded node shows as a *drop* of its tolerated scores,

@@ -293,3 +293,8 @@ class AdaptationParams:
     # which on seeds 1–5 was an intrinsic straggler (slow anywhere) on 17 of the 18 missed nodes
     # (docs/adaptation/stragglers.md, "Ladder 8.12")
     straggler_any_task: bool = False
+    # [IMPL CHOICE] ladder 8.12: with a reference node, a probe that `straggler_change` does not
+    # flag still confirms the node when its scores are at least this many nats more likely under
+    # the slowdown its task view measured than under none (`detection.straggler_likelihood`, noise
+    # `probe_sd`), unless a source contradicts it (`straggler_every_source`); None: off (≤ 8.10)
+    straggler_likelihood_nats: float | None = None
