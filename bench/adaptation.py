@@ -22,6 +22,7 @@ interrupted run resumes and an unchanged run is never repeated.
 
     .venv/bin/python bench/adaptation.py --json PATH [--quick] [--seeds 1-3] [--diurnal-seeds 1]
                                          [--studies phases,diurnal,stragglers] [--update JSON] [--plot PNG]
+                                         [--adaptive-profile sextant-adaptive@9+8.12]
 
 Only the diurnal study, merged into the committed results, with its frontier plot:
 
@@ -261,13 +262,16 @@ def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, An
                if baselines is not None else {})}
 
 
-def stragglers(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
+def stragglers(seeds: list[int], quick: bool, version: str, adaptive: str = "sextant-adaptive") -> dict[str, Any]:
+    """The stragglers study; `adaptive` runs in the `sextant-adaptive` row (an earlier or later
+    ladder kept in `LADDERS`, e.g. `sextant-adaptive@9+8.12`; recorded as `adaptive_profile`)."""
     from sextant_sim.adaptation.scoring import StragglerScore, censored_lead, lead
 
     key, sc = scenario(STRAGGLERS, quick)
     setups: dict[tuple[str, int], Any] = {}
     profiles = ("sextant-adaptive", "hadoop-speculative", "late", "no-adaptation")
-    runs = {p: [run_one("stragglers", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
+    runs = {p: [run_one("stragglers", key, sc, adaptive if p == "sextant-adaptive" else p, s, version, setups)
+                for s in seeds] for p in profiles}
 
     def score(r: dict[str, Any]) -> StragglerScore:
         st = r["stragglers"]
@@ -319,7 +323,7 @@ def stragglers(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
                                       "mean_jct_s": round(statistics.fmean(runs[p][i]["jct"].values()), 3)
                                       if runs[p][i]["jct"] else None} for p in profiles}
                          for i, s in enumerate(seeds)},
-            "profiles": table, "scenario": key}
+            "profiles": table, "scenario": key, "adaptive_profile": adaptive}
 
 
 # --- tables --------------------------------------------------------------------------------------------------
@@ -449,6 +453,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--diurnal-baselines-from", metavar="JSON",
                     help="run only sextant-adaptive in the diurnal study; the baselines' rows from this results "
                          "file's diurnal part (same seeds; they do not run Sextant's ladder)")
+    ap.add_argument("--adaptive-profile", default="sextant-adaptive",
+                    help="the profile in the stragglers study's sextant-adaptive row, e.g. sextant-adaptive@9+8.12 "
+                         "(a ladder kept in LADDERS that is not the default)")
     ap.add_argument("--plot", metavar="PNG", help="the diurnal study's autoscaling frontier with Sextant's point")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine the studies of earlier outputs (e.g. studies run in parallel processes) into --json")
@@ -474,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
         if name == "diurnal" and args.diurnal_baselines_from:
             kept = json.loads(Path(args.diurnal_baselines_from).read_text())["diurnal"]
             out[name] = {**diurnal(used, args.quick, version, kept), "seeds": used}
+        elif name == "stragglers":
+            out[name] = {**stragglers(used, args.quick, version, args.adaptive_profile), "seeds": used}
         else:
             out[name] = {**studies[name](used, args.quick, version), "seeds": used}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
