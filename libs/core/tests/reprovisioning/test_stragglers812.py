@@ -13,7 +13,7 @@ from sextant_contracts.model import CompletionTimeTarget, WorkloadKind
 from sextant_core.decide import decide
 from sextant_core.reprovisioning.adaptive import LADDERS, VERSION
 from sextant_core.reprovisioning.detection import straggler_change, straggler_likelihood
-from sextant_core.reprovisioning.task_views import straggling_nodes, view_of
+from sextant_core.reprovisioning.task_views import straggling_nodes
 from sextant_core.state import fold
 from sextant_core.testing.builders import alloc, server
 

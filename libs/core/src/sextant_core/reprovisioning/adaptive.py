@@ -48,8 +48,11 @@ below half the job's median, and would not without it → an in-place probe of t
 job's fastest other node (alone: against its own profiling's measurements, and a second probe
 must agree) → tolerated scores > 20 % lower (with a reference, on no source with room that holds)
 → `AllocationAdjusted("relaunch")` moves that node's tasks to the server `ladder.extra_node`
-picks. Ladders 8.4–8.5 read one view and the job's ratio (`straggler_rule` "progress"), ≤ 8.3 tasks
-≥ 1.5× slower than the median ("rate").
+picks. Ladder 8.12 (not the default) tests any task of the node, not only its slowest
+(`straggler_any_task`), and also takes a reference probe whose scores are more likely under the
+slowdown the view measured than under none (`straggler_likelihood_nats`). Ladders 8.4–8.5 read one
+view and the job's ratio (`straggler_rule` "progress"), ≤ 8.3 tasks ≥ 1.5× slower than the median
+("rate").
 
 [IMPL CHOICE] latency-critical services are not in the proactive sample: their changes are load
 changes, which the load rules above follow at every observation, and a reclassification re-plans
@@ -123,7 +126,8 @@ VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
-# 8.12: stragglers: any task of a slowed node tested, not only its slowest (`straggler_any_task`);
+# 8.12: stragglers: any task of a slowed node tested (`straggler_any_task`), a reference probe read
+#       against the viewed slowdown (`straggler_likelihood_nats`);
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -139,7 +143,8 @@ _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
 LADDERS: dict[str, AdaptationParams] = {VERSION: _LADDER_8_10,
                                         # not the default (`sextant-adaptive@9+8.12` runs it)
-                                        "8.12": replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0),
+                                        "8.12": replace(_LADDER_8_10, straggler_any_task=True,
+                                                        straggler_likelihood_nats=0.0),
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
