@@ -48,6 +48,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "phases: `--studies phases --seeds 6-10 --update bench/results/adaptation.json`, "
         "docs/adaptation/phases.md). "
         "Definitions: docs/adaptation.md, \"The benchmark\"."),
+    "adaptation-stragglers-8.12": (
+        "Stragglers with ladder 8.12 (not the default ladder)",
+        "The stragglers study of `bench/adaptation.py` on `quasar-hadoop-stragglers-v2`, seeds 6-10, with "
+        "`sextant-adaptive@9+8.12` in the `sextant-adaptive` row (`adaptive_profile`). Written by "
+        "`bench/adaptation.py --studies stragglers --seeds 6-10 --adaptive-profile sextant-adaptive@9+8.12 "
+        "--json bench/results/adaptation-stragglers-8.12.json`. The rule and its tuning: "
+        "docs/adaptation/stragglers.md, \"Ladder 8.12\"; definitions: docs/adaptation.md."),
     "classification": (
         "Classification engine, full run",
         "Accuracy (Quasar Table 2 and Paragon Table I forms), the density sweep, the 300-seed "
