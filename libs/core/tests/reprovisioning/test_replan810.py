@@ -6,6 +6,7 @@ scale-ups need a predicted gain beyond the classification's error (`migrate_min_
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sextant_contracts import commands as cmd
@@ -192,3 +193,39 @@ def test_a_batch_migration_needs_the_minimum_gain() -> None:
     (old,) = observe(st, OLD, alloc(("c1", 8, 4.0)), ratio=0.7)
     assert isinstance(old, ev.MigrationDecided) and old.allocation.servers == ("c1",)
     assert observe(st, NEW, alloc(("c1", 8, 4.0)), ratio=0.7) == ()
+
+
+# --- ladder 8.13 (`batch_move_below`): a batch workload is moved only off a measured shortfall ---------
+
+NEXT = LADDERS["8.13"]
+
+
+def test_ladder_813_is_810_plus_the_move_condition() -> None:
+    assert NEXT == replace(NEW, batch_move_below=NEXT.batch_move_below) and NEXT.batch_move_below is not None
+    assert NEW.batch_move_below is None and OLD.batch_move_below is None
+
+
+def test_813_keeps_a_batch_workload_that_measures_its_estimate_where_it_runs() -> None:
+    # C is predicted 1.5x faster: 8.10 moves it there; 8.13 keeps it, since on A it measures its
+    # estimate (0.95) — nothing the estimate leaves out is slowing it down where it runs
+    calm = fold([*cluster(), *running("w", alloc(("a1", 2, 4.0))),
+                 ev.PerformanceObserved(at=540.0, workload_id="w", value=1.9e9, ratio_to_target=0.95),
+                 *reclassified("w")])
+    (moved,) = replan(calm, NEW, alloc(("c1", 2, 4.0)))
+    assert isinstance(moved, ev.PlacementDecided) and moved.allocation.servers == ("c1",)
+    (kept,) = replan(calm, NEXT, alloc(("c1", 2, 4.0)))
+    assert isinstance(kept, ev.PlacementDecided) and kept.allocation == calm.workloads["w"].allocation
+
+
+def test_813_still_grows_in_place_after_a_reclassification() -> None:
+    st = state(alloc(("a1", 2, 4.0)))
+    (grown,) = replan(st, NEXT, alloc(("a1", 4, 4.0)))
+    assert isinstance(grown, ev.PlacementDecided) and grown.allocation.assignments[0].cores == 4
+
+
+def test_813_migrates_a_batch_workload_only_below_the_measured_share() -> None:
+    # A is full: 8.10 migrates to C (predicted 1.5x); 8.13 does not while w measures its estimate
+    st = fold([*cluster(), *running("w", alloc(("a1", 8, 4.0)), ips=8.0e9)])
+    (old,) = observe(st, NEW, alloc(("c1", 8, 4.0)), ratio=0.7)
+    assert isinstance(old, ev.MigrationDecided) and old.allocation.servers == ("c1",)
+    assert observe(st, NEXT, alloc(("c1", 8, 4.0)), ratio=0.7) == ()

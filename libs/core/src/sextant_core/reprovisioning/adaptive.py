@@ -224,7 +224,13 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
             else:
                 # staying is worth what it measures: the latest observation on this allocation
                 # against the new classification's estimate (interference the estimate leaves out)
-                cur *= self._measured_factor(state, w, ctx.at)
+                factor = self._measured_factor(state, w, ctx.at)
+                if self._stays(w, factor):
+                    return PlacementOutcome(allocation=cur_alloc, predicted_performance=round(cur, 6),
+                                            trace=proposed.trace,
+                                            detail={**proposed.detail, "replan": f"measured {factor:.3g} of the "
+                                                    f"estimate where it runs: kept (batch_move_below)"})
+                cur *= factor
                 service = isinstance(w.target, ThroughputLatencyTarget)
                 cost = ladder.migration_cost(cur_alloc, new_alloc, service, p)
                 ok, _gain = ladder.repays(cur, new, cost, self._remaining(w, ctx), p)
@@ -233,6 +239,12 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                 why = f"move predicted {new:.4g} vs {cur:.4g} staying ({cost.describe()}): kept"
         return PlacementOutcome(allocation=cur_alloc, predicted_performance=round(cur, 6), trace=proposed.trace,
                                 detail={**proposed.detail, "replan": why})
+
+    def _stays(self, w: WorkloadState, factor: float) -> bool:
+        """Ladder 8.13 (`batch_move_below`): a batch workload measuring at least that share of its
+        estimate where it runs is not moved to other servers (re-plan or migrate rung)."""
+        below = self.params.batch_move_below
+        return below is not None and w.kind.value in self.params.step_kinds and factor >= below
 
     @staticmethod
     def _measured_factor(state: ClusterState, w: WorkloadState, at: float) -> float:
@@ -626,7 +638,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
     def _migrate(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
                  reason: str) -> Sequence[ev.Event]:
         assert w.allocation is not None
-        if self.planner is None:
+        if self.planner is None or self._stays(w, self._measured_factor(state, w, ctx.at)):
             return ()
         out = self.planner.place(state, w, ctx)
         if out.allocation is None or set(out.allocation.servers) == set(w.allocation.servers):

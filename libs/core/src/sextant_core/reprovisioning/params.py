@@ -254,6 +254,16 @@ class AdaptationParams:
     # to 4–7 cores held the cores arrivals waited for.
     migrate_min_gain: float = 0.0
     scale_up_min_gain: float = 0.01
+    # [IMPL CHOICE] ladder 8.13, batch workloads (`step_kinds`): moved to other servers (the re-plan
+    # after a reclassification, the migrate rung) only while what they measure where they run is
+    # below `batch_move_below` × the classification's estimate for it (`Adaptive._measured_factor`:
+    # a neighbour the estimate leaves out); otherwise kept, grown in place only. None (≤ 8.10): no
+    # such condition. Measured need on paragon-local-phases seeds 1–5 (8.10, paired with
+    # no-adaptation): of the 39 workloads that met their QoS without adaptation and not with it, 24
+    # had been re-planned onto other servers after a reclassification (4 of the 34 the other way),
+    # mostly onto slower platforms (time-averaged platform factor 0.65–0.93 against 1.0), 5 migrated
+    # (1); the moved workloads' new neighbours lost to interference (docs/adaptation/phases.md).
+    batch_move_below: float | None = None
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
     # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
