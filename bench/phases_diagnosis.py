@@ -154,7 +154,12 @@ def diagnose(seed: int, profile: str) -> dict[str, Any]:
     for t in tags.values():
         for k in (*HARM, "reactive", "proactive", "probed"):
             totals[k] += t[k]
-    return {"seed": seed, "profile": profile, "qos_met": ra.summary["qos_met_fraction"],
+    from sextant_sim.adaptation import scoring
+
+    det = scoring.score_phases(ra.events, ra.phase_changes, setup.scenario.telemetry.period_s).as_json()
+    return {"seed": seed, "profile": profile, "qos_met": ra.summary["qos_met_fraction"], "detection": {
+        k: det.get(k) for k in ("reactive_detection", "proactive_detection", "reactive_false_claim_share",
+                                "proactive_false_claim_share", "false_claims_per_workload_hour", "probe_cost_share")},
             "no_adaptation_qos_met": rn.summary["qos_met_fraction"], "lost": len(lost), "won": len(won),
             "lost_tags": dict(lost_count), "won_tags": dict(won_count), "totals": dict(totals),
             "lost_rows": lost_rows, "won_rows": won_rows}
@@ -188,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
               f"won {d['won']}", flush=True)
         print(f"  lost: {dict(sorted(d['lost_tags'].items()))}", flush=True)
         print(f"  won:  {dict(sorted(d['won_tags'].items()))}", flush=True)
+        print(f"  detection: {d['detection']}", flush=True)
         print(f"  all actions: {dict(sorted(d['totals'].items()))}", flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")

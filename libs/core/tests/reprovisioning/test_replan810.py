@@ -229,3 +229,19 @@ def test_813_migrates_a_batch_workload_only_below_the_measured_share() -> None:
     (old,) = observe(st, NEW, alloc(("c1", 8, 4.0)), ratio=0.7)
     assert isinstance(old, ev.MigrationDecided) and old.allocation.servers == ("c1",)
     assert observe(st, NEXT, alloc(("c1", 8, 4.0)), ratio=0.7) == ()
+    # the rung runs only within `estimate_margin` (15 %) of the estimate, so a batch workload it
+    # sees measures ≥ 0.85 of it: under 8.13 (0.8) the rung no longer moves batch workloads
+    seen = fold([*cluster(), *running("w", alloc(("a1", 8, 4.0)), ips=8.0e9),
+                 ev.PerformanceObserved(at=2400.0, workload_id="w", value=5.2e9, ratio_to_target=0.65)])
+    assert observe(seen, NEXT, alloc(("c1", 8, 4.0)), ratio=0.65) == ()
+    (old,) = observe(seen, NEW, alloc(("c1", 8, 4.0)), ratio=0.65)
+    assert isinstance(old, ev.MigrationDecided)
+
+
+def test_813_moves_a_batch_workload_measuring_below_the_share() -> None:
+    # the re-plan: measuring 0.55 of a 0.95 estimate on A, 8.13 follows the planner to C
+    loud = fold([*cluster(), *running("w", alloc(("a1", 2, 4.0))),
+                 ev.PerformanceObserved(at=540.0, workload_id="w", value=1.1e9, ratio_to_target=0.55),
+                 *reclassified("w")])
+    (moved,) = replan(loud, NEXT, alloc(("c1", 2, 4.0)))
+    assert isinstance(moved, ev.PlacementDecided) and moved.allocation.servers == ("c1",)

@@ -120,7 +120,8 @@ VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
-# ladder version -> its parameters (the current one and every earlier one still replayed);
+# ladder version -> its parameters (the current one, every earlier one still replayed, and 8.13);
+# 8.13: batch workloads moved only off a measured shortfall (`batch_move_below`);
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -144,6 +145,9 @@ LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_9, replan_min
                                         "8.3": replace(_PRE_8_6, straggler_rule="rate", blind_growth_in_nodes=False),
                                         "8.2": replace(_PRE_8_6, demonstrated_capacity=False, straggler_rule="rate",
                                                        blind_growth_in_nodes=False)}
+# 8.13 (not the default): a batch workload is moved to other servers (re-plan, migrate rung) only
+# while it measures below `batch_move_below` of its estimate where it runs
+LADDERS["8.13"] = replace(LADDERS["8.10"], batch_move_below=0.8)
 AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
 Capacity = Callable[[Allocation], float]  # an allocation's capacity (requests/s within the bound)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
@@ -478,6 +482,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         resets = [cls_from,
                   w.allocated_at if w.allocated_at is not None else -math.inf]
         gate = self.params.neighbour_gate
+        if self.params.neighbour_reclass_reset:
+            resets += [self._neighbour_reclassified(state, w)]
         if gate is None:
             resets += [s.residents_changed_at for sid in w.allocation.servers
                        if (s := state.servers.get(sid)) is not None]
@@ -493,6 +499,20 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                    p.neighbour_tolerated_margin)
         return step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
                            p.neighbour_effect_z, tol)
+
+    @staticmethod
+    def _neighbour_reclassified(state: ClusterState, w: WorkloadState) -> float:
+        """Ladder 8.13 (`neighbour_reclass_reset`): the latest reclassification request of another
+        resident of `w`'s servers (-inf: none)."""
+        assert w.allocation is not None
+        latest = -math.inf
+        for sid in w.allocation.servers:
+            s = state.servers.get(sid)
+            for rid in s.residents if s is not None else ():
+                o = state.workloads.get(rid)
+                if rid != w.workload_id and o is not None and o.reclassify_requested_at is not None:
+                    latest = max(latest, o.reclassify_requested_at)
+        return latest
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)

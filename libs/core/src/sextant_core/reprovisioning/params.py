@@ -264,6 +264,12 @@ class AdaptationParams:
     # mostly onto slower platforms (time-averaged platform factor 0.65–0.93 against 1.0), 5 migrated
     # (1); the moved workloads' new neighbours lost to interference (docs/adaptation/phases.md).
     batch_move_below: float | None = None
+    # [IMPL CHOICE] ladder 8.13: a co-resident's reclassification (its request) restarts the step
+    # detector's baseline, as a change of the estimated pressure does: a neighbour whose own phase
+    # changed is what most false reactive claims follow (8.10, seed 1: 35 of 44 within 420 s of a
+    # co-resident's phase change), and its reclassification is the policy's own sign of that change.
+    # False (≤ 8.10): off.
+    neighbour_reclass_reset: bool = False
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
     # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
