@@ -201,7 +201,7 @@ NEXT = LADDERS["8.13"]
 
 
 def test_ladder_813_is_810_plus_the_move_condition() -> None:
-    assert NEXT == replace(NEW, batch_move_below=NEXT.batch_move_below) and NEXT.batch_move_below is not None
+    assert replace(NEW, batch_move_below=0.8) == NEXT and not NEXT.neighbour_reclass_reset
     assert NEW.batch_move_below is None and OLD.batch_move_below is None
 
 

@@ -208,7 +208,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         measures (`_measured_factor`: interference the estimate leaves out); on the same servers,
         only when it grows. No proposal keeps it running where it is (never deferred, which
         pauses it). Kept: its current allocation, re-decided in place (the twin moves nothing).
-        Off (None, ≤ 8.8) or with a server of its allocation down: the proposal as it is."""
+        Off (None, ≤ 8.8) or with a server of its allocation down: the proposal as it is. Ladder
+        8.13 (`batch_move_below`, `_stays`): a batch workload measuring at least that share of its
+        estimate where it runs is not moved to other servers at all."""
         p = self.params
         cur_alloc = w.allocation
         if p.replan_min_gain is None or cur_alloc is None or w.classification is None or not cur_alloc.assignments \
