@@ -203,6 +203,11 @@ NEXT = LADDERS["8.13"]
 def test_ladder_813_is_810_plus_the_move_condition() -> None:
     assert replace(NEW, batch_move_below=0.8) == NEXT and not NEXT.neighbour_reclass_reset
     assert NEW.batch_move_below is None and OLD.batch_move_below is None
+    # the default stays 8.10; 8.13 runs by name (bench/adaptation.py --ladder 8.13)
+    cur = policy_set("sextant-adaptive")
+    named = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.13")
+    assert cur.version.endswith("+8.10") and isinstance(named.reprovisioner, Adaptive)
+    assert named.reprovisioner.params == NEXT
 
 
 def test_813_keeps_a_batch_workload_that_measures_its_estimate_where_it_runs() -> None:
