@@ -20,7 +20,7 @@ B = 0.05 for L = 60 and 300 s at the threshold that keeps the false-claim share 
 without a change outnumber those across one by the ratio of a workload's life to the window), and
 the budget B needed for a 0.60 detection.
 
-    .venv/bin/python bench/phases_feasibility.py --seeds 1-5 [--json PATH]
+    .venv/bin/python bench/phases_feasibility.py --seeds 1-5 [--delays 1] [--json PATH]
 """
 
 from __future__ import annotations
@@ -107,10 +107,39 @@ def threshold(z: list[float], n: float, nulls_per_change: float) -> float:
     return c
 
 
+def reactive_delays(seed: int, profile: str) -> dict[str, Any]:
+    """One run of `profile`: for each phase change, the delay to the first reactive decision on its
+    workload within the scoring window (two telemetry periods) — the L the proactive measure leaves."""
+    from sextant_contracts import events as ev
+    from sextant_sim.adaptation.run import run
+    from sextant_sim.setup import prepare
+
+    _key, sc = scenario(PHASES, False)
+    setup = prepare(sc, seed)
+    r = run(setup, profile, seed)
+    window = 2.0 * setup.scenario.telemetry.period_s
+    reactive: dict[str, list[float]] = {}
+    for e in r.events:
+        if isinstance(e, ev.ReclassificationRequested | ev.AllocationAdjusted | ev.MigrationDecided) \
+                and e.reason.startswith("reactive"):
+            reactive.setdefault(e.workload_id, []).append(e.at)
+    delays = []
+    for wid, at, _ph in r.phase_changes:
+        later = [t - at for t in reactive.get(wid, []) if 0.0 <= t - at <= window]
+        if later:
+            delays.append(min(later))
+    q = statistics.quantiles(delays, n=4) if len(delays) > 1 else delays
+    return {"seed": seed, "profile": profile, "changes": len(r.phase_changes), "detected": len(delays),
+            "delay_quartiles_s": [round(x, 1) for x in q], "delay_mean_s": round(statistics.fmean(delays), 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1-5")
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--delays", metavar="SEED", type=int,
+                    help="also run --profile on this seed and report the reactive detection delays")
+    ap.add_argument("--profile", default="sextant-adaptive@9+8.13")
     args = ap.parse_args(argv)
 
     zmax: list[float] = []
@@ -164,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             need[name] = round(b, 3)
         out[f"budget_for_{BAR}_at_{window:g}s"] = need
         print(f"  budget for detection {BAR} within {window:.0f} s: {need}")
+    if args.delays is not None:
+        out["reactive_delays"] = reactive_delays(args.delays, args.profile)
+        print(f"  reactive detection delays: {out['reactive_delays']}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return 0
