@@ -23,6 +23,7 @@ interrupted run resumes and an unchanged run is never repeated.
     .venv/bin/python bench/adaptation.py --json PATH [--quick] [--seeds 1-3] [--diurnal-seeds 1]
                                          [--studies phases,diurnal,stragglers] [--update JSON] [--plot PNG]
                                          [--adaptive-profile sextant-adaptive@9+8.12]
+                                         [--ladder 8.13]
 
 Only the diurnal study, merged into the committed results, with its frontier plot:
 
@@ -138,8 +139,15 @@ def measure(study: str, r: Any) -> dict[str, Any]:
     return out
 
 
+# the profile run as "sextant-adaptive" (`--ladder`: `sextant-adaptive@PLANNER+LADDER`, an earlier or
+# newer ladder of `reprovisioning.adaptive.LADDERS` than the default one); reported under that name
+ADAPTIVE = {"profile": "sextant-adaptive"}
+
+
 def run_one(study: str, key: str, sc: Any, profile: str, seed: int, version: str,
             setups: dict[tuple[str, int], Any]) -> dict[str, Any]:
+    if profile == "sextant-adaptive":
+        profile = ADAPTIVE["profile"]
     path = CACHE / key / profile / f"seed{seed}-{version}.json"
     if path.exists():
         data: dict[str, Any] = json.loads(path.read_text())
@@ -454,9 +462,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only sextant-adaptive in the diurnal study; the baselines' rows from this results "
                          "file's diurnal part (same seeds; they do not run Sextant's ladder)")
     ap.add_argument("--adaptive-profile", default="sextant-adaptive",
-                    help="the profile in the stragglers study's sextant-adaptive row, e.g. sextant-adaptive@9+8.12 "
-                         "(a ladder kept in LADDERS that is not the default)")
+                    help="the profile in every study's sextant-adaptive row, e.g. sextant-adaptive@9+8.12 "
+                         "(a ladder kept in LADDERS that is not the default; --ladder is the short form)")
     ap.add_argument("--plot", metavar="PNG", help="the diurnal study's autoscaling frontier with Sextant's point")
+    ap.add_argument("--ladder", metavar="VERSION",
+                    help="run sextant-adaptive with this ladder of reprovisioning.adaptive.LADDERS (default: its own)")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine the studies of earlier outputs (e.g. studies run in parallel processes) into --json")
     args = ap.parse_args(argv)
@@ -470,11 +480,21 @@ def main(argv: list[str] | None = None) -> int:
     load_start = [round(x, 2) for x in os.getloadavg()]
     from sextant_sim.groundtruth import TWIN_VERSION
 
+    if args.ladder:
+        from sextant_core.planning.policysets import VERSION as PLANNER
+        from sextant_core.reprovisioning.adaptive import LADDERS
+
+        if args.ladder not in LADDERS:
+            ap.error(f"unknown ladder {args.ladder!r} (reprovisioning.adaptive.LADDERS)")
+        ADAPTIVE["profile"] = f"sextant-adaptive@{PLANNER}+{args.ladder}"
+    elif args.adaptive_profile != "sextant-adaptive":
+        ADAPTIVE["profile"] = args.adaptive_profile
+
     out: dict[str, Any] = {"code_version": version, "twin_version": TWIN_VERSION, "seeds": seeds, "quick": args.quick,
                            "load_avg": load_start,
                            "machine": {"platform": platform.platform(), "python": platform.python_version(),
                                        "cpus": os.cpu_count(), "note": "2 cores shared with other engineers (loaded)"},
-                           "paper": PAPER}
+                           "paper": PAPER, "adaptive_profile": ADAPTIVE["profile"]}
     studies = {"phases": phases, "diurnal": diurnal, "stragglers": stragglers}
     for name in args.studies.split(","):
         used = seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds
@@ -482,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
             kept = json.loads(Path(args.diurnal_baselines_from).read_text())["diurnal"]
             out[name] = {**diurnal(used, args.quick, version, kept), "seeds": used}
         elif name == "stragglers":
-            out[name] = {**stragglers(used, args.quick, version, args.adaptive_profile), "seeds": used}
+            out[name] = {**stragglers(used, args.quick, version, ADAPTIVE["profile"]), "seeds": used}
         else:
             out[name] = {**studies[name](used, args.quick, version), "seeds": used}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "`bench/adaptation.py --studies stragglers --seeds 6-10 --adaptive-profile sextant-adaptive@9+8.12 "
         "--json bench/results/adaptation-stragglers-8.12.json`. The rule and its tuning: "
         "docs/adaptation/stragglers.md, \"Ladder 8.12\"; definitions: docs/adaptation.md."),
+    "adaptation-phases-8.13": (
+        "Phase detection with ladder 8.13 (not the default ladder)",
+        "The phases study of `bench/adaptation.py` on `paragon-local-phases`, seeds 6-10, with "
+        "`sextant-adaptive` at ladder 8.13 (batch workloads moved only off a measured shortfall). "
+        "Written by `bench/adaptation.py --studies phases --seeds 6-10 --ladder 8.13 --json "
+        "bench/results/adaptation-phases-8.13.json`. Definitions: docs/adaptation.md, \"The "
+        "benchmark\"; the rule and its tuning: docs/adaptation/phases.md, \"Ladder 8.13\"."),
     "classification": (
         "Classification engine, full run",
         "Accuracy (Quasar Table 2 and Paragon Table I forms), the density sweep, the 300-seed "

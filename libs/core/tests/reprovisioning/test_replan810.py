@@ -6,6 +6,7 @@ scale-ups need a predicted gain beyond the classification's error (`migrate_min_
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sextant_contracts import commands as cmd
@@ -192,3 +193,61 @@ def test_a_batch_migration_needs_the_minimum_gain() -> None:
     (old,) = observe(st, OLD, alloc(("c1", 8, 4.0)), ratio=0.7)
     assert isinstance(old, ev.MigrationDecided) and old.allocation.servers == ("c1",)
     assert observe(st, NEW, alloc(("c1", 8, 4.0)), ratio=0.7) == ()
+
+
+# --- ladder 8.13 (`batch_move_below`): a batch workload is moved only off a measured shortfall ---------
+
+NEXT = LADDERS["8.13"]
+
+
+def test_ladder_813_is_810_plus_the_move_condition() -> None:
+    assert replace(NEW, batch_move_below=0.8) == NEXT and not NEXT.neighbour_reclass_reset
+    assert NEW.batch_move_below is None and OLD.batch_move_below is None
+    # the default stays 8.10; 8.13 runs by name (bench/adaptation.py --ladder 8.13)
+    cur = policy_set("sextant-adaptive")
+    named = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.13")
+    assert cur.version.endswith("+8.10") and isinstance(named.reprovisioner, Adaptive)
+    assert named.reprovisioner.params == NEXT
+
+
+def placed(st: ClusterState, p: AdaptationParams, proposal: Allocation) -> tuple[str, ...]:
+    """The servers of the re-plan's decision (a `PlacementDecided`)."""
+    (e,) = replan(st, p, proposal)
+    assert isinstance(e, ev.PlacementDecided)
+    return e.allocation.servers
+
+
+def measuring(ratio: float) -> ClusterState:
+    """w on A (estimate 1.9e9 / 2e9 = 0.95) measuring `ratio` there, then reclassified."""
+    return fold([*cluster(), *running("w", alloc(("a1", 2, 4.0))),
+                 ev.PerformanceObserved(at=540.0, workload_id="w", value=ratio * 2.0e9, ratio_to_target=ratio),
+                 *reclassified("w")])
+
+
+def test_813_keeps_a_batch_workload_that_measures_its_estimate_where_it_runs() -> None:
+    # C is predicted 1.5x faster: 8.10 moves it there; 8.13 keeps it, since on A it measures its
+    # estimate (0.95) — nothing the estimate leaves out is slowing it down where it runs
+    assert placed(measuring(0.95), NEW, alloc(("c1", 2, 4.0))) == ("c1",)
+    assert placed(measuring(0.95), NEXT, alloc(("c1", 2, 4.0))) == ("a1",)
+    # measuring 0.55 of the goal (0.58 of the estimate, below 0.8): 8.13 follows the planner to C
+    assert placed(measuring(0.55), NEXT, alloc(("c1", 2, 4.0))) == ("c1",)
+
+
+def test_813_still_grows_in_place_after_a_reclassification() -> None:
+    (grown,) = replan(state(alloc(("a1", 2, 4.0))), NEXT, alloc(("a1", 4, 4.0)))
+    assert isinstance(grown, ev.PlacementDecided) and grown.allocation.assignments[0].cores == 4
+
+
+def test_813_migrate_rung_no_longer_moves_a_batch_workload() -> None:
+    # A is full: 8.10 migrates to C (predicted 1.5x); 8.13 does not while w measures its estimate
+    st = fold([*cluster(), *running("w", alloc(("a1", 8, 4.0)), ips=8.0e9)])
+    (old,) = observe(st, NEW, alloc(("c1", 8, 4.0)), ratio=0.7)
+    assert isinstance(old, ev.MigrationDecided) and old.allocation.servers == ("c1",)
+    assert observe(st, NEXT, alloc(("c1", 8, 4.0)), ratio=0.7) == ()
+    # the rung runs only within `estimate_margin` (15 %) of the estimate, so a batch workload it
+    # sees measures ≥ 0.85 of it: under 8.13 (0.8) the rung no longer moves batch workloads
+    seen = fold([*cluster(), *running("w", alloc(("a1", 8, 4.0)), ips=8.0e9),
+                 ev.PerformanceObserved(at=2400.0, workload_id="w", value=5.2e9, ratio_to_target=0.65)])
+    assert observe(seen, NEXT, alloc(("c1", 8, 4.0)), ratio=0.65) == ()
+    (old,) = observe(seen, NEW, alloc(("c1", 8, 4.0)), ratio=0.65)
+    assert isinstance(old, ev.MigrationDecided)

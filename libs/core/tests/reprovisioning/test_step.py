@@ -218,3 +218,20 @@ def test_a_replan_onto_the_same_allocation_keeps_the_baseline() -> None:
     assert st.workloads["w"].allocated_at == 620.0
     assert assess(st, "w") == ()
 
+
+
+def test_ladder_813_rebaselines_at_a_neighbours_reclassification() -> None:
+    # "n" shares s1 from the start (quiet: no gate); it is reclassified at 750 (its own phase
+    # changed), and w drops 1.90 → 1.60 in the window around it: ≤ 8.10 claims w's step,
+    # 8.13 (`neighbour_reclass_reset`) re-baselines w there instead
+    st = fold([server("s1"), *life("w", "s1"), *life("n", "s1", caused=5.0), seen("w", 300, 1.90),
+               seen("w", 600, 1.90),
+               ev.ReclassificationRequested(at=750, workload_id="n", decision=record(5), reason="reactive step"),
+               seen("w", 900, 1.60)])
+    (req,) = assess(st, "w")
+    assert isinstance(req, ev.ReclassificationRequested) and req.reason.startswith("reactive step")
+    assert assess(st, "w", neighbour_reclass_reset=True) == ()
+    # a later step of w itself, against the new baseline, is still claimed
+    st = fold([seen("w", 1200, 1.60), seen("w", 1500, 1.30)], st)
+    (own,) = assess(st, "w", neighbour_reclass_reset=True)
+    assert isinstance(own, ev.ReclassificationRequested) and own.reason.startswith("reactive step")

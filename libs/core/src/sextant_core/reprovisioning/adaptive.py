@@ -125,9 +125,10 @@ VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
-# ladder version -> its parameters (the current one and every earlier one still replayed);
+# ladder version -> its parameters (the current one, every earlier one still replayed, 8.12, 8.13);
 # 8.12: stragglers: any task of a slowed node tested (`straggler_any_task`), a reference probe read
 #       against the viewed slowdown (`straggler_likelihood_nats`);
+# 8.13: batch workloads moved only off a measured shortfall (`batch_move_below`);
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -154,6 +155,9 @@ LADDERS: dict[str, AdaptationParams] = {VERSION: _LADDER_8_10,
                                         "8.3": replace(_PRE_8_6, straggler_rule="rate", blind_growth_in_nodes=False),
                                         "8.2": replace(_PRE_8_6, demonstrated_capacity=False, straggler_rule="rate",
                                                        blind_growth_in_nodes=False)}
+# 8.13 (not the default): a batch workload is moved to other servers (re-plan, migrate rung) only
+# while it measures below `batch_move_below` of its estimate where it runs
+LADDERS["8.13"] = replace(LADDERS["8.10"], batch_move_below=0.8)
 AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
 Capacity = Callable[[Allocation], float]  # an allocation's capacity (requests/s within the bound)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
@@ -214,7 +218,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         measures (`_measured_factor`: interference the estimate leaves out); on the same servers,
         only when it grows. No proposal keeps it running where it is (never deferred, which
         pauses it). Kept: its current allocation, re-decided in place (the twin moves nothing).
-        Off (None, ≤ 8.8) or with a server of its allocation down: the proposal as it is."""
+        Off (None, ≤ 8.8) or with a server of its allocation down: the proposal as it is. Ladder
+        8.13 (`batch_move_below`, `_stays`): a batch workload measuring at least that share of its
+        estimate where it runs is not moved to other servers at all."""
         p = self.params
         cur_alloc = w.allocation
         if p.replan_min_gain is None or cur_alloc is None or w.classification is None or not cur_alloc.assignments \
@@ -234,7 +240,13 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
             else:
                 # staying is worth what it measures: the latest observation on this allocation
                 # against the new classification's estimate (interference the estimate leaves out)
-                cur *= self._measured_factor(state, w, ctx.at)
+                factor = self._measured_factor(state, w, ctx.at)
+                if self._stays(w, factor):
+                    return PlacementOutcome(allocation=cur_alloc, predicted_performance=round(cur, 6),
+                                            trace=proposed.trace,
+                                            detail={**proposed.detail, "replan": f"measured {factor:.3g} of the "
+                                                    f"estimate where it runs: kept (batch_move_below)"})
+                cur *= factor
                 service = isinstance(w.target, ThroughputLatencyTarget)
                 cost = ladder.migration_cost(cur_alloc, new_alloc, service, p)
                 ok, _gain = ladder.repays(cur, new, cost, self._remaining(w, ctx), p)
@@ -243,6 +255,12 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                 why = f"move predicted {new:.4g} vs {cur:.4g} staying ({cost.describe()}): kept"
         return PlacementOutcome(allocation=cur_alloc, predicted_performance=round(cur, 6), trace=proposed.trace,
                                 detail={**proposed.detail, "replan": why})
+
+    def _stays(self, w: WorkloadState, factor: float) -> bool:
+        """Ladder 8.13 (`batch_move_below`): a batch workload measuring at least that share of its
+        estimate where it runs is not moved to other servers (re-plan or migrate rung)."""
+        below = self.params.batch_move_below
+        return below is not None and w.kind.value in self.params.step_kinds and factor >= below
 
     @staticmethod
     def _measured_factor(state: ClusterState, w: WorkloadState, at: float) -> float:
@@ -509,6 +527,8 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         resets = [cls_from,
                   w.allocated_at if w.allocated_at is not None else -math.inf]
         gate = self.params.neighbour_gate
+        if self.params.neighbour_reclass_reset:
+            resets += [self._neighbour_reclassified(state, w)]
         if gate is None:
             resets += [s.residents_changed_at for sid in w.allocation.servers
                        if (s := state.servers.get(sid)) is not None]
@@ -524,6 +544,20 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                    p.neighbour_tolerated_margin)
         return step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
                            p.neighbour_effect_z, tol)
+
+    @staticmethod
+    def _neighbour_reclassified(state: ClusterState, w: WorkloadState) -> float:
+        """Ladder 8.13 (`neighbour_reclass_reset`): the latest reclassification request of another
+        resident of `w`'s servers (-inf: none)."""
+        assert w.allocation is not None
+        latest = -math.inf
+        for sid in w.allocation.servers:
+            s = state.servers.get(sid)
+            for rid in s.residents if s is not None else ():
+                o = state.workloads.get(rid)
+                if rid != w.workload_id and o is not None and o.reclassify_requested_at is not None:
+                    latest = max(latest, o.reclassify_requested_at)
+        return latest
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)
@@ -669,7 +703,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
     def _migrate(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, ctx: DecisionContext,
                  reason: str) -> Sequence[ev.Event]:
         assert w.allocation is not None
-        if self.planner is None:
+        if self.planner is None or self._stays(w, self._measured_factor(state, w, ctx.at)):
             return ()
         out = self.planner.place(state, w, ctx)
         if out.allocation is None or set(out.allocation.servers) == set(w.allocation.servers):

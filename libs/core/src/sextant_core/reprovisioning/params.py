@@ -254,6 +254,27 @@ class AdaptationParams:
     # to 4–7 cores held the cores arrivals waited for.
     migrate_min_gain: float = 0.0
     scale_up_min_gain: float = 0.01
+    # [IMPL CHOICE] ladder 8.13, batch workloads (`step_kinds`): moved to other servers (the re-plan
+    # after a reclassification, the migrate rung) only while the latest observation where they run
+    # is below `batch_move_below` × the classification's estimate for it (`Adaptive._measured_factor`:
+    # a neighbour the estimate leaves out); otherwise kept, grown in place only. The migrate rung
+    # runs only within `estimate_margin` of the estimate (≥ 0.85 of it), so at 0.8 it no longer
+    # moves batch workloads. None (≤ 8.10): no such condition. Measured need on
+    # paragon-local-phases seeds 1–5 (8.10, paired with no-adaptation, `bench/phases_diagnosis.py`):
+    # of the 39 workloads that met their QoS without adaptation and not with it, 24 had been
+    # re-planned onto other servers after a reclassification (4 of the 34 the other way), mostly
+    # onto slower platforms (time-averaged platform factor 0.65–0.93 against 1.0), 5 migrated (1).
+    # Tuned on seeds 1–5: never (0) / 0.8 → QoS met 0.132 / 0.135 against no-adaptation's 0.126,
+    # below it on 1 / 0 seeds (docs/adaptation/phases.md, "Ladder 8.13").
+    batch_move_below: float | None = None
+    # [IMPL CHOICE] a co-resident's reclassification (its request) restarts the step detector's
+    # baseline, as a change of the estimated pressure does: most false reactive claims follow a
+    # neighbour's own phase change (8.10, seed 1: 35 of 44 within 420 s), and its reclassification
+    # is the policy's sign of that change. Tried for 8.13 on seeds 1–5 (with `batch_move_below`
+    # 0.8): reactive false-claim share worst 0.227 → 0.128, reactive detection mean 0.75 → 0.67,
+    # QoS met 0.135 → 0.127 (below no-adaptation on 2 seeds of 5). Off in every ladder (not taken:
+    # the QoS bar first); kept for the next ladder's trade-off.
+    neighbour_reclass_reset: bool = False
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
     # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
