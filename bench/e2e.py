@@ -15,7 +15,10 @@
    (whole process trees) are reported apart (`cpu_ms_by_process`), outside the platform's figure.
    Each rate records the load averages before it and at the end of its drive; a rate whose
    1-minute load before it was over 1.0 is kept but marked `invalid` (a shared machine).
-2. **Replay speed** on a 100 000-event log of the platform-demo cell (`--quick`: 20 000), seed 6:
+   `--quick` (≤ 5 minutes): 1/s, then 5/s while p99 ≤ 250 ms holds, then 50/s; at most 150
+   workloads per rate (6 s drives, 3 s at 50/s); each drain ends after 5 quiet seconds or at 2
+   minutes (`drained: false`: a backlog was left, the row's figures are not the whole rate's).
+2. **Replay speed** on a 100 000-event log of the platform-demo cell (`--quick`: 5 000), seed 6:
    `bench/replay.py`'s measurement (in process, no I/O, CPU seconds): events/s rebuilt (decode +
    fold), decisions/s re-derived, events/s rebuilt from the newest snapshot.
 
@@ -49,6 +52,8 @@ import httpx
 from proc_cpu import cpu_seconds
 
 SPEED = 1000.0  # virtual s per wall s: profiling runs of 30 s take 30 ms of wall time
+QUICK_REPLAY_EVENTS = 5_000
+"""`--quick`: the replay part's log (building an uncached 20 000-event log alone took ≈ 3 minutes)."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -101,9 +106,11 @@ PROGRESS_TYPES = ("ProfilingPlanned", "ProfilingCompleted", "WorkloadClassified"
                   "WorkloadQueued", "PlacementDecided", "PlacementDeferred")
 
 
-async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...] = PROGRESS_TYPES) -> None:
+async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...] = PROGRESS_TYPES,
+                poll_s: float = 2.0) -> bool:
     """Wait until the pipeline's decision stages (events of `types`) stop producing events (Ticks and
-    telemetry go on): no new one for `quiet_s`, at most `cap_s`."""
+    telemetry go on): no new one for `quiet_s`, at most `cap_s`. True when it went quiet, False when
+    the cap cut it (a backlog was left: the row's figures are not a whole rate's)."""
     from sqlalchemy import text
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -119,8 +126,9 @@ async def drain(url: str, *, quiet_s: float, cap_s: float, types: tuple[str, ...
             if n != seen:
                 seen, quiet_since = n, now
             elif now - quiet_since >= quiet_s:
-                return
-            await asyncio.sleep(2.0)
+                return True
+            await asyncio.sleep(poll_s)
+        return False
     finally:
         await engine.dispose()
 
@@ -209,11 +217,22 @@ def pyspy_start(pids: dict[str, int], out: Path, seconds: float = 20.0) -> list[
             for name, pid in pids.items() if name not in INFRA]
 
 
+QUICK_RATES = [1.0, 5.0, 50.0]
+"""`--quick`: up from 1/s while p99 <= 250 ms holds (the first rate that misses it ends the probe),
+then 50/s, always (the issue's CPU figure)."""
+QUICK_WORKLOADS = 150
+"""`--quick`: at most this many workloads per rate (50/s: a 3 s drive), so each drain stays short."""
+QUICK_DRAIN = {"quiet_s": 5.0, "cap_s": 120.0, "poll_s": 0.5}
+FULL_DRAIN = {"quiet_s": 15.0, "cap_s": 300.0, "poll_s": 2.0}
+
+
 def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool = True,
                   idle_s: float = 0.0, idle: dict[str, Any] | None = None,
-                  pyspy: Path | None = None) -> list[dict[str, Any]]:
+                  pyspy: Path | None = None, quick: bool = False) -> list[dict[str, Any]]:
     """The rows of the latency runs; with `idle_s`, first the idle CPU into `idle` (`idle_cpu`);
-    with `pyspy`, py-spy profiles of every platform process from the start of the 50/s drive."""
+    with `pyspy`, py-spy profiles of every platform process from the start of the 50/s drive.
+    `quick`: at most `QUICK_WORKLOADS` per rate, drains bounded by `QUICK_DRAIN`, and (probing)
+    the ascending probe of `QUICK_RATES` instead of the full one below."""
     from sextant_cli.demo import submissions
     from sextant_cli.replay import read_log
 
@@ -227,8 +246,9 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
         bodies = [b for _, b in submissions("platform-demo", 1, 0)]
         # servers fill up and workloads wait; short durations free them again: the bench measures
         # the decision pipeline, so the first placement decision (placed or deferred) ends it
-        # order: 25/s; if it misses p99 <= 250 ms, lower rates (10, 5, 2, 1) until one keeps it;
-        # then 50 and 100 (always reported); past 100 only while p99 stays under 1 s
+        # full order: 25/s; if it misses p99 <= 250 ms, lower rates (10, 5, 2, 1) until one keeps
+        # it; then 50 and 100 (always reported); past 100 only while p99 stays under 1 s.
+        # quick order: QUICK_RATES, see there
         pending = list(rates)
         probed_down = saturated = False
         while pending:
@@ -237,6 +257,8 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             # once a lower rate saturated the pipeline (p99 over 30 s), a higher one is driven for
             # 5 s only: its backlog would otherwise take many minutes to drain (the row says so)
             window = 5.0 if saturated and rate > 25.0 else seconds
+            if quick:
+                window = min(window, QUICK_WORKLOADS / rate)
             pids = {n: p.popen.pid for n, p in plat.procs.items()}
             pids.update({n: p for n, p in infra_pids.items() if p})
             load_before = os.getloadavg()
@@ -248,7 +270,8 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             names = {f"{tag}-{i}" for i in range(int(rate * window))}
             # let the pipeline drain before measuring (a backlog left behind would be charged to the
             # next rate): until no stage of the pipeline made progress for 15 s, at most 5 minutes
-            asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], quiet_s=15.0, cap_s=300.0))
+            # (quick: quiet for 5 s, at most 2 minutes; a row cut by the cap says `drained: false`)
+            drained = asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], **(QUICK_DRAIN if quick else FULL_DRAIN)))
             cpu1 = cpu_seconds(pids)
             xacts = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"])) - xacts0
             for spy in spies:
@@ -259,7 +282,7 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             # per workload the pipeline handled: a submission whose HTTP answer timed out under load
             # may still have been accepted (it is in the log)
             per = max(accepted, len(lat) + missing, 1)
-            row = {"rate_per_s": rate, "seconds": window, "submitted": accepted, "placed": len(lat), "not_placed": missing,
+            row = {"rate_per_s": rate, "seconds": round(window, 2), "drained": drained, "submitted": accepted, "placed": len(lat), "not_placed": missing,
                    "p50_ms": round(pct(lat, 50), 1), "p99_ms": round(pct(lat, 99), 1),
                    "mean_ms": round(statistics.fmean(lat), 1) if lat else None,
                    "cpu_ms_per_workload": round(1000 * sum(v for n, v in cpu.items() if n not in INFRA) / per, 1),
@@ -278,6 +301,10 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             good = bool(lat) and row["p99_ms"] <= 250 and missing == 0
             saturated = saturated or (rate >= 25.0 and not (row["p99_ms"] <= 30_000))
             if not probe:
+                continue
+            if quick:
+                if rate < 50.0 and not good:  # saturated: no higher rate below 50 can keep it
+                    pending = [r for r in pending if r >= 50.0]
                 continue
             if rate == 25.0 and not good and not probed_down:
                 probed_down = True
@@ -315,38 +342,40 @@ def main() -> int:
     ap.add_argument("--skip-replay", action="store_true",
                     help="keep the replay figures of the existing JSON (when only latency changed)")
     args = ap.parse_args()
-    load_start = os.getloadavg()
+    load_start, wall0 = os.getloadavg(), time.monotonic()
     version = code_version()  # at start: the processes run the code of this moment
     print(f"load average at start: {load_start}; code {version}", flush=True)
     seconds = 6.0 if args.quick else 20.0
-    rates = [25.0, 50.0, 100.0, 150.0, 200.0]  # see latency_bench for the order
+    rates = list(QUICK_RATES) if args.quick else [25.0, 50.0, 100.0, 150.0, 200.0]  # see latency_bench
     previous = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
     if args.skip_replay and "replay" in previous:
         rep = previous["replay"]
     else:
         print("replay speed (in-process log):", flush=True)
-        rep = replay_bench(20_000 if args.quick else 100_000)
+        rep = replay_bench(QUICK_REPLAY_EVENTS if args.quick else 100_000)
         print(f"  {rep}", flush=True)
     if args.rates:
         rates = [float(r) for r in args.rates.split(",")]
     idle: dict[str, Any] = {}
     rows = [] if args.skip_latency else latency_bench(rates, seconds, args.profile, probe=not args.rates,
-                                                       idle_s=args.idle, idle=idle, pyspy=args.pyspy)
+                                                       idle_s=args.idle, idle=idle, pyspy=args.pyspy,
+                                                       quick=args.quick)
     ok = [r["rate_per_s"] for r in rows if r["p99_ms"] <= 250 and r["not_placed"] == 0]
     by_rate = {f"{r['rate_per_s']:g}": {
         "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "decided": r["placed"], "submitted": r["submitted"],
         "cpu_ms_per_workload": r["cpu_ms_per_workload"], "cpu_ms_by_process": r["cpu_ms_by_process"],
         "pg_transactions_per_workload": r["pg_transactions_per_workload"],
         "load_avg_before": r["load_avg_before"], "load_avg_during": r["load_avg_during"],
-        "invalid": r["invalid"]} for r in rows}
+        "drained": r["drained"], "invalid": r["invalid"]} for r in rows}
     rep = {**rep, "events_per_s": rep.get("events_per_s_rebuilt"), "decisions_per_s": rep.get("decisions_per_s_rederived")}
     result = {"machine": {"cpu": pyplatform.processor() or pyplatform.machine(), "python": sys.version.split()[0]},
               "profile": args.profile, "code_version": version, "load_avg": [round(x, 2) for x in load_start],
-              "seconds_per_rate": seconds,
+              "seconds_per_rate": seconds, "quick": args.quick,
               "cpu_ms_per_workload": by_rate.get("50", {}).get("cpu_ms_per_workload"),
               "max_rate_p99_le_250ms": max(ok) if ok else None, "rates": by_rate, "latency": rows,
               "highest_rate_p99_le_250ms": max(ok) if ok else None, "replay": rep,
-              **({"idle": idle} if idle else {})}
+              **({"idle": idle} if idle else {}),
+              "wall_s": round(time.monotonic() - wall0, 1)}  # the whole run, replay included
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print("\n| rate/s | window s | decided | p50 ms | p99 ms | platform CPU ms per workload | PostgreSQL | Kafka "

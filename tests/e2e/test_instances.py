@@ -4,7 +4,12 @@ consumer group (`sextant_cli.platform.instance_names`), telemetry, the relay and
 
 Workloads of the twin's platform-demo scenario are submitted over REST at a steady pace; at 40 %
 the second instance of every decider is SIGKILLed and started again (its partitions move to the
-first instance and back: two rebalances per group under load). Then the log must show
+first instance and back: two rebalances per group under load, with the first 40 % in flight);
+the rest is submitted once every restarted instance holds partitions of the workload topic again
+— else, on a loaded machine, the dead member's session timeout (10 s) and the restart could
+outlast the remaining submissions (11 s of the schedule) and the pipeline, and the first instance
+would do all the work (the likely cause of the one flaky failure: planning-2 placed nothing).
+Then the log must show
 
 - 0 lost: every submitted workload admitted and placed;
 - 0 duplicated: exactly one placement decision (decided or deferred) per planning request
@@ -12,8 +17,9 @@ first instance and back: two rebalances per group under load). Then the log must
 - 0 over-committed servers: folding the log event by event, no server's placed cores or memory
   ever exceed its capacity (the planners' head-conditional appends serialise their decisions);
 - replay: every decision re-derived with 0 differences;
-- and the run really had two instances at work: the second instance of every decider was
-  assigned partitions before and after its restart, and both planning processes placed workloads.
+- and the run really had two instances at work: the second instance of every decider held
+  workload partitions of its group before the first submission and again after its restart,
+  every instance handled records, and both planning processes placed workloads.
 
 Waits are bounded polls; no timing is asserted.
 """
@@ -52,6 +58,7 @@ SPEED = 30.0
 KILL_AT = int(0.4 * WORKLOADS)
 PROFILE = "sextant-adaptive"
 PLACED_S = 150.0  # bound on the wait for the last placements
+REJOIN_S = 120.0  # bound on the wait for the restarted instances' new assignments
 
 
 @dataclass
@@ -60,6 +67,9 @@ class Run:
     ids: list[str]
     logs: Path
     killed: list[str]
+    joined: dict[str, bool]  # each second instance got workload partitions before the first submission
+    rejoined: dict[str, bool]  # ... and again after its restart, before the rest was submitted
+    restarted_at: dict[str, int]  # the size of its log when it was started again
     stats: dict[str, dict[str, int]]  # consumer counters of each decider process but admission's (`GET /v1/stats`)
 
 
@@ -69,6 +79,26 @@ def _stats(url: str) -> dict[str, int]:
         return dict(r.json()["consumer"] or {}) if r.status_code == 200 else {}
     except httpx.HTTPError:
         return {}
+
+
+def _rejoined(path: Path, offset: int, group: str) -> bool:
+    """Whether the log at `path`, past `offset`, shows the consumer group `group` assigning this
+    process a partition of the workload topic."""
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        text = fh.read().decode(errors="replace")
+    return any("sextant.events.workloads" in m.group(1) and m.group(2) == group for m in WORKLOAD_PARTITIONS.finditer(text))
+
+
+def _wait_rejoined(logs: Path, offsets: dict[str, int]) -> dict[str, bool]:
+    """For each instance `SERVICE-N` of `offsets` (its log's size at its start): whether its log
+    shows workload partitions assigned since, waiting for all of them at most REJOIN_S."""
+    deadline = time.monotonic() + REJOIN_S
+    while True:
+        found = {n: _rejoined(logs / f"{n}.log", at, n.rsplit("-", 1)[0]) for n, at in offsets.items()}
+        if all(found.values()) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
 
 
 def _placed(log: list[Envelope]) -> set[str]:
@@ -93,15 +123,26 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         platform.start_all(names)
         platform.wait_ready()
         killed: list[str] = []
+        restarted_at: dict[str, int] = {}
+        rejoined: dict[str, bool] = {}
         ids: list[str] = []
+        logs = run_dir / "logs"
+        # ready means one live member per group: the second instances may still be joining
+        joined = _wait_rejoined(logs, dict.fromkeys((f"{d}-2" for d in DECIDERS), 0))
         start = time.monotonic()
         with httpx.Client(base_url=platform.url("admission"), timeout=10.0) as client:
             for i, (at, body) in enumerate(submissions("platform-demo", 7, WORKLOADS)):
                 if i == KILL_AT:  # every decider loses its second instance, which comes back at once
                     for d in DECIDERS:
                         platform.kill(f"{d}-2", signal.SIGKILL)
+                        restarted_at[f"{d}-2"] = (logs / f"{d}-2.log").stat().st_size
                         platform.start(f"{d}-2")
                         killed.append(f"{d}-2")
+                    # the rest goes to both instances: wait (bounded) until each restarted one has
+                    # workload partitions again, then keep the schedule's pace from there
+                    waited = time.monotonic()
+                    rejoined = _wait_rejoined(logs, restarted_at)
+                    start += time.monotonic() - waited
                 delay = at / SPEED - (time.monotonic() - start)
                 if delay > 0:
                     time.sleep(delay)
@@ -116,7 +157,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         print("\nconsumer counters per instance:", stats)  # an account (docs/platform/instances.md)
         platform.stop()
         log = asyncio.run(read_log(url))
-        yield Run(log=log, ids=ids, logs=run_dir / "logs", killed=killed, stats=stats)
+        yield Run(log=log, ids=ids, logs=logs, killed=killed, joined=joined, rejoined=rejoined,
+                  restarted_at=restarted_at, stats=stats)
     finally:
         platform.stop()
         stack.stop()
@@ -177,6 +219,7 @@ def test_replay_finds_no_difference(run: Run) -> None:
 
 ASSIGNED = re.compile(r"(Updated partition assignment|assigned partitions|Setting newly assigned partitions)",
                       re.IGNORECASE)
+WORKLOAD_PARTITIONS = re.compile(r"Setting newly assigned partitions (\{.*?\}|set\(\)) for group (\S+)")
 OUTPUT = re.compile(r"planning: \S+ \S+ -> .*PlacementDecided")
 
 
@@ -186,6 +229,10 @@ def test_two_instances_shared_the_work(run: Run) -> None:
         for name in (d, f"{d}-2"):
             text = (run.logs / f"{name}.log").read_text(errors="replace")
             assert ASSIGNED.search(text), f"{name} was never assigned partitions"
+    # workload partitions of its service's group before the first submission, and again after its
+    # restart (read past its log's size at the restart) before the rest was submitted
+    assert run.joined and all(run.joined.values()), f"not in its group within {REJOIN_S:.0f}s: {run.joined}"
+    assert run.rejoined and all(run.rejoined.values()), f"not back in its group within {REJOIN_S:.0f}s: {run.rejoined}"
     placing = [n for n in ("planning", "planning-2")
                if OUTPUT.search((run.logs / f"{n}.log").read_text(errors="replace"))]
     assert placing == ["planning", "planning-2"], f"only {placing} placed workloads"

@@ -80,3 +80,41 @@ async def test_appends_are_made_durable_by_a_barrier_outside_the_lock(fresh_pg_u
             assert (await conn.execute(text("SELECT sum(n) FROM durability_barrier"))).scalar_one() == 1
     finally:
         await store.close()
+
+
+async def test_a_read_past_the_durable_mark_carries_its_own_barrier(fresh_pg_url: str) -> None:
+    """`read_all` and the relay's `pending()` put the barrier in their statement (one round trip):
+    it writes only when the snapshot holds rows past the reader's highest known durable position;
+    the reader then knows what it read is durable, and reading it again writes nothing."""
+    from sextant_kit.eventstore.postgres import PostgresEventStore
+    from sextant_kit.testing.envelopes import make_envelopes
+    from sqlalchemy import text
+
+    await migrate_async(fresh_pg_url)
+    writer = PostgresEventStore.from_url(fresh_pg_url)
+    readers = [PostgresEventStore.from_url(fresh_pg_url) for _ in range(2)]
+
+    async def bumps() -> int:
+        async with writer.engine.connect() as conn:
+            return int((await conn.execute(text("SELECT coalesce(sum(n), 0) FROM durability_barrier"))).scalar_one())
+
+    async def no_second_round_trip(position: int) -> None:
+        raise AssertionError(f"a separate barrier for position {position}")
+
+    for reader in readers:
+        reader._durability.ensure = no_second_round_trip  # type: ignore[attr-defined,method-assign]
+    try:
+        stored = await writer.append_and_track("svc", "in-1", None, make_envelopes("workload-a", 3), durable=False)
+        assert stored is not None and await bumps() == 0  # not durable yet: no barrier so far
+        found = await readers[0].read_all()
+        assert [e.position for e in found] == [1, 2, 3] and await bumps() == 1
+        assert readers[0]._durability.durable_position == 3  # type: ignore[attr-defined]
+        assert len(await readers[0].read_all()) == 3 and await bumps() == 1  # known durable: no write
+        assert await readers[0].pending() != [] and await bumps() == 1  # nothing past the mark either
+        items = await readers[1].pending()  # the relay's read: its own barrier
+        assert [i.envelope.position for i in items] == [1, 2, 3] and await bumps() == 2
+        assert readers[1]._durability.durable_position == 3  # type: ignore[attr-defined]
+        assert await readers[1].read_all(3) == [] and await bumps() == 2
+    finally:
+        for store in (writer, *readers):
+            await store.close()

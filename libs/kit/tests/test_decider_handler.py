@@ -48,6 +48,20 @@ def test_records_without_a_reaction_skip_the_log_and_reacting_ones_catch_up() ->
     assert planned.expected_head == 2
 
 
+def test_a_catch_up_ends_at_a_short_read() -> None:
+    """A read with fewer rows than asked for reached the head: no last, empty read. A full read
+    reads on; every position is folded either way."""
+    sample = ev.ProfileSampleRecorded(at=2.0, workload_id="w1", run_id="r1", classification="scale_up",
+                                      column="c1", value=1.0)
+    log = [env(builders.submitted("w1", at=1.0), 1), *(env(sample, p) for p in range(2, 8))]
+    for read_batch, reads in ((10, 1), (3, 3), (7, 2)):  # 7 rows: 10 → 1 read; 3 → 3+3+1; 7 → 7, then empty
+        store = CountingStore(log)
+        decider = Decider("profiling", policy_set("foundation"))
+        handler = DeciderHandler("profiling", decider, store, read_batch=read_batch)  # type: ignore[arg-type]
+        assert asyncio.run(handler.catch_up()) == 7
+        assert (store.reads, decider.position) == (reads, 7), read_batch
+
+
 def test_the_decider_knows_which_types_react() -> None:
     decider = Decider("planning", policy_set("foundation"))
     sample = ev.ProfileSampleRecorded(at=2.0, workload_id="w1", run_id="r1", classification="scale_up",

@@ -45,6 +45,7 @@ from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
 from sextant_kit.errors import ConcurrencyError, LogUnfoldable
 from sextant_kit.ports import EventStore
+from sextant_kit.runtime import read_ends
 from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
 
 from .executor import Executor
@@ -54,6 +55,7 @@ from .settings import Settings
 from .twin import TwinExecutor
 
 log = logging.getLogger(__name__)
+READ_BATCH = 2000  # envelopes per catch-up read
 
 
 class AgentCore:
@@ -72,7 +74,7 @@ class AgentCore:
 
     async def catch_up(self) -> None:
         while True:
-            batch = await self.store.read_all(self.decider.position, limit=2000)
+            batch = await self.store.read_all(self.decider.position, limit=READ_BATCH)
             if not batch:
                 return
             for env in batch:
@@ -88,6 +90,8 @@ class AgentCore:
                     # a restarted agent re-launches in-flight runs from the log (`resume`): their
                     # facts continue the trace of the workload's latest record, as they would have
                     self.traces[wid] = env.traceparent
+            if read_ends(batch, READ_BATCH):  # the head its snapshot saw (runtime.read_ends)
+                return
 
     def reacts(self, env: Envelope) -> bool:
         """False when no agent command can follow from `env` (the consumer loop opens no span for

@@ -109,6 +109,13 @@ def _walk(root: resources.abc.Traversable) -> list[resources.abc.Traversable]:
     return out
 
 
+def read_ends(batch: Sequence[Envelope], limit: int) -> bool:
+    """Whether a catch-up's `read_all(position, limit)` that returned `batch` reached the head (as of
+    its snapshot): fewer rows than asked for. Every catch-up loop stops there instead of reading
+    once more to get an empty batch (one round trip per catch-up: decider, agent, front door)."""
+    return len(batch) < limit
+
+
 class DeciderHandler:
     def __init__(self, name: str, decider: DeciderPort, store: EventStore, *,
                  snapshots: SnapshotStore | None = None, code: str = "", snapshot_every: int = 5000,
@@ -146,7 +153,12 @@ class DeciderHandler:
 
     async def catch_up(self) -> int:
         """Fold the log past the decider's position. Its reads are not traced one statement each
-        (polling the log; telemetry.py, sampling): the current span gets `sextant.folded` instead."""
+        (polling the log; telemetry.py, sampling): the current span gets `sextant.folded` instead.
+
+        A read shorter than `read_batch` reached the head its snapshot saw: the catch-up ends there,
+        without a last, empty read (`read_ends`). Positions commit in order (`log_head` lock), so
+        that head is a prefix of the log holding every record delivered before the call; what was
+        appended since is what the head-conditional append is there for."""
         n = 0
         while True:
             with suppress_instrumentation():
@@ -159,6 +171,8 @@ class DeciderHandler:
                 log.error("%s: cannot fold the log after position %d: %r", self.name, self.decider.position, exc)
                 raise LogUnfoldable(f"{self.name}: folding after position {self.decider.position}: {exc!r}") from exc
             n += len(batch)
+            if read_ends(batch, self.read_batch):
+                break
         self.folded += n
         trace.get_current_span().set_attribute("sextant.folded", n)
         if (self.snapshots is not None and self.decider.position - self._last_snapshot >= self.snapshot_every

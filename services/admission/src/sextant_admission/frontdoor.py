@@ -44,6 +44,7 @@ from sextant_kit.consumer import ConsumerLoop, Outputs
 from sextant_kit.errors import PoisonMessage
 from sextant_kit.ports import EventStore, Publisher, Record, RecordSource
 from sextant_kit.problems import non_finite_errors, validation_errors
+from sextant_kit.runtime import read_ends
 from sextant_kit.telemetry import current_traceparent
 
 from .auth import Gatekeeper, Unauthenticated, bearer
@@ -72,9 +73,12 @@ PUBLIC = frozenset({"WorkloadSubmitted", "WorkloadQueued", "WorkloadAdmitted", "
 
 
 async def catch_up(decider: Decider, store: EventStore, batch: int = 2000) -> None:
-    """Fold the log past the decider's position (idempotent: folded positions are skipped)."""
+    """Fold the log past the decider's position (idempotent: folded positions are skipped), up to
+    the head a short read saw (`runtime.read_ends`)."""
     while rows := await store.read_all(decider.position, limit=batch):
         decider.fold(rows)
+        if read_ends(rows, batch):
+            break
 
 
 class Refused(PoisonMessage):

@@ -17,6 +17,10 @@ a barrier before returning rows to publish; `read_all`/`tail` run one before ret
 the last position known to be durable. A PostgreSQL *server* crash can therefore lose only appends
 that no caller was told about and nobody read.
 
+**In the read itself** (`barrier_if_newer`): `read_all` and the relay's `pending()` carry the
+barrier in their statement, written only when the snapshot holds rows past the highest position
+known durable — one round trip for the read and its barrier (before: a read, then a barrier).
+
 **Cost of a barrier.** One round trip and one (shared) WAL flush. The statement also returns the
 log head its snapshot saw: every position up to it committed before the barrier, so all of them
 are durable when it returns — one barrier covers any amount of history.
@@ -35,6 +39,19 @@ BARRIER_SQL = ("INSERT INTO durability_barrier (pid, n) VALUES (pg_backend_pid()
                "RETURNING (SELECT position FROM log_head WHERE id = 1)")
 
 
+def barrier_if_newer(param: str, table: str = "events") -> str:
+    """A `WITH` clause that puts a barrier in a read (one round trip instead of two): the upsert of
+    `BARRIER_SQL`, done only when `table` holds a row past position `param` (the highest position
+    known durable) in the statement's snapshot. A read with it returns only rows committed before
+    that snapshot, whose commit records precede the upsert's in the WAL: once the statement
+    (autocommit, committed synchronously) returns, each row it read is durable — a row past the
+    mark made the statement write, hence flush; without one, no row read needed it, and a statement
+    that wrote nothing commits without a WAL record or a flush."""
+    return ("WITH durability_barrier_bump AS (INSERT INTO durability_barrier (pid, n) "
+            f"SELECT pg_backend_pid(), 1 WHERE EXISTS (SELECT 1 FROM {table} WHERE position > {param}) "
+            "ON CONFLICT (pid) DO UPDATE SET n = durability_barrier.n + 1) ")
+
+
 class DurabilityBarrier:
     """Tracks the highest position known to be on disk and raises it with barriers."""
 
@@ -49,3 +66,7 @@ class DurabilityBarrier:
         async with raw_connection(self._engine) as raw:
             head = await raw.fetchval(BARRIER_SQL)
         self.durable_position = max(self.durable_position, int(head or 0))
+
+    def covered(self, position: int) -> None:
+        """Every position <= `position` is durable: a read with `barrier_if_newer` returned it."""
+        self.durable_position = max(self.durable_position, position)

@@ -26,15 +26,19 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from .. import outbox, tracking
 from ..ports import OutboxItem, Snapshot, TrackedInput
 from . import batches
-from .durability import DurabilityBarrier
+from .durability import DurabilityBarrier, barrier_if_newer
 from .notify import Notifications
 from .rawconn import raw_connection
 from .rows import COLUMNS, envelope_from_record, envelope_from_row
 from .schema import NOTIFY_CHANNEL, events, log_head, snapshots
 from .writer import write, write_many
 
-_READ_ALL = f"SELECT {COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2"
-_PENDING = (f"SELECT {', '.join('e.' + c.strip() for c in COLUMNS.split(','))}, o.topic, "
+# both carry their durability barrier (durability.barrier_if_newer: $3 / $2 = the highest position
+# known durable): one round trip each
+_READ_ALL = (barrier_if_newer("$3")
+             + f"SELECT {COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2")
+_PENDING = (barrier_if_newer("$2", "outbox")
+            + f"SELECT {', '.join('e.' + c.strip() for c in COLUMNS.split(','))}, o.topic, "
             "o.traceparent AS outbox_traceparent FROM outbox o JOIN events e ON e.position = o.position "
             "WHERE o.sent_at IS NULL ORDER BY o.position LIMIT $1")
 _TRACKED_IDS = "SELECT event_id FROM tracking WHERE consumer = $1 AND event_id = ANY($2::text[])"
@@ -102,9 +106,10 @@ class PostgresEventStore:
         every event through here, and SQLAlchemy's statement and row layers cost more than the
         query."""
         async with raw_connection(self.engine) as raw:
-            rows = await raw.fetch(_READ_ALL, from_position, limit)
+            rows = await raw.fetch(_READ_ALL, from_position, limit, self._durability.durable_position)
         found = [envelope_from_record(r) for r in rows]
-        await self._durable(found)
+        if found:  # durable: the statement's own barrier (see _READ_ALL)
+            self._durability.covered(found[-1].position or 0)
         return found
 
     async def tail(self, from_position: int = 0, *, batch: int = 500) -> AsyncIterator[Envelope]:
@@ -203,10 +208,11 @@ class PostgresEventStore:
         """Unsent items, all durable (a barrier runs first if needed): never publish what a server
         crash could still take back."""
         async with raw_connection(self.engine) as raw:  # the relay's every round: no SQLAlchemy
-            rows = await raw.fetch(_PENDING, limit)
+            rows = await raw.fetch(_PENDING, limit, self._durability.durable_position)
         items = [OutboxItem(envelope=envelope_from_record(r), topic=r["topic"], traceparent=r["outbox_traceparent"])
                  for r in rows]
-        await self._durable([i.envelope for i in items])
+        if items:  # durable: the statement's own barrier (see _PENDING)
+            self._durability.covered(max(i.envelope.position or 0 for i in items))
         return items
 
     async def mark_sent(self, positions: Sequence[int]) -> None:
