@@ -146,7 +146,10 @@ def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta:
     ok: BoolArray = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
     if not ok.any():
         return None
-    obs = np.array([float(np.mean(values[cols == c])) for c in uniq])
+    # a column measured once (the usual case) is its value: the mean of one element, exactly
+    # (+ 0.0: numpy's mean of -0.0 is 0.0)
+    obs = (np.asarray(values, dtype=np.float64)[np.argsort(cols, kind="stable")] + 0.0 if len(uniq) == len(cols)
+           else np.array([float(np.mean(values[cols == c])) for c in uniq]))
     d = obs[None, :] - b.y[:, uniq]
     off = d.mean(axis=1)
     lw = -((d - off[:, None]) ** 2).sum(axis=1) / (2.0 * tau ** 2)
@@ -168,7 +171,8 @@ def evidence(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, b
         return {}
     ok, lw, _, _, _ = fit
     top = float(lw[ok].max())
-    return {b.ids[i]: float(lw[i] - top) for i in np.flatnonzero(ok)}
+    rows = np.flatnonzero(ok)
+    return dict(zip([b.ids[i] for i in rows.tolist()], (lw[rows] - top).tolist(), strict=True))
 
 
 def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: FloatArray, fm_std: FloatArray,
