@@ -128,12 +128,11 @@ def test_a_schema_1_probe_is_not_counted_so_an_old_log_keeps_its_seeds() -> None
 
 
 def test_the_fold_dispatch_table_calls_what_singledispatch_would() -> None:
-    from sextant_core.classification import knowledge
-    from sextant_core.dispatch import Dispatch
-
     from pathlib import Path
 
     from sextant_cli.demo import read_recorded
+    from sextant_core.classification import knowledge
+    from sextant_core.dispatch import Dispatch
     from sextant_core.state import fold
 
     fold(read_recorded(Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "platform-log.jsonl.gz"))
