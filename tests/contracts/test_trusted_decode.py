@@ -119,3 +119,29 @@ def test_the_decoded_event_is_kept_and_dropped_with_a_changed_payload() -> None:
     changed = env.model_copy(update={"payload": {"at": 2.0, "seq": 1, "period_s": 1.0}})
     assert changed == changed.model_copy() and changed.event() == ev.Tick(at=2.0, seq=1, period_s=1.0)
     assert env == Envelope(**env.model_dump())  # the kept event takes no part in equality
+
+
+def test_bulk_decoding_equals_one_line_at_a_time_and_restores_the_collector(logs: list[list[Envelope]]) -> None:
+    import gc
+
+    for log in logs:
+        lines = [rows.encode_line(env) for env in log]
+        one = [rows.decode_line(text) for text in lines]
+        assert gc.isenabled()
+        bulk = rows.decode_lines(lines, events=True)
+        assert gc.isenabled()  # restored
+        assert bulk == one
+        for b, o in zip(bulk, one, strict=True):
+            assert b.__pydantic_private__["_memo"].event is not None  # decoded and kept
+            assert codec.dumps(b.event()) == codec.dumps(o.event())
+        records = [columns(text) for text in lines]
+        assert rows.envelopes_from_records(records) == one
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        assert rows.decode_lines(lines[:3]) == one[:3]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError):  # restored when a row fails too
+        rows.decode_lines([lines[0], "{not json\t{}"])
+    assert gc.isenabled()

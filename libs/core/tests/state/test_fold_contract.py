@@ -125,3 +125,32 @@ def test_a_schema_1_probe_is_not_counted_so_an_old_log_keeps_its_seeds() -> None
     assert old.workloads["w1"].phase == P.RUNNING and old.now == 4.0
     new = fold([Envelope.wrap(probe(0), id="e9", source="reprovisioning", stream_version=0, time=4.0)], st)
     assert new.workloads["w1"].decisions == st.workloads["w1"].decisions + 1  # schema 2: counted
+
+
+def test_the_fold_dispatch_table_calls_what_singledispatch_would() -> None:
+    from pathlib import Path
+
+    from sextant_cli.demo import read_recorded
+    from sextant_core.classification import knowledge
+    from sextant_core.dispatch import Dispatch
+    from sextant_core.state import fold
+
+    fold(read_recorded(Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "platform-log.jsonl.gz"))
+    for table in (_apply, knowledge._apply):
+        assert isinstance(table, Dispatch)
+        assert len(table._table) >= 10  # the fold filled it
+        for cls, impl in table._table.items():
+            assert impl is table._sd.dispatch(cls)
+    # a registration after the table has answered replaces the class's entry
+    d: Dispatch[str] = Dispatch(lambda x: "default")
+    assert d(1) == "default" and d("s") == "default"
+    d.register(int, lambda x: "int")
+    assert d(1) == "int" and d(True) == "int" and d("s") == "default"
+
+    @d.register(str)
+    def _(x: str) -> str:
+        return "str"
+
+    assert d("s") == "str"
+    d.register(float | bytes, lambda x: "num")
+    assert d(1.5) == "num" and d(b"") == "num" and d(1) == "int"

@@ -38,7 +38,7 @@ from ..state.model import ClusterState, WorkloadState
 from . import analogs
 from .engine import EngineParams, analog_bank, model_for, needs_retrain, retrain
 from .foldin import confidence, fold_in
-from .knowledge import KnowledgeBase, Matrix
+from .knowledge import KnowledgeBase, Matrix, matrix_key
 from .normalise import Normalisation, backward, forward, normalise_one, tolerance
 from .observations import CAUSED_PREFIX, TOLERATED_PREFIX, group_of
 
@@ -108,16 +108,20 @@ class CollaborativeClassifier(RetrainingClassifier):
         fact = matrix.model
         return out, float(np.mean(confs)) if confs else 1.0, fact.version if fact is not None else "none"
 
-    def evidence(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]]) -> dict[str, float]:
+    def evidence(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]], *,
+                 weights: bool = True) -> dict[str, float]:
         """Row id -> log weight of the analog rows of a performance matrix given the workload's
         entries there (`analogs.evidence`, with the matrix's analog parameters); empty where the
-        matrix has no analog fold-in or no model."""
+        matrix has no analog fold-in or no model. `weights` False: only the model and the analog
+        bank are fetched (what a classification whose other matrices do not read this fit still
+        does, in the same order: a model that cannot be rebuilt fails at the same matrix), and
+        the result is empty."""
         ap = self.params.analog_params(matrix.key) if matrix is not None else None
         if matrix is None or ap is None or matrix.normalisation is not Normalisation.LOG:
             return {}
         model = model_for(matrix, self.params)
         bk = analog_bank(matrix)
-        if bk is None or model is None:
+        if bk is None or model is None or not weights:
             return {}
         ci, z, zeros = _model_entries(matrix, model.n_columns, _known(matrix, observed), observed)
         return analogs.evidence(bk, ci, z, ap.tau, ap.beta, zeros=zeros, zero_penalty=ap.zero_penalty)
@@ -130,15 +134,20 @@ class CollaborativeClassifier(RetrainingClassifier):
         conf: dict[str, float] = {}
         versions: dict[str, str] = {}
         joint = any(p.joint for _, p in self.params.analogs)
+        # the matrices whose analog fold-in reads the other matrices' fits (`AnalogParams.joint`):
+        # only they get `_other`, and a fit only they read is computed (the others' models and
+        # banks are still fetched, in the same order)
+        reads = {cls for cls in CLASSIFICATIONS if joint and _joint(self.params, cls, kind)}
         fits: dict[Classification, dict[str, float]] = {}
         for cls in CLASSIFICATIONS if joint else ():
             group = group_of(cls, kind)
-            fits[cls] = self.evidence(kb.matrix(cls, group), pending.get((cls, group), []))
+            fits[cls] = self.evidence(kb.matrix(cls, group), pending.get((cls, group), []),
+                                      weights=bool(reads - {cls}))
         for cls in CLASSIFICATIONS:
             group = group_of(cls, kind)
             m = kb.matrix(cls, group)
             values, c, version = self.estimate(m, pending.get((cls, group), []),
-                                               _other(fits, cls) if joint else None)
+                                               _other(fits, cls) if cls in reads else None)
             rows[cls] = values
             conf[cls.value] = round(c, 6)
             versions[f"{cls.value}/{group}"] = version
@@ -190,7 +199,24 @@ def _other(fits: dict[Classification, dict[str, float]], cls: Classification) ->
     a row absent from one of them gets `analogs.NO_EVIDENCE` there."""
     others = [f for c, f in fits.items() if c is not cls and f]
     ids = sorted({i for f in others for i in f})
-    return {i: math.fsum(f.get(i, analogs.NO_EVIDENCE) for f in others) for i in ids}
+    if len(others) == 1:  # fsum of one term: the term (+ 0.0: fsum's zero is +0.0)
+        (a,) = others
+        out = {i: a[i] + 0.0 for i in ids}
+    elif len(others) == 2:  # fsum of two finite terms: their IEEE sum (correctly rounded either way)
+        a, b = others
+        no = analogs.NO_EVIDENCE
+        out = {i: a.get(i, no) + b.get(i, no) + 0.0 for i in ids}
+    else:
+        return {i: math.fsum(f.get(i, analogs.NO_EVIDENCE) for f in others) for i in ids}
+    if all(math.isfinite(v) for v in out.values()):
+        return out
+    return {i: math.fsum(f.get(i, analogs.NO_EVIDENCE) for f in others) for i in ids}  # inf/nan: fsum's own rules
+
+
+def _joint(params: EngineParams, cls: Classification, kind: str) -> bool:
+    """Whether the analog fold-in of the workload's `cls` matrix reads its other matrices' fits."""
+    ap = params.analog_params(matrix_key(cls, group_of(cls, kind)))
+    return ap is not None and bool(ap.joint)
 
 
 def _mean_raw(values: Sequence[float], matrix: Matrix | None) -> float | None:

@@ -52,6 +52,29 @@ class RowEstimate:
     std: FloatArray
 
 
+# per model (by identity; the model is kept so its id is not reused): its prior terms and its
+# column features [1, p_i], the same arrays every fold-in computed from it, computed once (read-only)
+_PER_MODEL: dict[int, tuple[FactorModel, FloatArray, FloatArray, FloatArray]] = {}
+_PER_MODEL_SIZE = 64
+
+
+def _model_terms(model: FactorModel) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(`_prior_terms(model)`, the (n, k + 1) features ``[1, p_i]``), remembered per model object."""
+    hit = _PER_MODEL.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1], hit[2], hit[3]
+    lam, lz = _prior_terms(model)
+    feats = np.empty((model.n_columns, model.rank + 1))
+    feats[:, 0] = 1.0
+    feats[:, 1:] = model.col_factors
+    for a in (lam, lz, feats):
+        a.setflags(write=False)
+    if len(_PER_MODEL) >= _PER_MODEL_SIZE:
+        _PER_MODEL.pop(next(iter(_PER_MODEL)))  # the oldest
+    _PER_MODEL[id(model)] = (model, lam, lz, feats)
+    return lam, lz, feats
+
+
 def _prior_terms(model: FactorModel) -> tuple[FloatArray, FloatArray]:
     """(σ²Λ₀, σ²Λ₀z₀) as a (d, d) matrix and a (d,) vector, d = k + 1."""
     k = model.rank
@@ -74,16 +97,13 @@ def fold_in(model: FactorModel, columns: IntArray, values: FloatArray) -> RowEst
     Duplicate columns are allowed (each is one measurement). Cost: O(n·k + s·k² + k³).
     """
     n = model.n_columns
-    feats = np.empty((n, model.rank + 1))
-    feats[:, 0] = 1.0
-    feats[:, 1:] = model.col_factors
+    lam, lz, feats = _model_terms(model)
     if len(columns) == 0:
         z = np.concatenate([[model.bias_mean], model.prior_mean])
         mean = model.mu + model.col_bias + feats @ z
         return RowEstimate(mean=mean, std=np.full(n, np.inf))
     x = feats[columns]
     t = np.asarray(values, dtype=np.float64) - model.mu - model.col_bias[columns]
-    lam, lz = _prior_terms(model)
     a = lam + x.T @ x
     a_inv = np.linalg.inv(a)
     z = a_inv @ (lz + x.T @ t)

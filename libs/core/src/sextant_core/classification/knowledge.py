@@ -33,13 +33,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import singledispatch
 
 import numpy as np
 from immutables import Map
 from sextant_contracts import events as ev
 from sextant_contracts.model import Classification
 
+from ..dispatch import Dispatch
 from ..records import copy_with as replace
 from .normalise import FloatArray, Normalisation, normalise_one
 from .observations import GROUP_ALL, Sample, cells, interference_cells
@@ -189,7 +189,7 @@ def evolve(kb: KnowledgeBase, event: ev.Event) -> KnowledgeBase:
     return _apply(event, kb)
 
 
-@singledispatch
+@Dispatch
 def _apply(event: ev.Event, kb: KnowledgeBase) -> KnowledgeBase:
     return kb
 

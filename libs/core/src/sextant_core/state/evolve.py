@@ -21,7 +21,6 @@ event changes, and `state.schedulable_servers` the server flags (`fairness.load`
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import singledispatch
 
 from sextant_contracts import events as ev
 from sextant_contracts import kwiken as kw
@@ -31,6 +30,7 @@ from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
 from ..classification.knowledge import evolve as evolve_knowledge
+from ..dispatch import Dispatch
 from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
 from ..fairness.load import moved
 from ..fairness.vcstate import evolve_vc
@@ -100,7 +100,7 @@ def fold(items: Iterable[Envelope | ev.Event], state: ClusterState = EMPTY) -> C
     return state
 
 
-@singledispatch
+@Dispatch
 def _apply(event: ev.Event, state: ClusterState) -> ClusterState:
     raise UnknownEvent(f"the fold has no handler for {type(event).__name__} ({event.TYPE or 'no TYPE'})")
 

@@ -29,7 +29,7 @@ from . import batches
 from .durability import DurabilityBarrier, barrier_if_newer
 from .notify import Notifications
 from .rawconn import raw_connection
-from .rows import COLUMNS, envelope_from_record, envelope_from_row
+from .rows import COLUMNS, envelope_from_record, envelope_from_row, envelopes_from_records
 from .schema import NOTIFY_CHANNEL, events, log_head, snapshots
 from .writer import write, write_many
 
@@ -107,7 +107,7 @@ class PostgresEventStore:
         query."""
         async with raw_connection(self.engine) as raw:
             rows = await raw.fetch(_READ_ALL, from_position, limit, self._durability.durable_position)
-        found = [envelope_from_record(r) for r in rows]
+        found = envelopes_from_records(rows)
         if found:  # durable: the statement's own barrier (see _READ_ALL)
             self._durability.covered(found[-1].position or 0)
         return found
