@@ -6,7 +6,8 @@
                                                      [--profiles SPEC,...] [--json PATH]
 
 A SPEC is `NAME[:key=value...]`: `cls=cf|estimates` (the classifier), `plan=default|adaptive|dense`,
-`version=V` (a key of `policysets.PLANNER_VERSIONS`). Each run records, through a wrapper around
+`version=V` (a key of `policysets.PLANNER_VERSIONS`), `off=B` (the version's classification engine
+with `EngineParams.caused_offset` B). Each run records, through a wrapper around
 `SextantPlanner.place` (bench-side only: decisions are unchanged), the last placement of every
 workload: the chosen platform and cores, the requirement (value, relative or not), the predicted
 performance, the trace's notes, and the model's level H(p) and scale-up shape S(c) at the chosen
@@ -54,6 +55,14 @@ def policy(setup: Any, spec: str, holder: list[Any]) -> Any:
         cls = EstimateClassifier(estimate_source(setup, holder))
     elif kv.get("cls") == "truth":
         cls = EstimateClassifier(estimate_source(setup, holder).variant(0.0))
+    elif "off" in kv:  # the version's engine with another caused-score offset (engine 3.1's `caused_offset`)
+        from dataclasses import replace
+
+        from sextant_core.classification.classifier import CollaborativeClassifier
+        from sextant_core.classification.engine import ENGINE_VERSIONS
+
+        engine = ENGINE_VERSIONS[policysets.ENGINE_OF.get(version, "1")]
+        cls = CollaborativeClassifier(replace(engine, caused_offset=float(kv["off"])))
     return policysets.sextant_policy_set(name=name, classifier=cls, profiling=plan, version=version)
 
 
