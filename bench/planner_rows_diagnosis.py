@@ -99,6 +99,7 @@ def run(setup: Any, spec: str) -> dict[str, Any]:
     pidx = {p.platform_id: i for i, p in enumerate(cat.platforms)}
     end = engine.now
     how: Counter[str] = Counter()
+    lost: Counter[str] = Counter()
     over_threads = 0
     pred_rel, true_rel, h_rel, s_gain = [], [], [], []
     lost_platform = 0
@@ -113,6 +114,8 @@ def run(setup: Any, spec: str) -> dict[str, Any]:
             qos += 1
             continue
         d = seen.get(wid)
+        lost["unplaced_or_unfinished" if d is None or r.status != "completed" else "platform" if r.het_factor < QOS
+             else "interference" if r.intf_factor < 0.97 else "other"] += 1
         if d is None or r.status != "completed" or r.het_factor >= QOS:
             continue
         lost_platform += 1
@@ -158,7 +161,7 @@ def run(setup: Any, spec: str) -> dict[str, Any]:
     def stats(xs: list[float]) -> dict[str, float] | None:
         return {"mean": round(mean(xs), 4), "median": round(median(xs), 4)} if xs else None
 
-    return {"qos": round(qos / n, 4), "lost_on_slow_platform": lost_platform, "how": dict(how),
+    return {"qos": round(qos / n, 4), "lost": dict(sorted(lost.items())), "lost_on_slow_platform": lost_platform, "how": dict(how),
             "cores_over_threads": over_threads, "predicted_over_required": stats(pred_rel),
             "truth_alone_over_qos_bar": stats(true_rel), "predicted_level_rel": stats(h_rel),
             "predicted_gain_chosen_cores_over_threads": stats(s_gain),
