@@ -49,7 +49,7 @@ def policy(setup: Any, spec: str, holder: list[Any]) -> Any:
     kv = dict(o.split("=", 1) for o in opts)
     version = kv.get("version", policysets.VERSION)
     plan = {"default": policysets.DefaultProfilingPlan(), "adaptive": policysets.ADAPTIVE_PROFILING,
-            "dense": policysets.DENSE_PROFILING}.get(kv.get("plan", ""), None)
+            "dense": policysets.DENSE_PROFILING}.get(kv.get("plan", ""))
     cls = None
     if kv.get("cls") == "estimates":
         cls = EstimateClassifier(estimate_source(setup, holder))
@@ -150,7 +150,7 @@ def run(setup: Any, spec: str) -> dict[str, Any]:
         bias["het_rel_log"] += [math.log(c.heterogeneity[p] / top_p) - math.log(v / top_t)
                                 for p, v in tr.heterogeneity.items() if c.heterogeneity.get(p, 0) > 0 and v > 0]
     filt: Counter[str] = Counter()
-    for wid, d in seen.items():
+    for d in seen.values():
         if "as_close_as_possible" in d["notes"]:
             for f, reasons in d["filtered"].items():
                 for reason, k in reasons.items():

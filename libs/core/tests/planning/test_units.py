@@ -101,7 +101,12 @@ def test_units_must_be_known() -> None:
 def test_version_9_1_is_9_with_engine_3_1_and_9_is_unchanged() -> None:
     from sextant_core.classification.classifier import CollaborativeClassifier
     from sextant_core.classification.engine import ENGINE_VERSIONS
-    from sextant_core.planning.policysets import ADAPTIVE_PROFILING, ARQ_VERSIONS, ENGINE_OF, sextant_policy_set
+    from sextant_core.planning.policysets import (
+        ADAPTIVE_PROFILING,
+        ARQ_VERSIONS,
+        ENGINE_OF,
+        sextant_policy_set,
+    )
 
     new, old = sextant_policy_set(version="9.1"), sextant_policy_set(version="9")
     assert PLANNER_VERSIONS["9.1"] == PLANNER_VERSIONS["9"] and ARQ_VERSIONS["9.1"] == ARQ_VERSIONS["9"]
