@@ -7,7 +7,7 @@
 
 A SPEC is `NAME[:key=value...]`: `cls=cf|estimates` (the classifier), `plan=default|adaptive|dense`,
 `version=V` (a key of `policysets.PLANNER_VERSIONS`), `off=B` (the version's classification engine
-with `EngineParams.caused_offset` B). Each run records, through a wrapper around
+with `EngineParams.caused_offset` B), `cm=M` (`SatisficeParams.confidence_margin` M). Each run records, through a wrapper around
 `SextantPlanner.place` (bench-side only: decisions are unchanged), the last placement of every
 workload: the chosen platform and cores, the requirement (value, relative or not), the predicted
 performance, the trace's notes, and the model's level H(p) and scale-up shape S(c) at the chosen
@@ -63,7 +63,13 @@ def policy(setup: Any, spec: str, holder: list[Any]) -> Any:
 
         engine = ENGINE_VERSIONS[policysets.ENGINE_OF.get(version, "1")]
         cls = CollaborativeClassifier(replace(engine, caused_offset=float(kv["off"])))
-    return policysets.sextant_policy_set(name=name, classifier=cls, profiling=plan, version=version)
+    params = None
+    if "cm" in kv:  # the satisficing margin per unit of missing confidence (`SatisficeParams.confidence_margin`)
+        from dataclasses import replace
+
+        base = policysets.PLANNER_VERSIONS[version]
+        params = replace(base, satisfice=replace(base.satisfice, confidence_margin=float(kv["cm"])))
+    return policysets.sextant_policy_set(name=name, classifier=cls, profiling=plan, version=version, params=params)
 
 
 def run(setup: Any, spec: str) -> dict[str, Any]:
