@@ -27,12 +27,12 @@ import sextant_contracts  # noqa: F401  (before numpy: pins its SIMD kernels, se
 import argparse
 import json
 import math
-import os
 import sys
 from collections import Counter
 from statistics import mean, median
 from typing import Any
 
+from profiling_diagnosis import write_result
 from quality import code_version
 from sextant_core.planning import policysets
 from sextant_core.planning.sextant import SextantPlanner
@@ -191,10 +191,7 @@ def main() -> int:
         d = run(setup, spec)
         out["runs"][spec] = d
         print(f"seed {args.seed} {spec}: {json.dumps(d)}", flush=True)
-    out["load_avg"] = [round(x, 2) for x in os.getloadavg()]
-    if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as fh:
-            json.dump(out, fh, indent=1, sort_keys=True)
+    write_result(out, args.json_path)
     return 0
 
 
