@@ -113,5 +113,5 @@ def test_version_9_1_is_9_with_engine_3_1_and_9_is_unchanged() -> None:
     assert new.profiling is ADAPTIVE_PROFILING and old.profiling is ADAPTIVE_PROFILING
     assert (ENGINE_OF["9.1"], ENGINE_OF["9"]) == ("3.1", "3")
     assert isinstance(new.classifier, CollaborativeClassifier) and isinstance(old.classifier, CollaborativeClassifier)
-    assert new.classifier.params.caused_offset == 4.0 and old.classifier.params == ENGINE_VERSIONS["3"]
+    assert new.classifier.params.caused_offset == 2.0 and old.classifier.params == ENGINE_VERSIONS["3"]
     assert old.classifier.params.caused_offset == 0.0 and new.version == "9.1" and old.version == "9"
