@@ -175,8 +175,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "
         "there, the as-close-as-possible placements and what filtered them, and the bias of the rows it "
         "was fed against the truth. Written by `bench/planner_rows_diagnosis.py --seed 1 --profiles ... "
-        "--json PATH` (several runs, merged by hand; tuning seed only). Reading: docs/quality/profiling.md, "
-        "\"Planner fed engine rows\"."),
+        "--json PATH` (several runs, merged by hand; tuning seed only). "
+        "Reading: docs/quality/profiling.md, \"Planner fed engine rows\"."),
     "kwiken": (
         "Kwiken on the request simulator",
         "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "
