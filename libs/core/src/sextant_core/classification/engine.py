@@ -133,7 +133,7 @@ def debias_caused(caused: dict[str, float], offset: float) -> dict[str, float]:
     points per score against the truth). Subtracting one offset from every score removes most of
     it; high scores, where the reading is unbiased, lose `offset` points of tens. `offset` 2 was
     chosen on paragon-ec2-2500 seed 1 (QoS met, bench/planner_rows_diagnosis.py): `sextant` (the
-    adaptive plan) 0 → 0.361, 1 → 0.376, 2 → 0.380, 4 → 0.368; `sextant-dense` (every entry
+    adaptive plan) 0 → 0.362, 1 → 0.376, 2 → 0.380, 4 → 0.368; `sextant-dense` (every entry
     profiled) 0 → 0.637, 2 → 0.666, 3 → 0.677, 4 → 0.693, 6 → 0.686. A larger offset moves the
     losses from slow platforms to interference, sooner where most scores are predicted."""
     if offset <= 0:

@@ -55,7 +55,8 @@ from .sextant import SextantParams, SextantPlanner
 # other matrices' evidence); 9: the planner of 8.1 with engine 3, profiling at its budget — the
 # adaptive plan, ≤ 10 runs a workload (`PROFILING_OF`; docs/quality/profiling.md, "Sextant 9");
 # 9.1: 9 with engine 3.1 — the caused scores read past the profiling ramp's censoring at 0
-# (`classification.engine.debias_caused`; docs/quality/profiling.md, "Planner fed engine rows")
+# (`classification.engine.debias_caused`; docs/quality/profiling.md, "Planner fed engine rows"):
+# `sextant-dense` seeds 1–2 +2.9 / +4.2 points, `sextant` seeds 1–5 mean 0.423 → 0.421 (not better)
 VERSION = "9"
 PARAGON_VERSION = "5.1"
 # measured for version 9 on paragon-ec2-2500 seed 1 with the adaptive plan (QoS met 0.361; docs/
