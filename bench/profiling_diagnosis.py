@@ -188,11 +188,16 @@ def main() -> int:
                  "wall_seconds": round(res.wall_seconds, 1)}
             out["per_seed"].setdefault(str(seed), {})[profile] = d
             print(f"seed {seed} {profile}: {json.dumps(d)}", flush=True)
-    out["load_avg"] = [round(x, 2) for x in os.getloadavg()]
-    if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as fh:
-            json.dump(out, fh, indent=1, sort_keys=True)
+    write_result(out, args.json_path)
     return 0
+
+
+def write_result(out: dict[str, Any], path: str | None) -> None:
+    """`out` with the load average at the end of the runs, written as JSON to `path` when given."""
+    out["load_avg"] = [round(x, 2) for x in os.getloadavg()]
+    if path:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -184,6 +184,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "planner 6.1 on seeds 1–3 beside `oracle` and `oracle-estimates`, planners 7 and 8 on seeds 1–5 "
         "(tuning) and 6–10 (held out); each run's rows from one `bench/quality.py --ladder --scenarios "
         "paragon-ec2-2500 --profiles ...` JSON, condensed by hand. Reading: docs/quality/planning.md."),
+    "planner-rows-diagnosis": (
+        "What the sextant planner was told beside the truth (paragon-ec2-2500, seed 1)",
+        "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "
+        "there, the as-close-as-possible placements and what filtered them, and the bias of the rows it "
+        "was fed against the truth. Written by `bench/planner_rows_diagnosis.py --seed 1 --profiles ... "
+        "--json PATH` (several runs, merged by hand; tuning seed only). "
+        "Reading: docs/quality/profiling.md, \"Planner fed engine rows\"."),
     "kwiken": (
         "Kwiken on the request simulator",
         "Reissue budgets (SumVar, uniform, fixed rule, 100 %, best of random allocations), partial "

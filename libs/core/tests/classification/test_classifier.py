@@ -9,9 +9,11 @@ from sextant_contracts import events as ev
 from sextant_contracts.model import Classification, WorkloadKind
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.classification.engine import (
+    ENGINE_VERSIONS,
     EngineParams,
     ModelMismatch,
     clear_memo,
+    debias_caused,
     model_for,
     needs_retrain,
 )
@@ -178,3 +180,27 @@ def test_a_fast_path_workload_gets_population_estimates_with_no_confidence(log) 
     before = fold(log).knowledge.matrix(Classification.HETEROGENEITY, "service")
     after = fold(d.events, st).knowledge.matrix(Classification.HETEROGENEITY, "service")
     assert len(after) == len(before)  # nothing measured, nothing appended
+
+
+@pytest.mark.parametrize(("scores", "offset", "expected"), [
+    ({"llc_cap": 0.5, "memory_bw": 3.0, "network_bw": 40.0}, 3.0, {"llc_cap": 0.0, "memory_bw": 0.0, "network_bw": 37.0}),
+    ({"llc_cap": 4.5, "memory_bw": 100.0}, 3.0, {"llc_cap": 1.5, "memory_bw": 97.0}),
+    ({"llc_cap": 0.5, "memory_bw": 3.0}, 0.0, {"llc_cap": 0.5, "memory_bw": 3.0}),
+    ({"llc_cap": 2.0}, 1.0, {"llc_cap": 1.0}),
+])
+def test_caused_scores_lose_the_offset_and_stay_at_or_above_zero(scores, offset, expected) -> None:
+    assert debias_caused(scores, offset) == pytest.approx(expected)
+
+
+def test_engine_3_1_reports_engine_3_rows_with_the_caused_offset_only(log) -> None:
+    state = fold(log)
+    w = state.workloads["w4"]  # a batch workload
+    base = CollaborativeClassifier(ENGINE_VERSIONS["3"]).classify(state, w, None)  # type: ignore[arg-type]
+    debiased = CollaborativeClassifier(ENGINE_VERSIONS["3.1"]).classify(state, w, None)  # type: ignore[arg-type]
+    offset = ENGINE_VERSIONS["3.1"].caused_offset
+    assert offset > 0 and ENGINE_VERSIONS["3"].caused_offset == 0.0
+    assert debiased.caused == pytest.approx({k: max(0.0, v - offset) for k, v in base.caused.items()})
+    assert any(v > 0 for v in base.caused.values()) and debiased.caused != base.caused
+    assert (debiased.tolerated, debiased.heterogeneity, debiased.scale_up) == (base.tolerated, base.heterogeneity,
+                                                                            base.scale_up)
+    assert ENGINE_VERSIONS["3.1"].tag() == ENGINE_VERSIONS["3"].tag()  # the same fitted models

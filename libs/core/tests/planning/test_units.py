@@ -96,3 +96,22 @@ def test_units_must_be_known() -> None:
     with pytest.raises(ValueError, match="units"):
         SizingParams(units="narrow")
     assert SextantParams().sizing.units == "kind" and PLANNER_VERSIONS["8"].sizing.units == "wide"
+
+
+def test_version_9_1_is_9_with_engine_3_1_and_9_is_unchanged() -> None:
+    from sextant_core.classification.classifier import CollaborativeClassifier
+    from sextant_core.classification.engine import ENGINE_VERSIONS
+    from sextant_core.planning.policysets import (
+        ADAPTIVE_PROFILING,
+        ARQ_VERSIONS,
+        ENGINE_OF,
+        sextant_policy_set,
+    )
+
+    new, old = sextant_policy_set(version="9.1"), sextant_policy_set(version="9")
+    assert PLANNER_VERSIONS["9.1"] == PLANNER_VERSIONS["9"] and ARQ_VERSIONS["9.1"] == ARQ_VERSIONS["9"]
+    assert new.profiling is ADAPTIVE_PROFILING and old.profiling is ADAPTIVE_PROFILING
+    assert (ENGINE_OF["9.1"], ENGINE_OF["9"]) == ("3.1", "3")
+    assert isinstance(new.classifier, CollaborativeClassifier) and isinstance(old.classifier, CollaborativeClassifier)
+    assert new.classifier.params.caused_offset == 2.0 and old.classifier.params == ENGINE_VERSIONS["3"]
+    assert old.classifier.params.caused_offset == 0.0 and new.version == "9.1" and old.version == "9"

@@ -36,7 +36,7 @@ from sextant_contracts.model import Classification
 from ..policies import Classified, RetrainingClassifier
 from ..state.model import ClusterState, WorkloadState
 from . import analogs
-from .engine import EngineParams, analog_bank, model_for, needs_retrain, retrain
+from .engine import EngineParams, analog_bank, debias_caused, model_for, needs_retrain, retrain
 from .foldin import confidence, fold_in
 from .knowledge import KnowledgeBase, Matrix, matrix_key
 from .normalise import Normalisation, backward, forward, normalise_one, tolerance
@@ -154,7 +154,8 @@ class CollaborativeClassifier(RetrainingClassifier):
         het = _with_platforms(rows[Classification.HETEROGENEITY], state)
         inter = rows[Classification.INTERFERENCE]
         tolerated = {k[len(TOLERATED_PREFIX):]: v for k, v in inter.items() if k.startswith(TOLERATED_PREFIX)}
-        caused = {k[len(CAUSED_PREFIX):]: v for k, v in inter.items() if k.startswith(CAUSED_PREFIX)}
+        caused = debias_caused({k[len(CAUSED_PREFIX):]: v for k, v in inter.items() if k.startswith(CAUSED_PREFIX)},
+                               self.params.caused_offset)
         return Classified(scale_up=rows[Classification.SCALE_UP], scale_out=rows[Classification.SCALE_OUT],
                           heterogeneity=het, tolerated=tolerated, caused=caused, confidence=conf,
                           model_versions=versions)
