@@ -121,11 +121,12 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`replan_min_gain`), with 8.9
+VERSION = "8.14"  # 8.14 = 8.10 with 8.12 (stragglers) and 8.13 (batch moves off a measured shortfall)
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
-# ladder version -> its parameters (the current one, every earlier one still replayed, 8.12, 8.13);
+# ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.14: 8.12 and 8.13 together (the default);
 # 8.12: stragglers: any task of a slowed node tested (`straggler_any_task`), a reference probe read
 #       against the viewed slowdown (`straggler_likelihood_nats`);
 # 8.13: batch workloads moved only off a measured shortfall (`batch_move_below`);
@@ -142,10 +143,10 @@ _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
 _LADDER_8_8 = AdaptationParams(latency_calibration=True)
 _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
-LADDERS: dict[str, AdaptationParams] = {VERSION: _LADDER_8_10,
-                                        # not the default (`sextant-adaptive@9+8.12` runs it)
-                                        "8.12": replace(_LADDER_8_10, straggler_any_task=True,
-                                                        straggler_likelihood_nats=0.0),
+_LADDER_8_12 = replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0)
+LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_move_below=0.8),
+                                        "8.12": _LADDER_8_12,
+                                        "8.10": _LADDER_8_10,
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
@@ -155,7 +156,7 @@ LADDERS: dict[str, AdaptationParams] = {VERSION: _LADDER_8_10,
                                         "8.3": replace(_PRE_8_6, straggler_rule="rate", blind_growth_in_nodes=False),
                                         "8.2": replace(_PRE_8_6, demonstrated_capacity=False, straggler_rule="rate",
                                                        blind_growth_in_nodes=False)}
-# 8.13 (not the default): a batch workload is moved to other servers (re-plan, migrate rung) only
+# 8.13: a batch workload is moved to other servers (re-plan, migrate rung) only
 # while it measures below `batch_move_below` of its estimate where it runs
 LADDERS["8.13"] = replace(LADDERS["8.10"], batch_move_below=0.8)
 AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
