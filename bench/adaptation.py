@@ -203,10 +203,12 @@ def phases(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
     return out
 
 
-def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, Any] | None = None) -> dict[str, Any]:
+def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, Any] | None = None,
+            ours_profile: str = "sextant-adaptive") -> dict[str, Any]:
     """The diurnal study; with `baselines` (an earlier diurnal part of the results on the same
     seeds) only `sextant-adaptive` runs and the baselines' rows are taken from it, marked with its
-    code version (`baselines_code_version`)."""
+    code version (`baselines_code_version`). `ours_profile` is what runs as `sextant-adaptive` (e.g.
+    `sextant-adaptive@9+8.11`: a ladder that is not the default yet; recorded as `sextant_profile`)."""
     key, sc = scenario(DIURNAL, quick)
     setups: dict[tuple[str, int], Any] = {}
     thresholds = QUICK_THRESHOLDS if quick else THRESHOLDS
@@ -214,11 +216,12 @@ def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, An
     if baselines is not None:
         if sorted(baselines["seeds"]) != sorted(seeds) or baselines["scenario"] != key:
             raise SystemExit(f"the kept baselines ran on {baselines['scenario']} seeds {baselines['seeds']}")
-        runs = {"sextant-adaptive": [run_one("diurnal", key, sc, "sextant-adaptive", s, version, setups)
+        runs = {"sextant-adaptive": [run_one("diurnal", key, sc, ours_profile, s, version, setups)
                                      for s in seeds]}
         runs.update({p: [baselines["per_seed"][str(s)][p] for s in seeds] for p in profiles[1:]})
     else:
-        runs = {p: [run_one("diurnal", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
+        runs = {p: [run_one("diurnal", key, sc, ours_profile if p == "sextant-adaptive" else p, s, version, setups)
+                    for s in seeds] for p in profiles}
     table = {p: {"requests_meeting_target": _mean([r["requests_meeting_target"] for r in rs]),
                  "server_hours": _mean([r["server_hours"] for r in rs]),
                  "adjustments": _mean([r["adjustments"] for r in rs]),
@@ -256,7 +259,7 @@ def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, An
             "no_adaptation_requests_meeting_target": table["no-adaptation"]["requests_meeting_target"],
             "no_adaptation_server_hours": table["no-adaptation"]["server_hours"],
             "worst_seed_requests_meeting_target": min(r["requests_meeting_target"] for r in runs["sextant-adaptive"]),
-            "profiles": table, "scenario": key,
+            "profiles": table, "scenario": key, "sextant_profile": ours_profile,
             **({"baselines_code_version": baselines.get("baselines_code_version", baselines["code_version"])}
                if baselines is not None else {})}
 
@@ -449,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--diurnal-baselines-from", metavar="JSON",
                     help="run only sextant-adaptive in the diurnal study; the baselines' rows from this results "
                          "file's diurnal part (same seeds; they do not run Sextant's ladder)")
+    ap.add_argument("--diurnal-profile", default="sextant-adaptive", metavar="PROFILE",
+                    help="the profile run as sextant-adaptive in the diurnal study, e.g. sextant-adaptive@9+8.11")
     ap.add_argument("--plot", metavar="PNG", help="the diurnal study's autoscaling frontier with Sextant's point")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine the studies of earlier outputs (e.g. studies run in parallel processes) into --json")
@@ -473,7 +478,9 @@ def main(argv: list[str] | None = None) -> int:
         used = seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds
         if name == "diurnal" and args.diurnal_baselines_from:
             kept = json.loads(Path(args.diurnal_baselines_from).read_text())["diurnal"]
-            out[name] = {**diurnal(used, args.quick, version, kept), "seeds": used}
+            out[name] = {**diurnal(used, args.quick, version, kept, args.diurnal_profile), "seeds": used}
+        elif name == "diurnal":
+            out[name] = {**diurnal(used, args.quick, version, None, args.diurnal_profile), "seeds": used}
         else:
             out[name] = {**studies[name](used, args.quick, version), "seeds": used}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

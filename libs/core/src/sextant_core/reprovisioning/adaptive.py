@@ -121,6 +121,8 @@ VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
+# 8.11 (not the default yet): a service's reclaim stepped and kept off recent misses (`reclaim_max_share`,
+# `reclaim_missed_margin`);
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -133,8 +135,11 @@ _PRE_8_8 = AdaptationParams(straggler_confirm_alone=False, straggler_every_sourc
 _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
 _LADDER_8_8 = AdaptationParams(latency_calibration=True)
 _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
-LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25,
-                                                                 scale_up_min_gain=0.10),
+_LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
+LADDERS: dict[str, AdaptationParams] = {"8.11": replace(_LADDER_8_10, reclaim_max_share=0.25, reclaim_missed_margin=0.03),
+                                        "8.11b": replace(_LADDER_8_10, reclaim_max_share=0.25, reclaim_missed_margin=0.03,
+                                                         calibrated_share=0.985),
+                                        VERSION: _LADDER_8_10,
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
                                         "8.7": replace(_PRE_8_8, straggler_rule="progress", latency_calibration=True),
@@ -921,10 +926,23 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
 
         keep_cap = load / target
         alloc = w.allocation
+        missed = self._missed(state, w)
+        steps = (len(alloc.assignments) if p.reclaim_max_share is None
+                 else max(1, math.floor(p.reclaim_max_share * len(alloc.assignments))))
+
+        def covered(a: Allocation) -> bool:
+            # ladder 8.11: an allocation no larger than one that missed, at a load per node near
+            # that miss's or above
+            if p.reclaim_missed_margin is None or not a.assignments:
+                return False
+            cores, k = max(b.cores for b in a.assignments), len(a.assignments)
+            return any(k <= nodes and cores <= top and load / k > (1.0 - p.reclaim_missed_margin) * per
+                       for nodes, top, per in missed)
+
         dropped = 0
-        while len(alloc.assignments) > p.min_nodes:
+        while len(alloc.assignments) > p.min_nodes and dropped < steps:
             nxt = ladder.drop_node(state, alloc, m)
-            if nxt is None or cap_of(nxt) < keep_cap:
+            if nxt is None or cap_of(nxt) < keep_cap or covered(nxt):
                 break
             alloc, dropped = nxt, dropped + 1
         if dropped:
@@ -932,12 +950,26 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         cores = max(a.cores for a in alloc.assignments)
         best = cores
         for c in range(cores - 1, 0, -1):
-            if cap_of(ladder.resize_nodes(alloc, c)) < keep_cap:
+            if cap_of(ladder.resize_nodes(alloc, c)) < keep_cap or covered(ladder.resize_nodes(alloc, c)):
                 break
             best = c
         if best < cores:
             return (self._adjust(w, ctx, "scale_down", ladder.resize_nodes(alloc, best), f"{reason}; {cores}->{best} cores"),)
         return ()
+
+    def _missed(self, state: ClusterState, w: WorkloadState) -> list[tuple[int, int, float]]:
+        """Ladder 8.11: (nodes, the largest node's cores, offered load per node) of every allocation
+        `w` missed its QoS on (ratio < 1) in its kept observations (`WorkloadState.observed`, joined
+        with `latency_history` on the time); empty when `reclaim_missed_margin` is off."""
+        if self.params.reclaim_missed_margin is None:
+            return []
+        misses = {t for t, ratio, _ in w.observed if ratio < 1.0}
+        out = []
+        for t, offered, _p99, alloc in w.latency_history:
+            k = _nodes_up(state, alloc)
+            if t in misses and k > 0 and alloc.assignments:
+                out.append((k, max(b.cores for b in alloc.assignments), offered / k))
+        return out
 
 
 def _nodes_up(state: ClusterState, alloc: Allocation) -> int:

@@ -209,6 +209,18 @@ class AdaptationParams:
     # discarded a fit 1.5–2.3 × the estimate (the truth 1.56–1.72 ×) at every decision; the tuning
     # seeds (not 6–10) in docs/adaptation/diurnal.md, "Ladder 8.9".
     calibration_demonstrated_latency: float | None = None
+    # [IMPL CHOICE] ladder 8.11, services: a reclaim is stepped and remembers its misses. It gives
+    # back at most `reclaim_max_share` of the nodes in one decision (at least one; None: any number,
+    # ≤ 8.10), and never goes to an allocation that a recent miss covers: one with no more nodes
+    # and no more cores a node than an allocation that missed its QoS (ratio < 1) in the kept
+    # observations (`WorkloadState.observed`: 8 windows), at a load per node above
+    # (1 − `reclaim_missed_margin`) × the load per node of that miss (None: off, ≤ 8.10). Measured
+    # need: quasar-memcached-diurnal seed 1 (sextant 9, ladder 8.10) reclaimed a node and grew it
+    # back within 10–20 minutes nine times in the first 10 hours, each growth after a window
+    # that missed (ratio 0.93–0.999): the calibrated fit is a few % optimistic at utilisation ~1
+    # (docs/adaptation/diurnal.md, "Ladder 8.11").
+    reclaim_max_share: float | None = None
+    reclaim_missed_margin: float | None = None
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
     calibrated_scale_up_utilisation: float = 1.0
     calibrated_target_utilisation: float = 0.97
