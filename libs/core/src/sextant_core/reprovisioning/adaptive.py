@@ -38,7 +38,10 @@ on that allocation (`calibrated_*` thresholds; no p99 band), and growth and recl
 Ladder 8.9 (`calibration_demonstrated_latency`): a fit above `calibration_max_factor` × the
 estimate is used where the same servers have carried more than the estimate per node with the
 p99 well within the bound, capped at that factor × what they carried — a conservative estimate is
-corrected upward only as far as the service's own points show, a step at a time.
+corrected upward only as far as the service's own points show, a step at a time. Ladder 8.11 (not the
+default): a reclaim gives back at most half the nodes at once (`reclaim_max_share`), the first hour's
+reactive cool band is the forecast's, and a service grows in place only for a predicted gain of
+`service_scale_up_min_gain` (else it scales out).
 
 **Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
 fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
@@ -121,8 +124,8 @@ VERSION = "8.10"  # 8.10: the re-plan after a reclassification keeps or moves (`
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
-# 8.11 (not the default yet): a service's reclaim stepped and kept off recent misses (`reclaim_max_share`,
-# `reclaim_missed_margin`);
+# 8.11 (not the default yet): services' reclaim stepped (`reclaim_max_share`), the first hour's cool band
+# the forecast's (`cool_latency` 0.85), no in-place scale-up below `service_scale_up_min_gain`;
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -136,9 +139,8 @@ _PRE_8_6 = replace(_PRE_8_8, **_ROTATION)  # type: ignore[arg-type]
 _LADDER_8_8 = AdaptationParams(latency_calibration=True)
 _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
-LADDERS: dict[str, AdaptationParams] = {"8.11": replace(_LADDER_8_10, reclaim_max_share=0.25, reclaim_missed_margin=0.03),
-                                        "8.11b": replace(_LADDER_8_10, reclaim_max_share=0.25, reclaim_missed_margin=0.03,
-                                                         calibrated_share=0.985),
+LADDERS: dict[str, AdaptationParams] = {"8.11": replace(_LADDER_8_10, reclaim_max_share=0.5, cool_latency=0.85,
+                                                        service_scale_up_min_gain=0.10),
                                         VERSION: _LADDER_8_10,
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
@@ -652,8 +654,11 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
 
     def _up_gain(self, w: WorkloadState) -> float:
         """The predicted gain an in-place scale-up must bring: `scale_up_min_gain` for batch
-        workloads (`step_kinds`, ladder 8.10), 1 % otherwise (as ≤ 8.8)."""
-        return self.params.scale_up_min_gain if w.kind.value in self.params.step_kinds else 0.01
+        workloads (`step_kinds`, ladder 8.10), `service_scale_up_min_gain` for services (ladder
+        8.11; 1 % before), 1 % otherwise (as ≤ 8.8)."""
+        if w.kind.value in self.params.step_kinds:
+            return self.params.scale_up_min_gain
+        return self.params.service_scale_up_min_gain if isinstance(w.target, ThroughputLatencyTarget) else 0.01
 
     def _remaining(self, w: WorkloadState, ctx: DecisionContext) -> float:
         t = w.target
@@ -926,23 +931,13 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
 
         keep_cap = load / target
         alloc = w.allocation
-        missed = self._missed(state, w)
+        # ladder 8.11: at most `reclaim_max_share` of the nodes in one decision (at least one)
         steps = (len(alloc.assignments) if p.reclaim_max_share is None
                  else max(1, math.floor(p.reclaim_max_share * len(alloc.assignments))))
-
-        def covered(a: Allocation) -> bool:
-            # ladder 8.11: an allocation no larger than one that missed, at a load per node near
-            # that miss's or above
-            if p.reclaim_missed_margin is None or not a.assignments:
-                return False
-            cores, k = max(b.cores for b in a.assignments), len(a.assignments)
-            return any(k <= nodes and cores <= top and load / k > (1.0 - p.reclaim_missed_margin) * per
-                       for nodes, top, per in missed)
-
         dropped = 0
         while len(alloc.assignments) > p.min_nodes and dropped < steps:
             nxt = ladder.drop_node(state, alloc, m)
-            if nxt is None or cap_of(nxt) < keep_cap or covered(nxt):
+            if nxt is None or cap_of(nxt) < keep_cap:
                 break
             alloc, dropped = nxt, dropped + 1
         if dropped:
@@ -950,26 +945,12 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         cores = max(a.cores for a in alloc.assignments)
         best = cores
         for c in range(cores - 1, 0, -1):
-            if cap_of(ladder.resize_nodes(alloc, c)) < keep_cap or covered(ladder.resize_nodes(alloc, c)):
+            if cap_of(ladder.resize_nodes(alloc, c)) < keep_cap:
                 break
             best = c
         if best < cores:
             return (self._adjust(w, ctx, "scale_down", ladder.resize_nodes(alloc, best), f"{reason}; {cores}->{best} cores"),)
         return ()
-
-    def _missed(self, state: ClusterState, w: WorkloadState) -> list[tuple[int, int, float]]:
-        """Ladder 8.11: (nodes, the largest node's cores, offered load per node) of every allocation
-        `w` missed its QoS on (ratio < 1) in its kept observations (`WorkloadState.observed`, joined
-        with `latency_history` on the time); empty when `reclaim_missed_margin` is off."""
-        if self.params.reclaim_missed_margin is None:
-            return []
-        misses = {t for t, ratio, _ in w.observed if ratio < 1.0}
-        out = []
-        for t, offered, _p99, alloc in w.latency_history:
-            k = _nodes_up(state, alloc)
-            if t in misses and k > 0 and alloc.assignments:
-                out.append((k, max(b.cores for b in alloc.assignments), offered / k))
-        return out
 
 
 def _nodes_up(state: ClusterState, alloc: Allocation) -> int:

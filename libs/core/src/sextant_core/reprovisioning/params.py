@@ -142,6 +142,11 @@ class AdaptationParams:
     target_utilisation: float = 0.92  # size adjustments (and what a reclaim keeps) so that u lands here
     hot_latency: float = 0.95  # p99 above this share of the bound → add capacity before it is missed
     cool_latency: float = 0.7  # reclaim only while p99 is below this share of the bound
+    # (ladder 8.11: 0.85, the forecast's, in a service's first hour too — before the forecast and the
+    # latency fit apply. Measured need: quasar-memcached-diurnal seed 5 (sextant 9, ladder 8.10) held
+    # the 15 nodes placed for its peak through the first hour at utilisation 0.43–0.49, its p99 at
+    # 0.74–0.84 of the bound (mostly base latency), where 5 would do: 13 server-hours of its 32 above
+    # the per-hour reference)
     min_nodes: int = 1
     # [IMPL CHOICE] services: size growth and reclaim on a short-horizon forecast of the service's
     # own offered load (`reprovisioning.forecast`: seasonal-naive once a day of history exists,
@@ -209,18 +214,13 @@ class AdaptationParams:
     # discarded a fit 1.5–2.3 × the estimate (the truth 1.56–1.72 ×) at every decision; the tuning
     # seeds (not 6–10) in docs/adaptation/diurnal.md, "Ladder 8.9".
     calibration_demonstrated_latency: float | None = None
-    # [IMPL CHOICE] ladder 8.11, services: a reclaim is stepped and remembers its misses. It gives
-    # back at most `reclaim_max_share` of the nodes in one decision (at least one; None: any number,
-    # ≤ 8.10), and never goes to an allocation that a recent miss covers: one with no more nodes
-    # and no more cores a node than an allocation that missed its QoS (ratio < 1) in the kept
-    # observations (`WorkloadState.observed`: 8 windows), at a load per node above
-    # (1 − `reclaim_missed_margin`) × the load per node of that miss (None: off, ≤ 8.10). Measured
-    # need: quasar-memcached-diurnal seed 1 (sextant 9, ladder 8.10) reclaimed a node and grew it
-    # back within 10–20 minutes nine times in the first 10 hours, each growth after a window
-    # that missed (ratio 0.93–0.999): the calibrated fit is a few % optimistic at utilisation ~1
+    # [IMPL CHOICE] ladder 8.11, services: a reclaim gives back at most this share of the nodes in
+    # one decision (at least one; None: any number, ≤ 8.10) — a capacity estimate or fit that is
+    # wrong cannot halve a service at once (on planner 8, quasar-memcached-diurnal seed 5 went from
+    # 13 nodes to 5 in one calibrated reclaim; seed 1 halved twice). 0.5, not 0.25: on seed 3 (sextant
+    # 9) a quarter kept 13 of 16 nodes after the first window instead of 8, +5 server-hours
     # (docs/adaptation/diurnal.md, "Ladder 8.11").
     reclaim_max_share: float | None = None
-    reclaim_missed_margin: float | None = None
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
     calibrated_scale_up_utilisation: float = 1.0
     calibrated_target_utilisation: float = 0.97
@@ -266,6 +266,12 @@ class AdaptationParams:
     # to 4–7 cores held the cores arrivals waited for.
     migrate_min_gain: float = 0.0
     scale_up_min_gain: float = 0.01
+    # [IMPL CHOICE] ladder 8.11, services: the in-place scale-up (more cores a node) grows only for
+    # a predicted gain of at least this (relative; ≤ 8.10: 1 %); below it the ladder goes on to
+    # evict and scale out. Measured need: quasar-memcached-diurnal seed 2 (sextant 9, ladder 8.10)
+    # grew 8-core nodes to 24 cores in place 15 times for a predicted gain of 0–1.4 % (memcached's
+    # scale-up is flat beyond 8 cores), each followed by a missed window and a scale-out.
+    service_scale_up_min_gain: float = 0.01
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
     # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
