@@ -389,7 +389,8 @@ def plot_frontier(d: dict[str, Any], path: Path) -> None:
         ax.annotate(f"{r['threshold']:g}", (r["server_hours"], r["requests_meeting_target"]), fontsize=7,
                     xytext=(3, 3), textcoords="offset points")
     ours = d["profiles"]["sextant-adaptive"]
-    ax.plot([ours["server_hours"]], [ours["requests_meeting_target"]], "s", color="C2", ms=8, label="sextant-adaptive")
+    ax.plot([ours["server_hours"]], [ours["requests_meeting_target"]], "s", color="C2", ms=8,
+            label=d.get("sextant_profile", "sextant-adaptive"))
     na = d["profiles"].get("no-adaptation")
     if na is not None:
         ax.plot([na["server_hours"]], [na["requests_meeting_target"]], "^", color="C7", label="no-adaptation")
