@@ -478,7 +478,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.studies.split(","):
         used = seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds
         if name == "diurnal" and args.diurnal_baselines_from:
-            kept = json.loads(Path(args.diurnal_baselines_from).read_text())["diurnal"]
+            doc = json.loads(Path(args.diurnal_baselines_from).read_text())
+            # a study written with --update carries its code version, a plain --json output at its top
+            kept = {"code_version": doc.get("code_version"), **doc["diurnal"]}
             out[name] = {**diurnal(used, args.quick, version, kept, args.diurnal_profile), "seeds": used}
         elif name == "diurnal":
             out[name] = {**diurnal(used, args.quick, version, None, args.diurnal_profile), "seeds": used}

@@ -51,10 +51,10 @@ INTRO: dict[str, tuple[str, str]] = {
     "adaptation-diurnal-8.11": (
         "Diurnal memcached with ladder 8.11 (held-out seeds)",
         "`sextant-adaptive@9+8.11` (ladder 8.11, not the default) on `quasar-memcached-diurnal`, seeds "
-        "6-10; the baselines' rows (and their `baselines_code_version`) from `bench/results/adaptation.json`. "
-        "Written by `bench/adaptation.py --studies diurnal --diurnal-seeds 6-10 --diurnal-profile "
-        "sextant-adaptive@9+8.11 --diurnal-baselines-from bench/results/adaptation.json --json "
-        "bench/results/adaptation-diurnal-8.11.json`; docs/adaptation/diurnal.md, \"Ladder 8.11\"."),
+        "6-10, with `no-adaptation` and the autoscaling sweep re-run on the same code. Written by "
+        "`bench/adaptation.py --studies diurnal --diurnal-seeds 6-10 --diurnal-profile "
+        "sextant-adaptive@9+8.11 --json bench/results/adaptation-diurnal-8.11.json --plot "
+        "docs/adaptation/diurnal-frontier.png`; docs/adaptation/diurnal.md, \"Ladder 8.11\"."),
     "classification": (
         "Classification engine, full run",
         "Accuracy (Quasar Table 2 and Paragon Table I forms), the density sweep, the 300-seed "
