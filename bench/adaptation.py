@@ -212,10 +212,12 @@ def phases(seeds: list[int], quick: bool, version: str) -> dict[str, Any]:
     return out
 
 
-def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, Any] | None = None) -> dict[str, Any]:
+def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, Any] | None = None,
+            ours_profile: str = "sextant-adaptive") -> dict[str, Any]:
     """The diurnal study; with `baselines` (an earlier diurnal part of the results on the same
     seeds) only `sextant-adaptive` runs and the baselines' rows are taken from it, marked with its
-    code version (`baselines_code_version`)."""
+    code version (`baselines_code_version`). `ours_profile` is what runs as `sextant-adaptive` (e.g.
+    `sextant-adaptive@9+8.11`: a ladder that is not the default yet; recorded as `sextant_profile`)."""
     key, sc = scenario(DIURNAL, quick)
     setups: dict[tuple[str, int], Any] = {}
     thresholds = QUICK_THRESHOLDS if quick else THRESHOLDS
@@ -223,11 +225,12 @@ def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, An
     if baselines is not None:
         if sorted(baselines["seeds"]) != sorted(seeds) or baselines["scenario"] != key:
             raise SystemExit(f"the kept baselines ran on {baselines['scenario']} seeds {baselines['seeds']}")
-        runs = {"sextant-adaptive": [run_one("diurnal", key, sc, "sextant-adaptive", s, version, setups)
+        runs = {"sextant-adaptive": [run_one("diurnal", key, sc, ours_profile, s, version, setups)
                                      for s in seeds]}
         runs.update({p: [baselines["per_seed"][str(s)][p] for s in seeds] for p in profiles[1:]})
     else:
-        runs = {p: [run_one("diurnal", key, sc, p, s, version, setups) for s in seeds] for p in profiles}
+        runs = {p: [run_one("diurnal", key, sc, ours_profile if p == "sextant-adaptive" else p, s, version, setups)
+                    for s in seeds] for p in profiles}
     table = {p: {"requests_meeting_target": _mean([r["requests_meeting_target"] for r in rs]),
                  "server_hours": _mean([r["server_hours"] for r in rs]),
                  "adjustments": _mean([r["adjustments"] for r in rs]),
@@ -265,7 +268,7 @@ def diurnal(seeds: list[int], quick: bool, version: str, baselines: dict[str, An
             "no_adaptation_requests_meeting_target": table["no-adaptation"]["requests_meeting_target"],
             "no_adaptation_server_hours": table["no-adaptation"]["server_hours"],
             "worst_seed_requests_meeting_target": min(r["requests_meeting_target"] for r in runs["sextant-adaptive"]),
-            "profiles": table, "scenario": key,
+            "profiles": table, "scenario": key, "sextant_profile": ours_profile,
             **({"baselines_code_version": baselines.get("baselines_code_version", baselines["code_version"])}
                if baselines is not None else {})}
 
@@ -398,7 +401,8 @@ def plot_frontier(d: dict[str, Any], path: Path) -> None:
         ax.annotate(f"{r['threshold']:g}", (r["server_hours"], r["requests_meeting_target"]), fontsize=7,
                     xytext=(3, 3), textcoords="offset points")
     ours = d["profiles"]["sextant-adaptive"]
-    ax.plot([ours["server_hours"]], [ours["requests_meeting_target"]], "s", color="C2", ms=8, label="sextant-adaptive")
+    ax.plot([ours["server_hours"]], [ours["requests_meeting_target"]], "s", color="C2", ms=8,
+            label=d.get("sextant_profile", "sextant-adaptive"))
     na = d["profiles"].get("no-adaptation")
     if na is not None:
         ax.plot([na["server_hours"]], [na["requests_meeting_target"]], "^", color="C7", label="no-adaptation")
@@ -499,8 +503,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.studies.split(","):
         used = seeds_of(args.diurnal_seeds) if name == "diurnal" and not args.quick else seeds
         if name == "diurnal" and args.diurnal_baselines_from:
-            kept = json.loads(Path(args.diurnal_baselines_from).read_text())["diurnal"]
-            out[name] = {**diurnal(used, args.quick, version, kept), "seeds": used}
+            doc = json.loads(Path(args.diurnal_baselines_from).read_text())
+            # a study written with --update carries its code version, a plain --json output at its top
+            kept = {"code_version": doc.get("code_version"), **doc["diurnal"]}
+            out[name] = {**diurnal(used, args.quick, version, kept, ADAPTIVE["profile"]), "seeds": used}
+        elif name == "diurnal":
+            out[name] = {**diurnal(used, args.quick, version, None, ADAPTIVE["profile"]), "seeds": used}
         elif name == "stragglers":
             out[name] = {**stragglers(used, args.quick, version, ADAPTIVE["profile"]), "seeds": used}
         else:

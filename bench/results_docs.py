@@ -62,6 +62,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "Written by `bench/adaptation.py --studies phases --seeds 6-10 --ladder 8.13 --json "
         "bench/results/adaptation-phases-8.13.json`. Definitions: docs/adaptation.md, \"The "
         "benchmark\"; the rule and its tuning: docs/adaptation/phases.md, \"Ladder 8.13\"."),
+    "adaptation-diurnal-8.11": (
+        "Diurnal memcached with ladder 8.11 (held-out seeds)",
+        "`sextant-adaptive@9+8.11` (ladder 8.11, not the default) on `quasar-memcached-diurnal`, seeds "
+        "6-10, with `no-adaptation` and the autoscaling sweep re-run on the same code. Written by "
+        "`bench/adaptation.py --studies diurnal --diurnal-seeds 6-10 --adaptive-profile "
+        "sextant-adaptive@9+8.11 --json bench/results/adaptation-diurnal-8.11.json --plot "
+        "docs/adaptation/diurnal-frontier.png`; docs/adaptation/diurnal.md, \"Ladder 8.11\"."),
     "classification": (
         "Classification engine, full run",
         "Accuracy (Quasar Table 2 and Paragon Table I forms), the density sweep, the 300-seed "

@@ -38,7 +38,10 @@ on that allocation (`calibrated_*` thresholds; no p99 band), and growth and recl
 Ladder 8.9 (`calibration_demonstrated_latency`): a fit above `calibration_max_factor` × the
 estimate is used where the same servers have carried more than the estimate per node with the
 p99 well within the bound, capped at that factor × what they carried — a conservative estimate is
-corrected upward only as far as the service's own points show, a step at a time.
+corrected upward only as far as the service's own points show, a step at a time. Ladder 8.11 (not the
+default): a reclaim gives back at most half the nodes at once (`reclaim_max_share`), the first hour's
+reactive cool band is the forecast's, and a service grows in place only for a predicted gain of
+`service_scale_up_min_gain` (else it scales out).
 
 **Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
 fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
@@ -130,6 +133,9 @@ _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tol
 # 8.12: stragglers: any task of a slowed node tested (`straggler_any_task`), a reference probe read
 #       against the viewed slowdown (`straggler_likelihood_nats`);
 # 8.13: batch workloads moved only off a measured shortfall (`batch_move_below`);
+# 8.11 (not in the default: no held-out gain): services' reclaim stepped (`reclaim_max_share`), the
+#       first hour's cool band the forecast's (`cool_latency` 0.85), no in-place scale-up below
+#       `service_scale_up_min_gain`;
 # 8.10: a re-plan after a reclassification moves only for a predicted gain (`replan_min_gain`);
 # 8.9: a latency fit above the estimate used as far as demonstrated (`calibration_demonstrated_latency`);
 # 8.8: stragglers from two consecutive task views (`straggler_rule` "views");
@@ -146,6 +152,8 @@ _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25,
 _LADDER_8_12 = replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0)
 LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_move_below=0.8),
                                         "8.12": _LADDER_8_12,
+                                        "8.11": replace(_LADDER_8_10, reclaim_max_share=0.5, cool_latency=0.85,
+                                                        service_scale_up_min_gain=0.10),
                                         "8.10": _LADDER_8_10,
                                         "8.9": _LADDER_8_9,
                                         "8.8": _LADDER_8_8,
@@ -725,8 +733,11 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
 
     def _up_gain(self, w: WorkloadState) -> float:
         """The predicted gain an in-place scale-up must bring: `scale_up_min_gain` for batch
-        workloads (`step_kinds`, ladder 8.10), 1 % otherwise (as ≤ 8.8)."""
-        return self.params.scale_up_min_gain if w.kind.value in self.params.step_kinds else 0.01
+        workloads (`step_kinds`, ladder 8.10), `service_scale_up_min_gain` for services (ladder
+        8.11; 1 % before), 1 % otherwise (as ≤ 8.8)."""
+        if w.kind.value in self.params.step_kinds:
+            return self.params.scale_up_min_gain
+        return self.params.service_scale_up_min_gain if isinstance(w.target, ThroughputLatencyTarget) else 0.01
 
     def _remaining(self, w: WorkloadState, ctx: DecisionContext) -> float:
         t = w.target
@@ -999,8 +1010,11 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
 
         keep_cap = load / target
         alloc = w.allocation
+        # ladder 8.11: at most `reclaim_max_share` of the nodes in one decision (at least one)
+        steps = (len(alloc.assignments) if p.reclaim_max_share is None
+                 else max(1, math.floor(p.reclaim_max_share * len(alloc.assignments))))
         dropped = 0
-        while len(alloc.assignments) > p.min_nodes:
+        while len(alloc.assignments) > p.min_nodes and dropped < steps:
             nxt = ladder.drop_node(state, alloc, m)
             if nxt is None or cap_of(nxt) < keep_cap:
                 break

@@ -142,6 +142,11 @@ class AdaptationParams:
     target_utilisation: float = 0.92  # size adjustments (and what a reclaim keeps) so that u lands here
     hot_latency: float = 0.95  # p99 above this share of the bound → add capacity before it is missed
     cool_latency: float = 0.7  # reclaim only while p99 is below this share of the bound
+    # (ladder 8.11: 0.85, the forecast's, in a service's first hour too — before the forecast and the
+    # latency fit apply. Measured need: quasar-memcached-diurnal seed 5 (sextant 9, ladder 8.10) held
+    # the 15 nodes placed for its peak through the first hour at utilisation 0.43–0.49, its p99 at
+    # 0.74–0.84 of the bound (mostly base latency), where 5 would do: 13 server-hours of its 32 above
+    # the per-hour reference)
     min_nodes: int = 1
     # [IMPL CHOICE] services: size growth and reclaim on a short-horizon forecast of the service's
     # own offered load (`reprovisioning.forecast`: seasonal-naive once a day of history exists,
@@ -209,6 +214,13 @@ class AdaptationParams:
     # discarded a fit 1.5–2.3 × the estimate (the truth 1.56–1.72 ×) at every decision; the tuning
     # seeds (not 6–10) in docs/adaptation/diurnal.md, "Ladder 8.9".
     calibration_demonstrated_latency: float | None = None
+    # [IMPL CHOICE] ladder 8.11, services: a reclaim gives back at most this share of the nodes in
+    # one decision (at least one; None: any number, ≤ 8.10) — a capacity estimate or fit that is
+    # wrong cannot halve a service at once (on planner 8, quasar-memcached-diurnal seed 5 went from
+    # 13 nodes to 5 in one calibrated reclaim; seed 1 halved twice). 0.5, not 0.25: on seed 3 (sextant
+    # 9) a quarter kept 13 of 16 nodes after the first window instead of 8, +5 server-hours
+    # (docs/adaptation/diurnal.md, "Ladder 8.11").
+    reclaim_max_share: float | None = None
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
     calibrated_scale_up_utilisation: float = 1.0
     calibrated_target_utilisation: float = 0.97
@@ -275,6 +287,12 @@ class AdaptationParams:
     # QoS met 0.135 → 0.127 (below no-adaptation on 2 seeds of 5). Off in every ladder (not taken:
     # the QoS bar first); kept for the next ladder's trade-off.
     neighbour_reclass_reset: bool = False
+    # [IMPL CHOICE] ladder 8.11, services: the in-place scale-up (more cores a node) grows only for
+    # a predicted gain of at least this (relative; ≤ 8.10: 1 %); below it the ladder goes on to
+    # evict and scale out. Measured need: quasar-memcached-diurnal seed 2 (sextant 9, ladder 8.10)
+    # grew 8-core nodes to 24 cores in place 15 times for a predicted gain of 0–1.4 % (memcached's
+    # scale-up is flat beyond 8 cores), each followed by a missed window and a scale-out.
+    service_scale_up_min_gain: float = 0.01
     # --- stragglers (Quasar §4.3) ---------------------------------------------------------------
     straggler_slowdown: float = 1.5  # a task ≥ 50 % slower than the median
     # [IMPL CHOICE] compare task rates relative to what the classification expects of each node's
