@@ -437,7 +437,8 @@ def merge_ladders(paths: list[str], json_path: str | None) -> int:
     keeps the code version it ran at (`per_seed`); a row may have run at different versions in
     different scenarios (`code_versions[row]` joins them; `code_version` joins every distinct
     one), not within one scenario; the twin version must be the same in every part, and a
-    (scenario, row, seed) in two parts is an error."""
+    (scenario, row, seed) in two parts is an error. `ratios`: the planning bars (`RATIOS`) over the
+    seeds both rows ran."""
     parts = [json.loads(Path(p).read_text()) for p in paths]
     twins = {p["twin_version"] for p in parts}
     if len(twins) != 1:
@@ -458,7 +459,7 @@ def merge_ladders(paths: list[str], json_path: str | None) -> int:
     out = ladder_summary(runs)
     walls = [float(v["wall_seconds"]) for rs in per_seed.values() for r in rs.values() for v in r.values()
              if v.get("wall_seconds") is not None]
-    doc = {"benchmark": "quality-ladder", **out, "per_seed": per_seed,
+    doc = {"benchmark": "quality-ladder", **out, "ratios": scenarios_summary(runs)["ratios"], "per_seed": per_seed,
            "code_version": "+".join(sorted(set(versions.values()))),
            "code_versions": {row: "+".join(sorted({v for (_, r), v in versions.items() if r == row}))
                              for row in sorted({r for _, r in versions})},
