@@ -184,6 +184,21 @@ INTRO: dict[str, tuple[str, str]] = {
         "Written by `bench/quality.py --ladder --scenarios paragon-ec2-2500 --profiles "
         "oracle,oracle-estimates,sextant-true-rows,sextant-estimates,sextant --seeds 6-10 --json "
         "bench/results/quality-planning.json`. Metrics: docs/twin.md, \"Metrics\"."),
+    "quality-stress-v3": (
+        "Decision quality in the stress world (v3 interference)",
+        "`paragon-ec2-2500` run in the v3 world (interference independent per source: two profiled "
+        "sources say nothing about the other eight), seeds 6–10, every profile on the classification "
+        "engine; `margins` = `sextant` − `paragon` and − the best baseline (highest of the four, seed "
+        "by seed). Written by `bench/quality.py --world v3 --scenarios paragon-ec2-2500 --seeds 6-10 "
+        "--no-robustness --profiles sextant,paragon,least-loaded,heterogeneity-oblivious,"
+        "interference-oblivious,random --json bench/results/quality-stress-v3.json`. Reading: "
+        "docs/quality/planning.md, \"Stress world\"."),
+    "quality-paragon5000-sextant9": (
+        "Decision quality on paragon-ec2-5000 at sextant 9",
+        "`sextant-true-rows` and `sextant` (engine, adaptive profiling) run at this code, merged "
+        "(`bench/quality.py --ladder --merge`) with the frozen `oracle` and `oracle-estimates` rows "
+        "of `quality-ladder.json` (same twin; `code_versions` per row); `ratios` over the seeds both "
+        "ran. Reading: docs/quality/planning.md, \"paragon-ec2-5000 at sextant 9\"."),
     "quality-planning-loss": (
         "Planners 7 (resident protection) and 8 (ARQ past its class queue, guarded fallbacks) against 6.1 "
         "on paragon-ec2-2500",

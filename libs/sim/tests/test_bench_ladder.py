@@ -124,6 +124,8 @@ def test_merged_parts_give_the_whole_ladder_with_each_rows_code_version(quality:
     assert merged["code_versions"]["oracle"] == "new" and merged["code_versions"]["sextant"] == "old"
     assert merged["code_version"] == "new+old"
     assert merged["per_seed"]["paragon-ec2-2500"]["oracle"]["6"]["code_version"] == "new"
+    # the planning ratios across parts: sextant-true-rows (old) over oracle (new), seeds 6–7
+    assert merged["ratios"]["paragon-ec2-2500"]["sextant-true-rows/oracle"]["of_worsts"] == pytest.approx(0.8 / 0.9)
 
 
 def test_a_row_may_run_at_different_versions_in_different_scenarios(quality: ModuleType, tmp_path: Path) -> None:
