@@ -193,6 +193,12 @@ INTRO: dict[str, tuple[str, str]] = {
         "--no-robustness --profiles sextant,paragon,least-loaded,heterogeneity-oblivious,"
         "interference-oblivious,random --json bench/results/quality-stress-v3.json`. Reading: "
         "docs/quality/planning.md, \"Stress world\"."),
+    "quality-paragon8500-seed6": (
+        "Decision quality on paragon-ec2-8500, seed 6, `sextant` 9",
+        "`sextant` (engine, adaptive profiling) alone, `bench/quality.py --ladder --scenarios "
+        "paragon-ec2-8500 --profiles sextant --seeds 6`; `oracle-estimates` on seed 6 (0.233) from the "
+        "run at code b259e703 (same twin, no yardstick change). "
+        "Reading: docs/quality/planning.md, \"paragon-ec2-8500, seed 6\"."),
     "quality-paragon5000-sextant9": (
         "Decision quality on paragon-ec2-5000 at sextant 9",
         "`sextant-true-rows` and `sextant` (engine, adaptive profiling) run at this code, merged "
