@@ -51,7 +51,7 @@ below half the job's median, and would not without it → an in-place probe of t
 job's fastest other node (alone: against its own profiling's measurements, and a second probe
 must agree) → tolerated scores > 20 % lower (with a reference, on no source with room that holds)
 → `AllocationAdjusted("relaunch")` moves that node's tasks to the server `ladder.extra_node`
-picks. Ladder 8.12 (not the default) tests any task of the node, not only its slowest
+picks. Ladder 8.12 (in the default 8.14) tests any task of the node, not only its slowest
 (`straggler_any_task`), and also takes a reference probe whose scores are more likely under the
 slowdown the view measured than under none (`straggler_likelihood_nats`). Ladders 8.4–8.5 read one
 view and the job's ratio (`straggler_rule` "progress"), ≤ 8.3 tasks ≥ 1.5× slower than the median
@@ -151,6 +151,7 @@ _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
 _LADDER_8_12 = replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0)
 LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_move_below=0.8),
+                                        "8.13": replace(_LADDER_8_10, batch_move_below=0.8),
                                         "8.12": _LADDER_8_12,
                                         "8.11": replace(_LADDER_8_10, reclaim_max_share=0.5, cool_latency=0.85,
                                                         service_scale_up_min_gain=0.10),
@@ -164,9 +165,6 @@ LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_mov
                                         "8.3": replace(_PRE_8_6, straggler_rule="rate", blind_growth_in_nodes=False),
                                         "8.2": replace(_PRE_8_6, demonstrated_capacity=False, straggler_rule="rate",
                                                        blind_growth_in_nodes=False)}
-# 8.13: a batch workload is moved to other servers (re-plan, migrate rung) only
-# while it measures below `batch_move_below` of its estimate where it runs
-LADDERS["8.13"] = replace(LADDERS["8.10"], batch_move_below=0.8)
 AGAIN = "-again"  # the probe id suffix of a straggler probe's confirmation (ladder 8.8, alone)
 Capacity = Callable[[Allocation], float]  # an allocation's capacity (requests/s within the bound)
 HORIZON_S = 1800.0  # remaining time assumed for open-ended targets (rates, services) in the repay rule
