@@ -31,6 +31,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adaptation import DIURNAL, TARGET_SHARE, scenario  # noqa: E402
 
 
+def _fewest(mus: list[float], load: float, sv: Any) -> int:
+    """The fewest of `mus` (strongest first) whose nodes keep TARGET_SHARE of `load`'s requests within
+    the bound (the twin's M/M/1 share, the service's node efficiency); len(mus) + 1 if none do."""
+    from sextant_sim.workloads.service import met_fraction
+
+    for k in range(1, len(mus) + 1):
+        eff = sv.node_efficiency(k)
+        if sum(met_fraction(mu * eff, load / k, sv.base_latency_ms, sv.latency_bound_ms) for mu in mus[:k]) / k \
+                >= TARGET_SHARE:
+            return k
+    return len(mus) + 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=3)
@@ -92,7 +105,37 @@ def main(argv: list[str] | None = None) -> int:
             clean = [max_qps_at_bound(mu, sv.base_latency_ms, sv.latency_bound_ms) for mu in mus]
             true_cap, true_clean = len(knees) * min(knees), len(clean) * min(clean)
             node_mus = sorted(round(mu) for mu in mus)
-        rows.append({"at": ctx.at, "offered": c.offered, "p99": c.p99_latency_ms, "ratio": c.ratio_to_target,
+        # the gap's pieces at this decision (the twin's truth, clean of interference): how many of
+        # the servers held, strongest first, meet TARGET_SHARE at this load (`held_k`); how many of the
+        # best servers free to the service now (its own, or ≥ 8 cores free counting best-effort ones
+        # as free) do (`free_k`); how many of the best servers of the cluster, whole (`all_k`)
+        held_k = free_k = all_k = None
+        ranks: dict[str, tuple[int, int]] = {}
+        free_platforms: list[str] = []
+        if c.offered is not None and a is not None and a.truth.service is not None:
+            sv = a.truth.service
+            own = {x.server_id: x.cores for x in w.allocation.assignments}
+            pidx = {pl.platform_id: i for i, pl in enumerate(engines[0].setup.cat.platforms)}
+
+            def mu(pid: str, cores: int) -> float:
+                return sv.qps_per_core * float(a.truth.speed[pidx[pid]]) * a.truth.scale_up(cores)
+
+            held = sorted((mu(state.servers[sid].platform, k) for sid, k in own.items() if sid in state.servers),
+                          reverse=True)
+            free = sorted((mu(srv.platform, min(srv.capacity.cores, avail)) for sid, srv in state.servers.items()
+                           if srv.up and srv.schedulable
+                           and (avail := srv.free_cores + srv.best_effort_cores + own.get(sid, 0)) >= 8),
+                          reverse=True)
+            whole = sorted((mu(srv.platform, srv.capacity.cores) for srv in state.servers.values()), reverse=True)
+            held_k, free_k, all_k = (_fewest(x, c.offered, sv) for x in (held, free, whole))
+            # each platform's true μ (8 cores) next to the classification's node estimate
+            ranks = {srv.platform: (round(mu(srv.platform, 8)), round(m.node(srv.platform, 8)))
+                     for srv in state.servers.values()}
+            free_platforms = sorted(srv.platform for sid, srv in state.servers.items() if sid not in own
+                                    and srv.up and srv.schedulable and srv.free_cores >= 8)
+        rows.append({"at": ctx.at, "held_k": held_k, "free_k": free_k, "all_k": all_k, "ranks": ranks,
+                     "platforms": sorted(state.servers[x].platform for x in w.allocation.servers
+                                         if x in state.servers), "free_platforms": free_platforms, "offered": c.offered, "p99": c.p99_latency_ms, "ratio": c.ratio_to_target,
                      "bound": w.target.p99_latency_ms, "nodes": len(w.allocation.assignments),
                      "cores": [x.cores for x in w.allocation.assignments], "cap": cap, "factor": factor, "fit": fit_info, "points": pts,
                      "node_estimates": adaptive_mod._node_estimates(state, w.allocation, m),
@@ -160,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         p99 = [x["p99"] / x["bound"] for x in rs if x["p99"] is not None]
         fac = [x["factor"] for x in rs if x["factor"] is not None]
         segk = seg_k(sv.peak_qps * off)
-        line = {"hour": h, "load": off, "servers": servers, "segment_floor": segk,
+        pieces = {key: statistics.fmean(x[key] for x in rs if x[key] is not None)
+                  for key in ("held_k", "free_k", "all_k") if any(x[key] is not None for x in rs)}
+        line = {"hour": h, "load": off, "servers": servers, "segment_floor": segk, **pieces,
                 "true_over_est": statistics.fmean(ratio) if ratio else None,
                 "p99_over_bound": statistics.fmean(p99) if p99 else None,
                 "factor": statistics.fmean(fac) if fac else None}
@@ -168,12 +213,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{h:4d}  {off:9.2f}  {servers:7.1f}  {segk:9d}  "
               f"{line['true_over_est'] or 0:12.2f}  {statistics.fmean(clean) if clean else 0:19.2f}  "
               f"{line['p99_over_bound'] or 0:9.2f}  {line['factor'] or 0:6.2f}")
+    # the gap's pieces over the day (server-hours; each hour's means): sizing = servers held − the
+    # held servers needed at the decisions' loads; choice = those − the best free servers needed;
+    # availability = those − the best servers of the cluster, whole; by the hour's kind (a ramp:
+    # the load moving more than 4 % of the peak between the hours around)
+    loads = {x["hour"]: x["load"] for x in per_hour}
+    kinds: dict[str, dict[str, float]] = {}
+    for x in per_hour:
+        if not {"held_k", "free_k", "all_k"} <= x.keys():
+            continue
+        h = x["hour"]
+        move = loads.get(h + 1, x["load"]) - loads.get(h - 1, x["load"])
+        kind = "first 2 h" if h < 2 else "ramp up" if move > 0.04 else "ramp down" if move < -0.04 else "level"
+        k = kinds.setdefault(kind, {"hours": 0, "servers": 0.0, "sizing": 0.0, "choice": 0.0, "availability": 0.0,
+                                    "segment_floor": 0.0})
+        k["hours"] += 1
+        k["servers"] += x["servers"]
+        k["segment_floor"] += x["segment_floor"]
+        k["sizing"] += x["servers"] - x["held_k"]
+        k["choice"] += x["held_k"] - x["free_k"]
+        k["availability"] += x["free_k"] - x["all_k"]
+    print("kind        hours  servers  seg-floor  sizing  choice  availability")
+    for kind, k in kinds.items():
+        print(f"{kind:10s}  {k['hours']:5d}  {k['servers']:7.1f}  {k['segment_floor']:9.1f}  {k['sizing']:6.1f}  "
+              f"{k['choice']:6.1f}  {k['availability']:12.1f}")
     acts = [(round((x["at"] - start) / 3600, 2), a) for x in rows for a in x["acts"]]
     for at, a in acts:
         print(f"  {at:6.2f} h  {a[:200]}")
     if args.json:
         Path(args.json).write_text(json.dumps({"seed": args.seed, "profile": args.profile, "server_hours": sh,
-                                               "floor": floor.lower_bound, "requests": share, "rows": rows,
+                                               "floor": floor.lower_bound, "requests": share, "rows": rows, "kinds": kinds,
                                                "per_hour": per_hour}, default=str) + "\n")
     return 0
 

@@ -151,6 +151,7 @@ _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
 _LADDER_8_12 = replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0)
 LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_move_below=0.8),
+                                        "8.15": replace(_LADDER_8_12, batch_move_below=0.8, consolidate_max_moves=2),
                                         "8.13": replace(_LADDER_8_10, batch_move_below=0.8),
                                         "8.12": _LADDER_8_12,
                                         "8.11": replace(_LADDER_8_10, reclaim_max_share=0.5, cool_latency=0.85,
@@ -1019,6 +1020,13 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
             alloc, dropped = nxt, dropped + 1
         if dropped:
             return (self._adjust(w, ctx, "scale_in", alloc, f"{reason}; -{dropped} node(s)"),)
+        if p.consolidate_max_moves is not None:
+            merged = self._consolidate(state, w, m, keep_cap, cap_of)
+            if merged is not None:
+                moved, alloc = merged
+                return (self._adjust(w, ctx, "scale_in", alloc,
+                                     f"{reason}; consolidated {moved} node(s) onto {moved - 1} stronger server(s)",
+                                     ("consolidate",)),)
         cores = max(a.cores for a in alloc.assignments)
         best = cores
         for c in range(cores - 1, 0, -1):
@@ -1028,6 +1036,45 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         if best < cores:
             return (self._adjust(w, ctx, "scale_down", ladder.resize_nodes(alloc, best), f"{reason}; {cores}->{best} cores"),)
         return ()
+
+    def _consolidate(self, state: ClusterState, w: WorkloadState, m: PerformanceModel, keep_cap: float,
+                     cap_of: Capacity) -> tuple[int, Allocation] | None:
+        """Ladder 8.15 (`consolidate_max_moves`): the fewest j ≥ 2 of `w`'s weakest nodes (by the
+        classification's node estimate; ties: the last server id first, as `ladder.drop_node`)
+        whose load j − 1 of the strongest free servers (`ladder.extra_node`, no eviction, passing the
+        interference check, each stronger than the strongest node given up) carry with the
+        allocation's capacity still ≥ `keep_cap`: (j, the new allocation), or None."""
+        assert w.allocation is not None and self.params.consolidate_max_moves is not None
+        alloc = w.allocation
+        if len(alloc.assignments) <= max(self.params.min_nodes, 1):
+            return None
+
+        def strength(a: Assignment) -> float:
+            s = state.servers.get(a.server_id)
+            return m.node(s.platform, a.cores) if s is not None and s.up else 0.0
+
+        weakest = sorted(sorted(alloc.assignments, key=lambda a: a.server_id, reverse=True), key=strength)
+        cores = max(a.cores for a in alloc.assignments)
+        memory = alloc.assignments[0].memory_gb
+        added: list[Assignment] = []
+        for j in range(2, min(self.params.consolidate_max_moves + 1, len(weakest)) + 1):
+            if len(alloc.assignments) - 1 < self.params.min_nodes:
+                return None
+            floor = strength(weakest[j - 1])
+            while len(added) < j - 1:
+                node = ladder.extra_node(state, w, m, cores, memory,
+                                         exclude=(*alloc.servers, *(a.server_id for a in added)))
+                if node is None or not ladder.compatible(state.servers[node.server_id], w):
+                    return None
+                added.append(node)
+            if any(m.node(state.servers[a.server_id].platform, a.cores) <= floor for a in added):
+                return None
+            gone = {a.server_id for a in weakest[:j]}
+            new = Allocation(assignments=(*(a for a in alloc.assignments if a.server_id not in gone), *added),
+                             config=dict(alloc.config))
+            if cap_of(new) >= keep_cap:
+                return j, new
+        return None
 
 
 def _nodes_up(state: ClusterState, alloc: Allocation) -> int:

@@ -221,6 +221,14 @@ class AdaptationParams:
     # 9) a quarter kept 13 of 16 nodes after the first window instead of 8, +5 server-hours
     # (docs/adaptation/diurnal.md, "Ladder 8.11").
     reclaim_max_share: float | None = None
+    # [IMPL CHOICE] ladder 8.15, services: where a reclaim can drop no node whole (the rest would
+    # be short of the load ahead), it consolidates — the j weakest nodes (by the classification's
+    # node estimate, j ≤ this + 1) onto j − 1 of the strongest free servers that pass the
+    # interference check, when the result still holds the load ahead at the target utilisation: one
+    # node fewer, on stronger servers. None: off (≤ 8.14). Measured need: quasar-memcached-diurnal
+    # seeds 1–5 (sextant 9, ladder 8.14), the servers held needed 1 node more than the best free
+    # servers at the same load at most trough hours (docs/adaptation/diurnal.md, "Ladder 8.15").
+    consolidate_max_moves: int | None = None
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
     calibrated_scale_up_utilisation: float = 1.0
     calibrated_target_utilisation: float = 0.97
