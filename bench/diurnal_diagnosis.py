@@ -31,17 +31,60 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adaptation import DIURNAL, TARGET_SHARE, scenario  # noqa: E402
 
 
-def _fewest(mus: list[float], load: float, sv: Any) -> int:
-    """The fewest of `mus` (strongest first) whose nodes keep TARGET_SHARE of `load`'s requests within
+def _fewest(mus: list[float], load: float, sv: Any, share: float = TARGET_SHARE) -> int:
+    """The fewest of `mus` (strongest first) whose nodes keep `share` of `load`'s requests within
     the bound (the twin's M/M/1 share, the service's node efficiency); len(mus) + 1 if none do."""
     from sextant_sim.workloads.service import met_fraction
 
     for k in range(1, len(mus) + 1):
         eff = sv.node_efficiency(k)
         if sum(met_fraction(mu * eff, load / k, sv.base_latency_ms, sv.latency_bound_ms) for mu in mus[:k]) / k \
-                >= TARGET_SHARE:
+                >= share:
             return k
     return len(mus) + 1
+
+
+def _reference_only(seed: int) -> int:
+    """The references of `main` without a run (the seed's setup only), each the fewest of the best
+    servers of the cluster, whole, re-sized with perfect foresight: per hour (at the load of the
+    hour's midpoint, `main`'s), per trace segment (15 min), and per telemetry window (10 min: the
+    largest segment load the window holds, as a policy deciding once a window must carry) — each
+    meeting TARGET_SHARE, and the last two also the target's own 0.99, in every period; over the
+    Lagrangian floor (`scoring.service_floor`, from the service's submission)."""
+    from sextant_sim.adaptation import scoring
+    from sextant_sim.setup import prepare
+
+    _key, sc = scenario(DIURNAL, False)
+    setup = prepare(sc, seed)
+    sub = next(s for s in setup.subs if s.truth.service is not None)
+    t, sv = sub.truth, sub.truth.service
+    pidx = {p.platform_id: i for i, p in enumerate(setup.cat.platforms)}
+    mus = sorted((sv.qps_per_core * float(t.speed[pidx[p.platform_id]]) * t.scale_up(p.cores)
+                  for _sid, p in setup.servers), reverse=True)
+    life = min(t.work, setup.horizon - sub.at)
+
+    def load_at(x: float) -> float:
+        return sv.peak_qps * next((frac for o, frac in reversed(sv.trace) if o <= x), sv.trace[0][1])
+
+    def periods(step: float) -> list[tuple[float, float]]:
+        """(duration h, the largest load) of each period of `step` s over the service's life."""
+        out = []
+        a = 0.0
+        while a < life - 1e-9:
+            b = min(a + step, life)
+            out.append(((b - a) / 3600, max(load_at(x) for x in (a, *(o for o, _ in sv.trace if a < o < b)))))
+            a = b
+        return out
+
+    floor = scoring.service_floor(setup, TARGET_SHARE).lower_bound
+    hourly = sum(_fewest(mus, load_at(h * 3600 + 1800), sv) for h in range(int(life // 3600)))
+    line = f"seed {seed}: floor {floor:.1f}; per hour {hourly} ({hourly / floor:.3f} x)"
+    for name, step in (("per segment", 900.0), ("per 10-min window", 600.0)):
+        for share in (TARGET_SHARE, 0.99):
+            ref = sum(dt * _fewest(mus, lam, sv, share) for dt, lam in periods(step))
+            line += f"; {name} at {share}: {ref:.1f} ({ref / floor:.3f} x)"
+    print(line)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--profile", default="sextant-adaptive")
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--reference-only", action="store_true",
+                    help="the per-hour reference and the floor alone (no run: the seed's setup only)")
     args = ap.parse_args(argv)
+    if args.reference_only:
+        return _reference_only(args.seed)
 
     from sextant_core.reprovisioning import adaptive as adaptive_mod
     from sextant_sim.adaptation import run as run_mod

@@ -41,7 +41,10 @@ p99 well within the bound, capped at that factor × what they carried — a cons
 corrected upward only as far as the service's own points show, a step at a time. Ladder 8.11 (not the
 default): a reclaim gives back at most half the nodes at once (`reclaim_max_share`), the first hour's
 reactive cool band is the forecast's, and a service grows in place only for a predicted gain of
-`service_scale_up_min_gain` (else it scales out).
+`service_scale_up_min_gain` (else it scales out). Ladder 8.15 (not the default): where a reclaim can
+drop no node whole, the weakest nodes consolidate onto fewer, stronger free servers
+(`consolidate_max_moves`), with 8.11's stepped reclaim and first-hour cool band and half the
+forecast's margin (`forecast_z` 0.5).
 
 **Stragglers** (Quasar §4.3; ladder 8.8, `task_views.find`): a node effect — the node's work rate
 fallen ≥ 1.5× between the job's two latest task views (and ≥ 1.5× the other nodes' fall), or, at a
@@ -130,6 +133,9 @@ VERSION = "8.14"  # 8.14 = 8.10 with 8.12 (stragglers) and 8.13 (batch moves off
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
 # 8.14: 8.12 and 8.13 together (the default);
+# 8.15 (not the default): 8.14 with services' consolidation onto fewer stronger servers
+#       (`consolidate_max_moves`), 8.11's stepped reclaim and first-hour cool band, and half the
+#       forecast's margin (`forecast_z` 0.5);
 # 8.12: stragglers: any task of a slowed node tested (`straggler_any_task`), a reference probe read
 #       against the viewed slowdown (`straggler_likelihood_nats`);
 # 8.13: batch workloads moved only off a measured shortfall (`batch_move_below`);
@@ -151,7 +157,8 @@ _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
 _LADDER_8_12 = replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0)
 LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_move_below=0.8),
-                                        "8.15": replace(_LADDER_8_12, batch_move_below=0.8, consolidate_max_moves=2),
+                                        "8.15": replace(_LADDER_8_12, batch_move_below=0.8, consolidate_max_moves=2,
+                                                        reclaim_max_share=0.5, cool_latency=0.85, forecast_z=0.5),
                                         "8.13": replace(_LADDER_8_10, batch_move_below=0.8),
                                         "8.12": _LADDER_8_12,
                                         "8.11": replace(_LADDER_8_10, reclaim_max_share=0.5, cool_latency=0.85,
