@@ -69,6 +69,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "`bench/adaptation.py --studies diurnal --diurnal-seeds 6-10 --adaptive-profile "
         "sextant-adaptive@9+8.11 --json bench/results/adaptation-diurnal-8.11.json --plot "
         "docs/adaptation/diurnal-frontier.png`; docs/adaptation/diurnal.md, \"Ladder 8.11\"."),
+    "adaptation-diurnal-8.15": (
+        "Diurnal memcached with ladder 8.15 (held-out seeds)",
+        "`sextant-adaptive@9+8.15` (ladder 8.15, not the default) on `quasar-memcached-diurnal`, seeds "
+        "6-10; `no-adaptation` and the autoscaling sweep are 8.11's study's "
+        "(`--diurnal-baselines-from bench/results/adaptation-diurnal-8.11.json`). Written by "
+        "`bench/adaptation.py --studies diurnal --diurnal-seeds 6-10 --ladder 8.15 "
+        "--diurnal-baselines-from bench/results/adaptation-diurnal-8.11.json --json "
+        "bench/results/adaptation-diurnal-8.15.json`; docs/adaptation/diurnal.md, \"Ladder 8.15\"."),
     "classification": (
         "Classification engine, full run",
         "Accuracy (Quasar Table 2 and Paragon Table I forms), the density sweep, the 300-seed "

@@ -74,3 +74,11 @@ def test_815_drops_a_node_whole_where_it_can_as_814() -> None:
     (new,) = seen(st, 2.0e5, "8.15")
     assert isinstance(new, ev.AllocationAdjusted) and new.action == "scale_in"
     assert "consolidated" not in new.reason and len(new.allocation.assignments) < 5
+
+
+def test_815_is_814_with_the_consolidation_811s_reclaim_rules_and_half_the_forecast_margin() -> None:
+    from dataclasses import replace
+
+    assert LADDERS["8.14"].consolidate_max_moves is None  # 8.14 and older never consolidate
+    assert LADDERS["8.15"] == replace(LADDERS["8.14"], consolidate_max_moves=2, reclaim_max_share=0.5,
+                                      cool_latency=0.85, forecast_z=0.5)
