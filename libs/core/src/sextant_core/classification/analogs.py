@@ -95,6 +95,7 @@ class AnalogParams:
     collapse_depth: float = 7.0  # engine 3: the collapse candidate, in log units below the row's lowest entry
     shift_grid: tuple[float, ...] = ()  # engine 3.2: steps t of the shifted analogs' constant (empty: off)
     shift: float | None = None  # engine 3.2: log-weight penalty of a shifted analog that served at a 0 (None: not shifted)
+    shift_decay: float = 0.0  # engine 3.2: log-weight penalty per unit of t of a shifted copy
 
     def tag(self) -> str:
         """Engine 2's tag for engine 2's fields (a changed tag would change no model, but keeps
@@ -105,7 +106,8 @@ class AnalogParams:
                 + (f":joint={self.joint!r}" if self.joint else "")
                 + (":anchor" if self.anchor else "")
                 + (f":collapse={self.collapse!r}/{self.collapse_depth!r}" if self.collapse is not None else "")
-                + (f":shift={','.join(map(repr, self.shift_grid))}/{self.shift!r}" if self.shift_grid else ""))
+                + (f":shift={','.join(map(repr, self.shift_grid))}/{self.shift!r}" if self.shift_grid else "")
+                + (f":decay={self.shift_decay!r}" if self.shift_grid and self.shift_decay else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,14 +192,20 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
     n = len(fm_mean)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
     shifted = None
+    decay = None
     if params.shift_grid and zeros is not None and len(zeros):
+        rows = b.y.shape[0]
         b, shifted = shift_bank(b, zeros, columns, params.shift_grid, served=params.shift is not None)
+        if params.shift_decay and b.y.shape[0] == rows * len(params.shift_grid):  # one copy per step
+            decay = params.shift_decay * np.repeat(np.asarray(params.shift_grid, dtype=np.float64), rows)
     fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
     if fit is None:
         return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
     ok, lw, off, uniq, obs = fit
     if shifted is not None:
         lw = lw - float(params.shift or 0.0) * shifted
+    if decay is not None:  # the larger constants are the less likely
+        lw = lw - decay
     if params.anchor:  # the offset at the largest entry (weights keep the mean offset's misfit)
         j = int(np.argmax(obs))
         off = obs[j] - b.y[:, uniq[j]]
