@@ -58,6 +58,16 @@ Engine 3 adds five rules, each off by default (engine 2's parameters and tags un
   point estimate down to it: the loss of predicting ~0 is at most 100 %, that of predicting
   thousands where the truth is a few units is unbounded (measured on the twin's services: one
   cell of truth 0.8 QPS predicted at 2 700 made 97 % of a seed's heterogeneity error).
+
+Engine 3.2 adds one rule, off by default (engine 3's parameters and tags unchanged):
+
+* **Shifted analogs** (`AnalogParams.shift_grid`, `shift_bank`). Where the new row measured 0, a
+  row that is "capacity minus a constant" is near its bound on the next configurations, and a
+  tighter bound (a larger constant) lowers them more than a scale does. Each analog that also
+  collapsed there enters once per step t as its raw row minus ``t · m`` (m: its smallest value
+  at the new row's measured columns). With `AnalogParams.shift` set, the analogs that served
+  there are shifted too (minus their value there first) at that log-weight penalty; engine 3.2
+  leaves them to `zero_penalty` (docs/classification/engine-3.2.md).
 """
 
 from __future__ import annotations
@@ -95,7 +105,6 @@ class AnalogParams:
     collapse_depth: float = 7.0  # engine 3: the collapse candidate, in log units below the row's lowest entry
     shift_grid: tuple[float, ...] = ()  # engine 3.2: steps t of the shifted analogs' constant (empty: off)
     shift: float | None = None  # engine 3.2: log-weight penalty of a shifted analog that served at a 0 (None: not shifted)
-    shift_decay: float = 0.0  # engine 3.2: log-weight penalty per unit of t of a shifted copy
 
     def tag(self) -> str:
         """Engine 2's tag for engine 2's fields (a changed tag would change no model, but keeps
@@ -106,8 +115,7 @@ class AnalogParams:
                 + (f":joint={self.joint!r}" if self.joint else "")
                 + (":anchor" if self.anchor else "")
                 + (f":collapse={self.collapse!r}/{self.collapse_depth!r}" if self.collapse is not None else "")
-                + (f":shift={','.join(map(repr, self.shift_grid))}/{self.shift!r}" if self.shift_grid else "")
-                + (f":decay={self.shift_decay!r}" if self.shift_grid and self.shift_decay else ""))
+                + (f":shift={','.join(map(repr, self.shift_grid))}/{self.shift!r}" if self.shift_grid else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,20 +200,14 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
     n = len(fm_mean)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
     shifted = None
-    decay = None
     if params.shift_grid and zeros is not None and len(zeros):
-        rows = b.y.shape[0]
         b, shifted = shift_bank(b, zeros, columns, params.shift_grid, served=params.shift is not None)
-        if params.shift_decay and b.y.shape[0] == rows * len(params.shift_grid):  # one copy per step
-            decay = params.shift_decay * np.repeat(np.asarray(params.shift_grid, dtype=np.float64), rows)
     fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
     if fit is None:
         return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
     ok, lw, off, uniq, obs = fit
     if shifted is not None:
         lw = lw - float(params.shift or 0.0) * shifted
-    if decay is not None:  # the larger constants are the less likely
-        lw = lw - decay
     if params.anchor:  # the offset at the largest entry (weights keep the mean offset's misfit)
         j = int(np.argmax(obs))
         off = obs[j] - b.y[:, uniq[j]]
@@ -242,8 +244,9 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
 def shift_bank(b: AnalogBank, zeros: IntArray, columns: IntArray, grid: tuple[float, ...], *,
                served: bool = True) -> tuple[AnalogBank, FloatArray]:
     """The bank as seen by a new row that measured 0 at `zeros` and something at `columns` (engine
-    3.2, `AnalogParams.shift`): every analog once per step t of `grid`, minus a constant, and
-    whether the analog served something at `zeros` (1.0) or not (0.0).
+    3.2, `AnalogParams.shift_grid`): every analog once per step t of `grid`, minus a constant, and
+    whether it was shifted though it served something at `zeros` (1.0) or not (0.0). `served`
+    False: an analog that served at `zeros` is left as it is at every step.
 
     A performance that is "capacity minus a constant" (a service's QPS within its latency bound)
     collapses to 0 where the capacity falls below the constant, and a tighter bound raises the
