@@ -731,14 +731,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated subset of accuracy,reference,sweep,yardstick,defaults,rank,speed,qos "
                          "(reference: twin only)")
     ap.add_argument("--sweep", default="1,2,3,4,5,6,7,8", help="entries per row of the density sweep")
+    ap.add_argument("--engine", default=CURRENT_ENGINE, choices=sorted(ENGINE_VERSIONS),
+                    help="engine version (`engine.ENGINE_VERSIONS`) of the accuracy, reference and sweep parts")
     a = ap.parse_args(argv)
     parts = set(a.parts.split(","))
+    engine = ENGINE_VERSIONS[a.engine]
     seeds = seeds_of(a.seeds) if a.seeds else [a.seed]
     n_new, n_rep = (60, 15) if a.quick else (300, 60)
     t0 = time.perf_counter()
     load_start = os.getloadavg()
     report: dict[str, Any] = {
         "source": a.source, "seed": seeds[0], "seeds": seeds, "quick": a.quick, "code_version": code_version(),
+        "engine_version": a.engine,
         "machine": f"{platform.machine()} {platform.processor() or ''} python {sys.version.split()[0]}".strip(),
         "per_seed": {}, "sweep": {}, "paper": {"quasar_table2": PAPER_QUASAR_T2, "paragon_table1": PAPER_PARAGON_T1,
                                                "paragon_table3": PAPER_PARAGON_T3}}
@@ -761,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(src, TwinSource):
             report["twin_version"] = src.setup.twin_version
         acc = "accuracy" in parts
-        run = run_accuracy(src, 2, n_new if acc else 3, n_rep if acc else 0, seed, reference=refb)
+        run = run_accuracy(src, 2, n_new if acc else 3, n_rep if acc else 0, seed, engine, reference=refb)
         report["per_seed"][seed] = seed_report(src, run, n_new, n_rep)
         if first is None:
             first, first_ref = src, refb
@@ -775,13 +779,13 @@ def main(argv: list[str] | None = None) -> int:
     if first_ref is not None:
         first_ref.rebind(src)
     for s in [int(x) for x in a.sweep.split(",")] if "sweep" in parts else []:
-        sw = run_accuracy(src, s, n_new // 2, 0, seeds[0], reference=first_ref)["results"]
+        sw = run_accuracy(src, s, n_new // 2, 0, seeds[0], engine, reference=first_ref)["results"]
         report["sweep"][s] = summarise(sw, "new")
         if first_ref is not None:
             report.setdefault("sweep_reference", {})[s] = summarise(reference_rows(sw), "new")
         save()
     if "yardstick" in parts:  # the same engine seeded with many dense rows (a perfect catalogue)
-        ref = run_accuracy(src.richer(300), 2, n_new // 2, 0, seeds[0])["results"]
+        ref = run_accuracy(src.richer(300), 2, n_new // 2, 0, seeds[0], engine)["results"]
         report["reference_300_seeds"] = summarise(ref, "new")
         save()
     if "defaults" in parts:

@@ -94,6 +94,19 @@ INTRO: dict[str, tuple[str, str]] = {
         "by `bench/classification.py --source twin --parts accuracy,reference --seeds 6-10 --draws 8000 "
         "--json bench/results/classification-twin-accuracy.json`. "
         "Definitions: docs/classification.md and docs/classification/reference.md."),
+    "classification-twin-accuracy-3.2": (
+        "Classification engine 3.2 on the twin, beside the reference estimator (not the default engine)",
+        "The tables of classification-twin-accuracy.md with engine 3.2 (`sextant` 9.2; services' "
+        "scale-up reads a measured 0 through shifted analogs), same seeds, entries and reference. "
+        "Written by `bench/classification.py --source twin --parts accuracy,reference --seeds 6-10 "
+        "--draws 8000 --engine 3.2 --json bench/results/classification-twin-accuracy-3.2.json`. "
+        "The rule, its tuning and the comparison with engine 3: docs/classification/engine-3.2.md."),
+    "quality-sextant92-tuning": (
+        "Sextant 9.2 (engine 3.2) against 9 on paragon-ec2-2500, tuning seeds 1-2",
+        "QoS met and the other quality metrics of `sextant@9` and `sextant@9.2` (9 with classification "
+        "engine 3.2), seeds 1-2. Written by `bench/quality.py --scenarios paragon-ec2-2500 --profiles "
+        "sextant@9,sextant@9.2 --seeds 1-2 --no-robustness --json bench/results/quality-sextant92-tuning.json`. "
+        "Engine 3.2: docs/classification/engine-3.2.md; definitions: docs/quality.md."),
     "classification-twin-sweep": (
         "Classification engine on the twin: density sweep and yardstick",
         "New workloads' errors at 1–8 entries per row and with 300 dense seed rows per kind instead of "

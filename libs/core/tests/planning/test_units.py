@@ -115,3 +115,21 @@ def test_version_9_1_is_9_with_engine_3_1_and_9_is_unchanged() -> None:
     assert isinstance(new.classifier, CollaborativeClassifier) and isinstance(old.classifier, CollaborativeClassifier)
     assert new.classifier.params.caused_offset == 2.0 and old.classifier.params == ENGINE_VERSIONS["3"]
     assert old.classifier.params.caused_offset == 0.0 and new.version == "9.1" and old.version == "9"
+
+
+def test_version_9_2_is_9_with_engine_3_2_and_the_defaults_are_unchanged() -> None:
+    from sextant_core.classification.classifier import CollaborativeClassifier
+    from sextant_core.classification.engine import CURRENT_ENGINE, ENGINE_VERSIONS
+    from sextant_core.planning.policysets import (
+        ADAPTIVE_PROFILING,
+        ARQ_VERSIONS,
+        ENGINE_OF,
+        VERSION,
+        sextant_policy_set,
+    )
+
+    new = sextant_policy_set(version="9.2")
+    assert PLANNER_VERSIONS["9.2"] == PLANNER_VERSIONS["9"] and ARQ_VERSIONS["9.2"] == ARQ_VERSIONS["9"]
+    assert new.profiling is ADAPTIVE_PROFILING and new.version == "9.2"
+    assert isinstance(new.classifier, CollaborativeClassifier) and new.classifier.params == ENGINE_VERSIONS["3.2"]
+    assert (VERSION, ENGINE_OF[VERSION], CURRENT_ENGINE) == ("9", "3", "3")  # no default moved

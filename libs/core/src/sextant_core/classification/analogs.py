@@ -58,6 +58,16 @@ Engine 3 adds five rules, each off by default (engine 2's parameters and tags un
   point estimate down to it: the loss of predicting ~0 is at most 100 %, that of predicting
   thousands where the truth is a few units is unbounded (measured on the twin's services: one
   cell of truth 0.8 QPS predicted at 2 700 made 97 % of a seed's heterogeneity error).
+
+Engine 3.2 adds one rule, off by default (engine 3's parameters and tags unchanged):
+
+* **Shifted analogs** (`AnalogParams.shift_grid`, `shift_bank`). Where the new row measured 0, a
+  row that is "capacity minus a constant" is near its bound on the next configurations, and a
+  tighter bound (a larger constant) lowers them more than a scale does. Each analog that also
+  collapsed there enters once per step t as its raw row minus ``t · m`` (m: its smallest value
+  at the new row's measured columns). With `AnalogParams.shift` set, the analogs that served
+  there are shifted too (minus their value there first) at that log-weight penalty; engine 3.2
+  leaves them to `zero_penalty` (docs/classification/engine-3.2.md).
 """
 
 from __future__ import annotations
@@ -93,6 +103,8 @@ class AnalogParams:
     anchor: bool = False  # engine 3: the level offset taken at the row's largest entry
     collapse: float | None = None  # engine 3: log-weight penalty of the collapse candidate (None: none)
     collapse_depth: float = 7.0  # engine 3: the collapse candidate, in log units below the row's lowest entry
+    shift_grid: tuple[float, ...] = ()  # engine 3.2: steps t of the shifted analogs' constant (empty: off)
+    shift: float | None = None  # engine 3.2: log-weight penalty of a shifted analog that served at a 0 (None: not shifted)
 
     def tag(self) -> str:
         """Engine 2's tag for engine 2's fields (a changed tag would change no model, but keeps
@@ -102,7 +114,8 @@ class AnalogParams:
                 + (":shrink" if self.shrink else "")
                 + (f":joint={self.joint!r}" if self.joint else "")
                 + (":anchor" if self.anchor else "")
-                + (f":collapse={self.collapse!r}/{self.collapse_depth!r}" if self.collapse is not None else ""))
+                + (f":collapse={self.collapse!r}/{self.collapse_depth!r}" if self.collapse is not None else "")
+                + (f":shift={','.join(map(repr, self.shift_grid))}/{self.shift!r}" if self.shift_grid else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +199,15 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
     summed log weight of the workload's other matrices (used with `joint`; absent rows: 0)."""
     n = len(fm_mean)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
+    shifted = None
+    if params.shift_grid and zeros is not None and len(zeros):
+        b, shifted = shift_bank(b, zeros, columns, params.shift_grid, served=params.shift is not None)
     fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
     if fit is None:
         return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
     ok, lw, off, uniq, obs = fit
+    if shifted is not None:
+        lw = lw - float(params.shift or 0.0) * shifted
     if params.anchor:  # the offset at the largest entry (weights keep the mean offset's misfit)
         j = int(np.argmax(obs))
         off = obs[j] - b.y[:, uniq[j]]
@@ -221,6 +239,52 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
         ww = np.concatenate([(1.0 - params.mix) * w, np.full(len(fz), params.mix / len(fz))])
         out[i] = weighted_relative_median(z, ww)
     return out
+
+
+def shift_bank(b: AnalogBank, zeros: IntArray, columns: IntArray, grid: tuple[float, ...], *,
+               served: bool = True) -> tuple[AnalogBank, FloatArray]:
+    """The bank as seen by a new row that measured 0 at `zeros` and something at `columns` (engine
+    3.2, `AnalogParams.shift_grid`): every analog once per step t of `grid`, minus a constant, and
+    whether it was shifted though it served something at `zeros` (1.0) or not (0.0). `served`
+    False: an analog that served at `zeros` is left as it is at every step.
+
+    A performance that is "capacity minus a constant" (a service's QPS within its latency bound)
+    collapses to 0 where the capacity falls below the constant, and a tighter bound raises the
+    constant. A new row that served nothing at a column is read as an analog under a larger
+    constant: in raw units the analog's row minus ``K_t = v0 + t (m − v0)``, with v0 its largest
+    value at `zeros` (0 where it has none: it collapsed there too) and m its smallest value at the
+    new row's measured `columns`, so that it collapses at `zeros` and still serves at `columns`
+    (t < 1); its cells at or below K_t become missing. t = 0 is the least constant that explains
+    the 0. The transform is per row, in the row's own units (scale-free): nothing of the world."""
+    width = b.y.shape[1]
+    zc = np.unique(np.asarray(zeros, dtype=np.int64))
+    zc = zc[zc < width]
+    oc = np.unique(np.asarray(columns, dtype=np.int64))
+    oc = oc[oc < width]
+    n = b.y.shape[0]
+    if len(zc) == 0 or n == 0 or not grid:
+        return b, np.zeros(n)
+    has = b.mask[:, zc]
+    v0 = np.where(has, np.exp(np.where(has, b.y[:, zc], 0.0)), 0.0).max(axis=1)
+    fixed = (v0 > 0) & (not served)  # an analog that served at a 0, left as it is (`zero_penalty` weighs it)
+    raw = np.where(b.mask, np.exp(np.where(b.mask, b.y, 0.0)), 0.0)
+    if len(oc):
+        seen = b.mask[:, oc]
+        m = np.where(seen, raw[:, oc], np.inf).min(axis=1)
+    else:
+        m = np.full(n, np.inf)
+    m = np.where(np.isfinite(m), m, v0)
+    ys, masks = [], []
+    for t in grid:
+        k = np.where(fixed, 0.0, v0 + t * np.maximum(m - v0, 0.0))
+        r = raw - k[:, None]
+        keep = b.mask & (r > 0)
+        same = (k == 0)[:, None]  # unshifted rows keep their values bit for bit
+        ys.append(np.where(same, b.y, np.where(keep, np.log(np.where(keep, r, 1.0)), 0.0)))
+        masks.append(np.where(same, b.mask, keep))
+    ids = tuple(i for _ in grid for i in b.ids)
+    return (AnalogBank(y=np.concatenate(ys), mask=np.concatenate(masks), ids=ids),
+            np.tile(((v0 > 0) & ~fixed).astype(np.float64), len(grid)))
 
 
 def _with_collapse(z: FloatArray, lw: FloatArray, has: BoolArray, lowest: float, fz: FloatArray,

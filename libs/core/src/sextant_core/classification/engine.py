@@ -117,6 +117,13 @@ ENGINE_VERSIONS: dict[str, EngineParams] = {
 # 3.1 (sextant 9.1): engine 3 with the caused scores' censoring offset (docs/quality/profiling.md,
 # "Planner fed engine rows")
 ENGINE_VERSIONS["3.1"] = replace(ENGINE_VERSIONS["3"], caused_offset=2.0)
+# 3.2 (sextant 9.2): engine 3 with services' scale-up reading a measured 0 through the analogs
+# that also served nothing there, shifted by a constant (`analogs.shift_bank`, "capacity minus a
+# constant"; steps chosen on the twin's seeds 1–5, docs/classification/engine-3.2.md)
+SHIFT_GRID_3_2 = (0.0, 0.05, 0.1, 0.15, 0.2)
+ENGINE_VERSIONS["3.2"] = replace(ENGINE_VERSIONS["3"], analogs=tuple(
+    (k, replace(p, shift_grid=SHIFT_GRID_3_2) if k == "scale_up/service" else p)
+    for k, p in ENGINE_VERSIONS["3"].analogs))
 CURRENT_ENGINE = "3"
 
 
