@@ -112,6 +112,7 @@ from .detection import (
     probe_round,
     probe_sources,
     sensitive_sources,
+    shift_across,
     step_change,
     straggler_change,
     straggler_contradicted,
@@ -549,8 +550,34 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         if p.neighbour_tolerated_margin is not None and w.classification is not None:
             tol = (tuple(float(w.classification.tolerated.get(s, 100.0)) for s in SOURCES),
                    p.neighbour_tolerated_margin)
-        return step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
+        step = step_change(w.observed, max(resets), first, p.step_threshold, gate, w.allocated_pressure, noise,
                            p.neighbour_effect_z, tol)
+        if step is None or p.step_attribution is None or len(w.observed) < 2:
+            return step
+        return None if self._explained(state, w, step, w.observed[-2][0]) else step
+
+    def _explained(self, state: ClusterState, w: WorkloadState, step: Step, start: float) -> bool:
+        """Ladder 8.16 (`step_attribution`): does a co-resident of the step kinds explain `w`'s
+        step, whose window starts at `start` — its own telemetry moved the same way across `start`
+        by at least `step_attribution` × the step, or it requested a reclassification since?"""
+        assert w.allocation is not None and self.params.step_attribution is not None
+        seen: set[str] = set()
+        for sid in w.allocation.servers:
+            s = state.servers.get(sid)
+            for rid in s.residents if s is not None else ():
+                o = state.workloads.get(rid)
+                if rid == w.workload_id or rid in seen or o is None or o.kind.value not in self.params.step_kinds \
+                        or not o.observed:
+                    continue
+                seen.add(rid)
+                if o.reclassify_requested_at is not None and o.reclassify_requested_at >= start - 1e-9:
+                    return True
+                own = o.allocated_at
+                shift = shift_across(o.observed, start, own)
+                if shift is not None and shift * step.relative > 0 \
+                        and abs(shift) >= self.params.step_attribution * abs(step.relative):
+                    return True
+        return False
 
     @staticmethod
     def _neighbour_reclassified(state: ClusterState, w: WorkloadState) -> float:

@@ -287,6 +287,15 @@ class AdaptationParams:
     # QoS met 0.135 → 0.127 (below no-adaptation on 2 seeds of 5). Off in every ladder (not taken:
     # the QoS bar first); kept for the next ladder's trade-off.
     neighbour_reclass_reset: bool = False
+    # [IMPL CHOICE] ladder 8.16: a step of the workload's telemetry is not claimed when a
+    # co-resident of the step kinds (same servers) moved the same way across the start of the
+    # step's window by at least `step_attribution` × the step (its own telemetry,
+    # `detection.shift_across`), or requested its own reclassification since that start: the
+    # neighbour changed phase, this workload felt it (a neighbour's phase moves the pressure this
+    # workload feels while the estimated pressure stays unchanged). With `neighbour_reclass_reset`
+    # the neighbour's claim then restarts this workload's baseline. None: off (≤ 8.14).
+    # Measured need and tuning: docs/adaptation/phases.md, "Ladder 8.16".
+    step_attribution: float | None = None
     # [IMPL CHOICE] ladder 8.11, services: the in-place scale-up (more cores a node) grows only for
     # a predicted gain of at least this (relative; ≤ 8.10: 1 %); below it the ladder goes on to
     # evict and scale out. Measured need: quasar-memcached-diurnal seed 2 (sextant 9, ladder 8.10)
