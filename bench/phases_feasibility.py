@@ -300,21 +300,48 @@ def missed(tl: dict[str, dict[str, Any]], period_s: float) -> dict[str, Any]:
     return {"observable": observable, "missed": rows}
 
 
+def _blocks(obs: list[tuple[float, float, float]], cuts: list[float], length: float) -> list[tuple[float, float, float]]:
+    """The windows merged into blocks of at least `length` seconds (the issue's 300 s reference
+    windows), never across a cut; a window with a cut inside it is dropped (it ends a block)."""
+    out: list[tuple[float, float, float]] = []
+    cur: list[tuple[float, float, float]] = []
+
+    def close() -> None:
+        if cur:
+            n = sum(e - s for s, e, _r in cur)
+            out.append((cur[0][0], cur[-1][1], sum((e - s) * r for s, e, r in cur) / n if n > 0 else cur[-1][2]))
+            cur.clear()
+
+    for s, e, r in obs:
+        if any(s + 1e-9 < c < e - 1e-9 for c in cuts):
+            close()
+            continue
+        if cur and (any(abs(c - s) <= 1e-9 for c in cuts) or abs(cur[-1][1] - s) > 1e-9):
+            close()
+        cur.append((s, e, r))
+        if cur[-1][1] - cur[0][0] >= length - 1e-9:
+            close()
+    return out  # a trailing partial block is not yet reported
+
+
 def detector(tl: dict[str, dict[str, Any]], period_s: float, c: float, k: int, resets: str,
-             floor: float = 0.0) -> tuple[int, int, int, int]:
+             floor: float = 0.0, block_s: float | None = None) -> tuple[int, int, int, int]:
     """An open-loop reactive detector over the run's telemetry, scored as `score_phases` scores
     claims: (observable changes, detected, claims, false claims). Per workload, the baseline is
     the length-weighted mean of the windows since the latest reset; a claim when the mean of the
     latest `k` windows (each on the same side) is beyond `c` sd of the difference and `floor`
     relative — and the claim is a reset (the policy reclassifies). `resets`: "own" (the workload's
     own start and allocation changes), "policy" (+ its servers' residents changing, as the policy's
-    gate None), "oracle" (+ a co-resident's phase change: the truth no policy has). A claim is
-    false with no phase change of the workload since the previous claim (or its start)."""
+    gate None), "oracle" (+ a co-resident's phase change: the truth no policy has), "attribution"
+    ("policy", and a would-be claim is dropped — a reset instead — when a co-resident changed phase
+    within its window or a fifth of a period before it: perfect attribution, the truth again). A
+    claim is false with no phase change of the workload since the previous claim (or its start)."""
     window = 2.0 * period_s
     obs_n = det_n = claims_n = false_n = 0
     for x in tl.values():
         cuts = list(x["own"])
-        if resets in ("policy", "oracle"):
+        vetoes = sorted(x["nb_phase"]) if resets == "attribution" else []
+        if resets in ("policy", "oracle", "attribution"):
             cuts += x["nb"]
         if resets == "oracle":
             cuts += x["nb_phase"]
@@ -322,7 +349,7 @@ def detector(tl: dict[str, dict[str, Any]], period_s: float, c: float, k: int, r
         claims: list[float] = []
         last_reset = -math.inf
         prev_claim = -math.inf
-        obs = x["obs"]
+        obs = x["obs"] if block_s is None else _blocks(x["obs"], cuts, block_s)
         ci = 0
         for i, (s, e, _r) in enumerate(obs):
             while ci < len(cuts) and cuts[ci] <= s + 1e-9:
@@ -343,6 +370,9 @@ def detector(tl: dict[str, dict[str, Any]], period_s: float, c: float, k: int, r
             if k > 1 and not all((r / mb - 1.0) * rel > 0 for _a, _b, r in test):
                 continue
             if z > c and abs(rel) > floor:
+                if any(s - period_s / 5.0 < t <= e + 1e-9 for t in vetoes):
+                    last_reset = e  # a co-resident changed phase in or just before it: not claimed
+                    continue
                 claims.append(e)
                 prev_claim = e
         times = x["changes"]
@@ -385,14 +415,16 @@ def reactive_ceiling(seeds: list[int], profile: str, cache: str | None) -> dict[
                      "z_quartiles": [round(v, 2) for v in q], "z_at_least_3": sum(1 for v in zs if v >= 3.0)}
     print(f"missed {len(zs)} of {observable}: {dict(why_all)}; z quartiles {out['missed']['z_quartiles']}, "
           f"{out['missed']['z_at_least_3']} with z ≥ 3", flush=True)
-    for resets in ("own", "policy", "oracle"):
-        for k in (1, 2, 3):
+    for resets, k, block in (("own", 1, None), ("own", 2, None), ("policy", 1, None), ("policy", 2, None),
+                             ("policy", 3, None), ("policy", 1, REF_S), ("oracle", 1, None), ("oracle", 2, None),
+                             ("oracle", 1, REF_S), ("attribution", 1, None)):
+        if True:
             best: dict[str, Any] | None = None
             curve = []
-            for c in (2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0):
+            for c in (2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0):
                 tot = [0, 0, 0, 0]
                 for tl, period in tls:
-                    for i, v in enumerate(detector(tl, period, c, k, resets)):
+                    for i, v in enumerate(detector(tl, period, c, k, resets, block_s=block)):
                         tot[i] += v
                 o, d, cl, f = tot
                 det = d / o if o else 0.0
@@ -400,8 +432,9 @@ def reactive_ceiling(seeds: list[int], profile: str, cache: str | None) -> dict[
                 curve.append({"z": c, "detection": round(det, 4), "false_claim_share": round(share, 4)})
                 if share <= FALSE_SHARE and (best is None or det > best["detection"]):
                     best = curve[-1]
-            out["roc"][f"{resets}-k{k}"] = {"curve": curve, "best": best}
-            print(f"  resets {resets:6} k {k}: best at ≤ {FALSE_SHARE} false: {best}; curve "
+            name = f"{resets}-k{k}" + ("" if block is None else f"-{block:g}s")
+            out["roc"][name] = {"curve": curve, "best": best}
+            print(f"  {name:16}: best at ≤ {FALSE_SHARE} false: {best}; curve "
                   + ", ".join(f"{p['z']:g}:{p['detection']:.3f}/{p['false_claim_share']:.3f}" for p in curve), flush=True)
     return out
 

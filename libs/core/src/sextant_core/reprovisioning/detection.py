@@ -383,16 +383,17 @@ def combined_change(baseline: Sequence[Mapping[str, float]], latest: Mapping[str
 
 
 def shift_across(observed: Sequence[tuple[float, float, tuple[float, ...]]], at: float,
-                 since: float | None = None) -> float | None:
+                 since: float | None = None, first_start: float | None = None) -> float | None:
     """The relative move of a workload's telemetry across time `at`: the length-weighted mean of
     its windows that end after `at` against its latest window that ends at or before it (each
-    window (previous observation's time, its time]; the oldest kept one has no known start and is
-    only a "before" window). Windows that start before `since` (the workload's own latest reset)
-    are left out. None without a window on each side."""
+    window (previous observation's time, its time]; the oldest kept one from `first_start`, None:
+    unknown, so it is only a "before" window, and not even that after a reset). Windows that start
+    before `since` (the workload's own latest reset) are left out. None without a window on each
+    side."""
     before: tuple[float, float] | None = None
     after_len = after_sum = 0.0
     for i, (t, ratio, _p) in enumerate(observed):
-        start = observed[i - 1][0] if i > 0 else None
+        start = observed[i - 1][0] if i > 0 else first_start
         if since is not None and (start is None or start < since - 1e-9) and t <= at + 1e-9:
             continue
         if t <= at + 1e-9:
