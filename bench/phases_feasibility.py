@@ -21,6 +21,18 @@ without a change outnumber those across one by the ratio of a workload's life to
 the budget B needed for a 0.60 detection.
 
     .venv/bin/python bench/phases_feasibility.py --seeds 1-5 [--delays 1] [--json PATH]
+
+`--reactive` (docs/adaptation/phases.md, "Ladder 8.16"): the reactive side instead. One run of
+`--profile` per seed; for every observable phase change its reactive detector missed, what the
+telemetry shows (the windows of the period before the change against those of the period after,
+z in units of the twin's 1 % per 300 s window noise) and the likely cause; then the ROC of an
+open-loop step detector over the same telemetry (`detector`: a threshold z on the latest k windows
+against the baseline since the latest reset, a claim re-baselines), scored as the study scores
+claims, for the resets the policy can see, those only the truth knows, and the issue's 300 s
+reference windows:
+
+    .venv/bin/python bench/phases_feasibility.py --reactive --seeds 1-5 --profile sextant-adaptive \
+        [--cache DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -265,7 +277,8 @@ def missed(tl: dict[str, dict[str, Any]], period_s: float) -> dict[str, Any]:
     with the policy's view would miss it: `own_reset` (its own start or allocation change within a
     period before or after), `neighbour` (its servers' residents changed within that span),
     `neighbour_phase` (a co-resident changed phase then: the truth, not seen by the policy),
-    `invisible` (z < 3) — the first that applies, in that order after `invisible`."""
+    `invisible` (z < 3) — the first that applies, in that order after `invisible`; `split`: the
+    window that holds the change ends at a resident change (the agent's split report)."""
     window = 2.0 * period_s
     rows = []
     observable = 0
@@ -296,7 +309,11 @@ def missed(tl: dict[str, dict[str, Any]], period_s: float) -> dict[str, Any]:
                 why = "neighbour_phase"
             else:
                 why = "other"
-            rows.append({"workload": wid, "at": t, "shift": round(rel, 4), "z": round(z, 2), "why": why})
+            # the window that holds the change ends at a resident change (the agent's split report)
+            holding = next((o for o in x["obs"] if o[0] < t <= o[1]), None)
+            split = holding is not None and any(abs(holding[1] - o) <= 1e-6 for o in x["nb"])
+            rows.append({"workload": wid, "at": t, "shift": round(rel, 4), "z": round(z, 2), "why": why,
+                         "split": split})
     return {"observable": observable, "missed": rows}
 
 
@@ -396,7 +413,7 @@ def reactive_ceiling(seeds: list[int], profile: str, cache: str | None) -> dict[
     tls = []
     why_all: dict[str, int] = defaultdict(int)
     zs: list[float] = []
-    observable = 0
+    observable = splits = 0
     for s in seeds:
         events, changes, period = _events(s, profile, cache)
         tl = timelines(events, changes)
@@ -405,15 +422,16 @@ def reactive_ceiling(seeds: list[int], profile: str, cache: str | None) -> dict[
         observable += m["observable"]
         why: dict[str, int] = defaultdict(int)
         for r in m["missed"]:
+            splits += int(r["split"])
             why[r["why"]] += 1
             why_all[r["why"]] += 1
             zs.append(r["z"])
         out["per_seed"][str(s)] = {"observable": m["observable"], "missed": len(m["missed"]), "why": dict(why)}
         print(f"seed {s}: {m['observable']} observable changes, {len(m['missed'])} missed: {dict(why)}", flush=True)
     q = statistics.quantiles(zs, n=4) if len(zs) > 1 else zs
-    out["missed"] = {"observable": observable, "missed": len(zs), "why": dict(why_all),
+    out["missed"] = {"observable": observable, "missed": len(zs), "why": dict(why_all), "split": splits,
                      "z_quartiles": [round(v, 2) for v in q], "z_at_least_3": sum(1 for v in zs if v >= 3.0)}
-    print(f"missed {len(zs)} of {observable}: {dict(why_all)}; z quartiles {out['missed']['z_quartiles']}, "
+    print(f"missed {len(zs)} of {observable}: {dict(why_all)}; {splits} held in a window closed by a split report; z quartiles {out['missed']['z_quartiles']}, "
           f"{out['missed']['z_at_least_3']} with z ≥ 3", flush=True)
     for resets, k, block in (("own", 1, None), ("own", 2, None), ("policy", 1, None), ("policy", 2, None),
                              ("policy", 3, None), ("policy", 1, REF_S), ("oracle", 1, None), ("oracle", 2, None),

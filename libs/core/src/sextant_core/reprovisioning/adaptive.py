@@ -23,6 +23,11 @@ ladder runs — scale up in place → evict best-effort co-runners when their co
 scale out (`scale_out_kinds`: services only by default) → migrate if the profile's planner finds a
 better allocation whose gain repays the cost.
 
+Ladder 8.16 (not the default): the step detector re-baselines at resident changes only, tests a
+window the agent closed at one (a split report ran before it), and does not claim a step a
+co-resident's own telemetry explains (it moved more, the same way, across the window's start),
+judged once the co-residents have reported past the window (`step_attribution`).
+
 **Services** (latency-critical; Quasar: "a significant load increase of a user-facing
 workload"): utilisation u = served load / the estimated capacity of the allocation. If the
 latency is off while u is below `target_utilisation`, best-effort co-runners are evicted first
@@ -579,12 +584,11 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
         if gate is None:
             changed = [s.residents_changed_at for sid in w.allocation.servers
                        if (s := state.servers.get(sid)) is not None]
-            if self.params.split_reports:
-                # 8.16: a change at (or after) the latest observation's time closed its window
-                # (the agent's split report): that window ran before it, so the reset is the
-                # change before, where the recorded pressure moved
-                if any(t >= latest - 1e-6 for t in changed):
-                    changed = [t for t in changed if t < latest - 1e-6] + [_pressure_moved(observed)]
+            # 8.16: a change at (or after) the latest observation's time closed its window (the
+            # agent's split report): that window ran before it, so the reset is the change
+            # before, where the recorded pressure moved
+            if self.params.split_reports and any(t >= latest - 1e-6 for t in changed):
+                changed = [t for t in changed if t < latest - 1e-6] + [_pressure_moved(observed)]
             resets += changed
         # the first window starts at the start — unless the history is truncated, or `started_at`
         # is a later re-start (a re-plan onto the same allocation restarts it in place)
@@ -616,22 +620,20 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
                     out.setdefault(rid, o)
         return list(out.values())
 
-    def _explained(self, state: ClusterState, w: WorkloadState, step: Step, until: float) -> bool:
+    def _explained(self, state: ClusterState, w: WorkloadState, step: Step, start: float) -> bool:
         """Ladder 8.16 (`step_attribution`): does a co-resident of the step kinds explain `w`'s
-        step — its own telemetry (since its own latest allocation change) moved the same way by at
-        least `step_attribution` × the step across one of the boundaries of `w`'s windows from the
-        step's baseline to `until` (the start of the tested window), where `w`'s level may have
-        moved?"""
+        step, whose tested window starts at `start` — its own telemetry (since its own latest
+        allocation change) moved the same way across `start` by at least `step_attribution` × the
+        step? (Across every boundary of `w`'s windows since the step's baseline instead, tried on
+        seed 1: reactive detection 0.86 → 0.80, false-claim share 0.07 → 0.05; not taken.)"""
         assert self.params.step_attribution is not None
-        cuts = [t for t, _r, _p in w.observed if step.baseline_at - 1e-6 <= t <= until + 1e-6]
         for o in self._co_residents(state, w):
             first = o.started_at if len(o.observed) < OBSERVED_KEPT and o.started_at is not None \
                 and o.started_at < o.observed[0][0] else None
-            for at in cuts:
-                shift = shift_across(o.observed, at, o.allocated_at, first)
-                if shift is not None and shift * step.relative > 0 \
-                        and abs(shift) >= self.params.step_attribution * abs(step.relative):
-                    return True
+            shift = shift_across(o.observed, start, o.allocated_at, first)
+            if shift is not None and shift * step.relative > 0 \
+                    and abs(shift) >= self.params.step_attribution * abs(step.relative):
+                return True
         return False
 
     @staticmethod

@@ -293,13 +293,17 @@ class AdaptationParams:
     # latest allocation change, `detection.shift_across`): the neighbour changed phase and this
     # workload felt it (a neighbour's phase moves the pressure this workload feels while the
     # estimated pressure stays unchanged: most false claims, docs/adaptation/phases.md). 1.0: the
-    # one that moved more is taken to be the one that changed. None: off (≤ 8.14). A co-resident's
-    # reclassification request since the window's start as a second veto was tried (seeds 1–2:
-    # reactive detection 0.84 / 0.83 → 0.76 / 0.72) and is not in the rule.
+    # one that moved more is taken to be the one that changed. With it on, no second claim is
+    # made while one is pending (requested, not yet classified: such a claim is false by the
+    # study's rule). None: off (≤ 8.14). A co-resident's reclassification request since the
+    # window's start as a second veto was tried (seeds 1–2, without `split_reports`: reactive
+    # detection 0.83 / 0.78 → 0.76 / 0.72) and is not in the rule.
     # `attribution_wait`: a step is judged only once every such co-resident has reported at or
     # after the step window's end (their windows that hold a change of their own before it have
     # closed), else at the workload's next observation, the held window tested as it was.
-    # Measured need and tuning: docs/adaptation/phases.md, "Ladder 8.16".
+    # Measured need and tuning (paragon-local-phases seeds 1–5, 8.14 → 8.16: reactive detection
+    # 0.748 → 0.863, reactive false-claim share 0.135 → 0.114, worst seed 0.227 → 0.147, QoS met
+    # 0.135 → 0.142): docs/adaptation/phases.md, "Ladder 8.16".
     step_attribution: float | None = None
     attribution_wait: bool = False
     # [IMPL CHOICE] ladder 8.16, with `neighbour_gate` None: the node agent closes its residents'
