@@ -7,7 +7,6 @@ from dataclasses import replace
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
-from sextant_contracts.model import InstructionRateTarget, TwinWorkloadRef, WorkloadKind
 from sextant_core.decide import decide
 from sextant_core.policies import PolicySet
 from sextant_core.profiles import policy_set
@@ -15,22 +14,9 @@ from sextant_core.reprovisioning.adaptive import LADDERS, Adaptive
 from sextant_core.reprovisioning.detection import shift_across
 from sextant_core.state import fold
 from sextant_core.state.model import ClusterState
-from sextant_core.testing.builders import alloc, record, server
+from sextant_core.testing.builders import running, server
 
 Q = (0.0,) * 10
-
-
-def joined(wid: str, caused: float, at: float = 0.0) -> list[ev.Event]:
-    """`wid` classified, placed on s1 (2 cores) and started at `at`."""
-    a = alloc(("s1", 2, 4.0))
-    return [ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="t", kind=WorkloadKind.BATCH,
-                                 target=InstructionRateTarget(ips=1.0e9), spec=TwinWorkloadRef(ref=wid), fast_path=True),
-            ev.WorkloadClassified(at=at, workload_id=wid, decision=record(1), scale_up={"c1": 1.0e9, "c2": 1.9e9},
-                                  heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
-                                  caused={"memory_bw": caused}),
-            ev.WorkloadAdmitted(at=at, workload_id=wid, decision=record(2), arq_class=0),
-            ev.PlacementDecided(at=at, workload_id=wid, decision=record(3), allocation=a),
-            ev.WorkloadStarted(at=at, workload_id=wid, allocation=a)]
 
 
 def seen(wid: str, at: float, ratio: float) -> ev.PerformanceObserved:
@@ -65,7 +51,7 @@ def steps(n_after: float) -> list[ev.Event]:
     # w and n share s1 from the start; n's own level moves 1.00 → n_after in the window (240, 360]
     # that covers the start of w's step window (300, 600] (w: 1.90 → 1.60, −15.8 %); n has
     # reported past 600 when w's window closes
-    return [server("s1"), *joined("w", 10.0), *joined("n", 5.0),
+    return [server("s1"), *running("w", "s1", caused=10.0), *running("n", "s1", caused=5.0),
             seen("n", 120, 1.00), seen("n", 240, 1.00), seen("w", 300, 1.90), seen("n", 360, n_after),
             seen("n", 620, n_after), seen("w", 600, 1.60)]
 
@@ -85,7 +71,7 @@ def test_a_neighbour_moving_less_or_the_other_way_does_not_explain_it() -> None:
 
 def waiting() -> ClusterState:
     # as `steps`, but n's window holding its own change closes only at 620, after w's at 600
-    return fold([server("s1"), *joined("w", 10.0), *joined("n", 5.0), seen("n", 20, 1.00),
+    return fold([server("s1"), *running("w", "s1", caused=10.0), *running("n", "s1", caused=5.0), seen("n", 20, 1.00),
                  seen("w", 300, 1.90), seen("n", 320, 1.00), seen("w", 600, 1.60)])
 
 
@@ -116,8 +102,8 @@ def test_a_window_closed_by_a_newcomers_split_report_is_tested() -> None:
     # w runs alone on s1; its own level drops 1.90 → 1.60 in (600, 900]; at 900 a newcomer m is
     # placed on s1 and the agent closes w's window there (the split report, folded after the
     # placement): that window ran before m arrived
-    st = fold([server("s1"), *joined("w", 10.0), seen("w", 300, 1.90), seen("w", 600, 1.90),
-               *joined("m", 5.0, at=900.0), seen("w", 900, 1.60)])
+    st = fold([server("s1"), *running("w", "s1", caused=10.0), seen("w", 300, 1.90), seen("w", 600, 1.90),
+               *running("m", "s1", at=900.0, caused=5.0), seen("w", 900, 1.60)])
     assert st.servers["s1"].residents_changed_at == 900.0
     assert assess(st, split_reports=False) == ()  # the change at 900 dropped the window
     (req,) = assess(st)

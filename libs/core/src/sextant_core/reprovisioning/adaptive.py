@@ -610,15 +610,7 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
 
     def _co_residents(self, state: ClusterState, w: WorkloadState) -> list[WorkloadState]:
         """The other residents of `w`'s servers of the step kinds that have telemetry, each once."""
-        assert w.allocation is not None
-        out: dict[str, WorkloadState] = {}
-        for sid in w.allocation.servers:
-            s = state.servers.get(sid)
-            for rid in s.residents if s is not None else ():
-                o = state.workloads.get(rid)
-                if rid != w.workload_id and o is not None and o.kind.value in self.params.step_kinds and o.observed:
-                    out.setdefault(rid, o)
-        return list(out.values())
+        return ladder.co_residents(state, w, lambda o: o.kind.value in self.params.step_kinds and bool(o.observed))
 
     def _explained(self, state: ClusterState, w: WorkloadState, step: Step, start: float) -> bool:
         """Ladder 8.16 (`step_attribution`): does a co-resident of the step kinds explain `w`'s
@@ -640,15 +632,9 @@ class Adaptive(ObservationAssessor, ProbeAssessor, TaskAssessor, ReplanAssessor)
     def _neighbour_reclassified(state: ClusterState, w: WorkloadState) -> float:
         """Ladder 8.13 (`neighbour_reclass_reset`): the latest reclassification request of another
         resident of `w`'s servers (-inf: none)."""
-        assert w.allocation is not None
-        latest = -math.inf
-        for sid in w.allocation.servers:
-            s = state.servers.get(sid)
-            for rid in s.residents if s is not None else ():
-                o = state.workloads.get(rid)
-                if rid != w.workload_id and o is not None and o.reclassify_requested_at is not None:
-                    latest = max(latest, o.reclassify_requested_at)
-        return latest
+        asked = [o.reclassify_requested_at for o in ladder.co_residents(state, w, lambda o: True)
+                 if o.reclassify_requested_at is not None]
+        return max(asked, default=-math.inf)
 
     def _proactive(self, w: WorkloadState, ctx: DecisionContext) -> Sequence[ev.Event]:
         k = probe_round(ctx.at, self.params)
