@@ -62,6 +62,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "Written by `bench/adaptation.py --studies phases --seeds 6-10 --ladder 8.13 --json "
         "bench/results/adaptation-phases-8.13.json`. Definitions: docs/adaptation.md, \"The "
         "benchmark\"; the rule and its tuning: docs/adaptation/phases.md, \"Ladder 8.13\"."),
+    "adaptation-phases-8.16": (
+        "Phase detection with ladder 8.16 (not the default ladder)",
+        "The phases study of `bench/adaptation.py` on `paragon-local-phases`, seeds 6-10, with "
+        "`sextant-adaptive` at ladder 8.16 (a step a co-resident's own telemetry explains is not claimed). "
+        "Written by `bench/adaptation.py --studies phases --seeds 6-10 --ladder 8.16 --json "
+        "bench/results/adaptation-phases-8.16.json`. Definitions: docs/adaptation.md, \"The "
+        "benchmark\"; the rule, its tuning and the reactive ceiling: docs/adaptation/phases.md, \"Ladder 8.16\"."),
     "adaptation-diurnal-8.11": (
         "Diurnal memcached with ladder 8.11 (held-out seeds)",
         "`sextant-adaptive@9+8.11` (ladder 8.11, not the default) on `quasar-memcached-diurnal`, seeds "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
-from sextant_contracts.model import InstructionRateTarget, TwinWorkloadRef, WorkloadKind
+from sextant_contracts.model import WorkloadKind
 from sextant_core.decide import decide
 from sextant_core.policies import PolicySet
 from sextant_core.profiles import policy_set
@@ -16,6 +16,7 @@ from sextant_core.reprovisioning.params import AdaptationParams
 from sextant_core.state import fold
 from sextant_core.state.model import ClusterState
 from sextant_core.testing.builders import alloc, record, server
+from sextant_core.testing.builders import running as life
 
 Q = (0.0,) * 10  # a quiet neighbourhood: no pressure anywhere
 LOUD = (40.0,) + (0.0,) * 9  # a neighbour pressing 40 points on the first source
@@ -96,21 +97,6 @@ def policies(**kw: object) -> PolicySet:
                         "reprovisioner": Adaptive(params=AdaptationParams(**{"probe_policy": "rotation",
                                                                              "neighbour_tolerated_margin": None,
                                                                              **kw}))})  # type: ignore[arg-type]
-
-
-def life(wid: str, server_id: str, at: float = 0.0, caused: float = 10.0,
-         kind: WorkloadKind = WorkloadKind.BATCH) -> list[ev.Event]:
-    a = alloc((server_id, 2, 4.0))
-    return [
-        ev.WorkloadSubmitted(at=at, workload_id=wid, tenant="t", kind=kind,
-                             target=InstructionRateTarget(ips=1.0e9), spec=TwinWorkloadRef(ref=wid), fast_path=True),
-        ev.WorkloadClassified(at=at, workload_id=wid, decision=record(1), scale_up={"c1": 1.0e9, "c2": 1.9e9},
-                              heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
-                              caused={"memory_bw": caused}),
-        ev.WorkloadAdmitted(at=at, workload_id=wid, decision=record(2), arq_class=0),
-        ev.PlacementDecided(at=at, workload_id=wid, decision=record(3), allocation=a),
-        ev.WorkloadStarted(at=at, workload_id=wid, allocation=a),
-    ]
 
 
 def seen(wid: str, at: float, ratio: float) -> ev.PerformanceObserved:

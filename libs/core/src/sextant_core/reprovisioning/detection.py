@@ -377,3 +377,31 @@ def combined_change(baseline: Sequence[Mapping[str, float]], latest: Mapping[str
     shift = sum(diffs) / k
     zz = shift / (sd * math.sqrt((1.0 + 1.0 / n) / k))
     return CombinedChange(common, n, shift, zz) if abs(zz) > z else None
+
+
+# --- ladder 8.16: a step a co-resident's own telemetry explains --------------------------------------
+
+
+def shift_across(observed: Sequence[tuple[float, float, tuple[float, ...]]], at: float,
+                 since: float | None = None, first_start: float | None = None) -> float | None:
+    """The relative move of a workload's telemetry across time `at`: the length-weighted mean of
+    its windows that end after `at` against its latest window that ends at or before it (each
+    window (previous observation's time, its time]; the oldest kept one from `first_start`, None:
+    unknown, so it is only a "before" window, and not even that after a reset). Windows that start
+    before `since` (the workload's own latest reset) are left out. None without a window on each
+    side."""
+    before: tuple[float, float] | None = None
+    after_len = after_sum = 0.0
+    for i, (t, ratio, _p) in enumerate(observed):
+        start = observed[i - 1][0] if i > 0 else first_start
+        if since is not None and (start is None or start < since - 1e-9) and t <= at + 1e-9:
+            continue
+        if t <= at + 1e-9:
+            if ratio > 0:
+                before = (t, ratio)
+        elif start is not None and (since is None or start >= since - 1e-9) and ratio > 0:
+            after_len += t - start
+            after_sum += (t - start) * ratio
+    if before is None or after_len <= 0:
+        return None
+    return (after_sum / after_len) / before[1] - 1.0

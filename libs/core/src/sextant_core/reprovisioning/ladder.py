@@ -17,6 +17,7 @@ idle (Quasar §4.1 "readjusted when resources are idling").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sextant_contracts.model import Allocation, Assignment
@@ -64,17 +65,25 @@ def resize_nodes(alloc: Allocation, cores: int) -> Allocation:
                          for a in alloc.assignments])
 
 
-def best_effort_on(state: ClusterState, w: WorkloadState) -> list[WorkloadState]:
-    """Best-effort co-runners on `w`'s servers, largest first (ties by id)."""
+def co_residents(state: ClusterState, w: WorkloadState,
+                 keep: Callable[[WorkloadState], bool]) -> list[WorkloadState]:
+    """The other residents of `w`'s servers that `keep` accepts, each once (in server, then
+    resident order)."""
     assert w.allocation is not None
     seen: dict[str, WorkloadState] = {}
     for sid in w.allocation.servers:
         s = state.servers.get(sid)
         for rid in s.residents if s is not None else ():
             r = state.workloads.get(rid)
-            if rid != w.workload_id and r is not None and r.best_effort and r.allocation is not None:
+            if rid != w.workload_id and r is not None and rid not in seen and keep(r):
                 seen[rid] = r
-    return sorted(seen.values(), key=lambda r: (-r.allocation.total_cores if r.allocation else 0, r.workload_id))
+    return list(seen.values())
+
+
+def best_effort_on(state: ClusterState, w: WorkloadState) -> list[WorkloadState]:
+    """Best-effort co-runners on `w`'s servers, largest first (ties by id)."""
+    seen = co_residents(state, w, lambda r: r.best_effort and r.allocation is not None)
+    return sorted(seen, key=lambda r: (-r.allocation.total_cores if r.allocation else 0, r.workload_id))
 
 
 def compatible(s: ServerState, w: WorkloadState, state: ClusterState | None = None) -> bool:

@@ -295,6 +295,33 @@ class AdaptationParams:
     # QoS met 0.135 → 0.127 (below no-adaptation on 2 seeds of 5). Off in every ladder (not taken:
     # the QoS bar first); kept for the next ladder's trade-off.
     neighbour_reclass_reset: bool = False
+    # [IMPL CHOICE] ladder 8.16: a step of the workload's telemetry is not claimed when a
+    # co-resident of the step kinds (same servers) moved the same way across the start of the
+    # step's window by at least `step_attribution` × the step (its own telemetry since its own
+    # latest allocation change, `detection.shift_across`): the neighbour changed phase and this
+    # workload felt it (a neighbour's phase moves the pressure this workload feels while the
+    # estimated pressure stays unchanged: most false claims, docs/adaptation/phases.md). 1.0: the
+    # one that moved more is taken to be the one that changed. With it on, no second claim is
+    # made while one is pending (requested, not yet classified: such a claim is false by the
+    # study's rule). None: off (≤ 8.14). A co-resident's reclassification request since the
+    # window's start as a second veto was tried (seeds 1–2, without `split_reports`: reactive
+    # detection 0.83 / 0.78 → 0.76 / 0.72) and is not in the rule.
+    # `attribution_wait`: a step is judged only once every such co-resident has reported at or
+    # after the step window's end (their windows that hold a change of their own before it have
+    # closed), else at the workload's next observation, the held window tested as it was.
+    # Measured need and tuning (paragon-local-phases seeds 1–5, 8.14 → 8.16: reactive detection
+    # 0.748 → 0.863, reactive false-claim share 0.135 → 0.114, worst seed 0.227 → 0.147, QoS met
+    # 0.135 → 0.142): docs/adaptation/phases.md, "Ladder 8.16".
+    step_attribution: float | None = None
+    attribution_wait: bool = False
+    # [IMPL CHOICE] ladder 8.16, with `neighbour_gate` None: the node agent closes its residents'
+    # telemetry windows at a resident change (a split report, docs/twin.md), so a window that ends
+    # at the change ran wholly before it. The policy folds the newcomer's placement before those
+    # reports, so ≤ 8.14 took the change for one inside the window and dropped it (on
+    # paragon-local-phases a resident changes every one or two windows: the window showing a
+    # phase change was often the one dropped). With this on, a change at the latest observation's
+    # time is not a reset for it; the change before it is where the recorded pressure moved.
+    split_reports: bool = False
     # [IMPL CHOICE] ladder 8.11, services: the in-place scale-up (more cores a node) grows only for
     # a predicted gain of at least this (relative; ≤ 8.10: 1 %); below it the ladder goes on to
     # evict and scale out. Measured need: quasar-memcached-diurnal seed 2 (sextant 9, ladder 8.10)

@@ -10,6 +10,7 @@ from sextant_contracts.model import (
     Assignment,
     CompletionTimeTarget,
     DecisionRecord,
+    InstructionRateTarget,
     ServerCapacity,
     TwinWorkloadRef,
     WorkloadKind,
@@ -49,4 +50,22 @@ def through_placement(workload_id: str, allocation: Allocation, at: float = 2.0)
         ev.WorkloadClassified(at=at, workload_id=workload_id, decision=record(1)),
         ev.WorkloadAdmitted(at=at, workload_id=workload_id, decision=record(2), arq_class=0),
         ev.PlacementDecided(at=at, workload_id=workload_id, decision=record(3), allocation=allocation),
+    ]
+
+
+def running(workload_id: str, server_id: str, at: float = 0.0, caused: float = 10.0,
+            kind: WorkloadKind = WorkloadKind.BATCH) -> list[ev.Event]:
+    """A rate-target workload (1e9 instructions/s) classified (tolerates 50 and causes `caused`
+    points of memory bandwidth), placed on `server_id` with 2 cores and started, all at `at`."""
+    a = alloc((server_id, 2, 4.0))
+    return [
+        ev.WorkloadSubmitted(at=at, workload_id=workload_id, tenant="t", kind=kind,
+                             target=InstructionRateTarget(ips=1.0e9), spec=TwinWorkloadRef(ref=workload_id),
+                             fast_path=True),
+        ev.WorkloadClassified(at=at, workload_id=workload_id, decision=record(1), scale_up={"c1": 1.0e9, "c2": 1.9e9},
+                              heterogeneity={"A": 1.0e9}, tolerated={"memory_bw": 50.0},
+                              caused={"memory_bw": caused}),
+        ev.WorkloadAdmitted(at=at, workload_id=workload_id, decision=record(2), arq_class=0),
+        ev.PlacementDecided(at=at, workload_id=workload_id, decision=record(3), allocation=a),
+        ev.WorkloadStarted(at=at, workload_id=workload_id, allocation=a),
     ]
