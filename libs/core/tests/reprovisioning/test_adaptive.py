@@ -236,7 +236,7 @@ def test_recorded_ladders_replay_under_their_own_parameters() -> None:
     v85 = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.5")
     assert isinstance(cur.reprovisioner, Adaptive) and isinstance(old.reprovisioner, Adaptive)
     assert isinstance(v85.reprovisioner, Adaptive)
-    assert cur.version.endswith("+8.14") and cur.reprovisioner.params.blind_growth_in_nodes
+    assert cur.version.endswith("+8.16") and cur.reprovisioner.params.blind_growth_in_nodes
     assert cur.reprovisioner.params.calibration_demonstrated_latency is not None
     assert LADDERS["8.8"] == replace(LADDERS["8.9"], calibration_demonstrated_latency=None)
     assert LADDERS["8.9"] == replace(LADDERS["8.10"], replan_min_gain=None, migrate_min_gain=LADDERS["8.8"].migrate_min_gain,

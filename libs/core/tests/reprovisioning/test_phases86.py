@@ -128,7 +128,7 @@ def test_the_state_keeps_proactive_probes_only() -> None:
 
 
 def test_the_first_observation_after_a_reset_asks_for_an_in_place_baseline() -> None:
-    assert VERSION == "8.14" and LADDERS[VERSION].probe_policy == LADDERS["8.6"].probe_policy == "baseline"
+    assert VERSION == "8.16" and LADDERS[VERSION].probe_policy == LADDERS["8.6"].probe_policy == "baseline"
     st = fold(running())
     (req,) = observe(st, 60.0)
     assert isinstance(req, ev.ProbeRequested) and req.purpose == "proactive" and req.server_id == "s1"

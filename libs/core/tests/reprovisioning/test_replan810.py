@@ -88,8 +88,10 @@ def state(a: Allocation, **kw: Any) -> ClusterState:
 
 
 def test_version_and_older_ladders() -> None:
-    assert VERSION == "8.14" and LADDERS["8.10"] == NEW
-    assert LADDERS[VERSION] == replace(NEW, straggler_any_task=True, straggler_likelihood_nats=0.0, batch_move_below=0.8)
+    assert VERSION == "8.16" and LADDERS["8.10"] == NEW
+    assert LADDERS["8.14"] == replace(NEW, straggler_any_task=True, straggler_likelihood_nats=0.0, batch_move_below=0.8)
+    assert LADDERS[VERSION] == replace(LADDERS["8.14"], neighbour_gate=None, split_reports=True, step_attribution=1.0,
+                                       attribution_wait=True)
     assert OLD.replan_min_gain is None and OLD.migrate_min_gain == 0.0 and OLD.scale_up_min_gain == 0.01
     assert NEW.replan_min_gain == 0.05 and NEW.migrate_min_gain == 0.25 and NEW.scale_up_min_gain == 0.10
 
@@ -204,10 +206,10 @@ NEXT = LADDERS["8.13"]
 def test_ladder_813_is_810_plus_the_move_condition() -> None:
     assert replace(NEW, batch_move_below=0.8) == NEXT and not NEXT.neighbour_reclass_reset
     assert NEW.batch_move_below is None and OLD.batch_move_below is None
-    # 8.13 runs by name (bench/adaptation.py --ladder 8.13); the default (8.14) includes its rule
+    # 8.13 runs by name (bench/adaptation.py --ladder 8.13); the default (8.16) includes its rule
     cur = policy_set("sextant-adaptive")
     named = policy_set(f"sextant-adaptive@{cur.version.partition('+')[0]}+8.13")
-    assert cur.version.endswith("+8.14") and isinstance(named.reprovisioner, Adaptive)
+    assert cur.version.endswith("+8.16") and isinstance(named.reprovisioner, Adaptive)
     assert cur.reprovisioner.params.batch_move_below == NEXT.batch_move_below
     assert named.reprovisioner.params == NEXT
 

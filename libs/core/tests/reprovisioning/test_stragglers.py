@@ -115,7 +115,7 @@ def test_old_and_new_rules_differ() -> None:
 
 
 def test_ladder_versions_keep_their_straggler_rule() -> None:
-    assert VERSION == "8.14" and LADDERS[VERSION].straggler_rule == LADDERS["8.8"].straggler_rule == "views"
+    assert VERSION == "8.16" and LADDERS[VERSION].straggler_rule == LADDERS["8.8"].straggler_rule == "views"
     old_probes = {"straggler_confirm_alone": False, "straggler_every_source": False}
     rotation = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
     assert LADDERS["8.6"] == AdaptationParams(straggler_rule="progress", **old_probes)  # type: ignore[arg-type]

@@ -96,9 +96,9 @@ def test_a_probe_too_small_for_the_floor_confirms_the_viewed_slowdown() -> None:
     (adj,) = decide(st, c, params=new, seed=1, at=240.0).events
     assert isinstance(adj, ev.AllocationAdjusted) and adj.action == "relaunch"
     assert adj.allocation.servers == ("s0", "s2") and "memory_cap 10.0->4.0" in adj.reason  # the largest relative fall
-    # 8.10 keeps its floor: nothing; the default (8.14) includes 8.12's rule
+    # 8.10 keeps its floor: nothing; the default (8.16) includes 8.12's rule
     assert decide(st, c, params=params(LADDERS["8.10"]), seed=1, at=240.0).events == ()
-    assert VERSION == "8.14" and decide(st, c, params=params(LADDERS[VERSION]), seed=1, at=240.0).events
+    assert VERSION == "8.16" and decide(st, c, params=params(LADDERS[VERSION]), seed=1, at=240.0).events
     # a probe whose scores held (a healthy node): nothing under 8.12 either
     calm = c.model_copy(update={"tolerated": {"memory_cap": 9.0, "l1i": 35.0}})
     assert decide(st, calm, params=new, seed=1, at=240.0).events == ()

@@ -59,7 +59,7 @@ below half the job's median, and would not without it → an in-place probe of t
 job's fastest other node (alone: against its own profiling's measurements, and a second probe
 must agree) → tolerated scores > 20 % lower (with a reference, on no source with room that holds)
 → `AllocationAdjusted("relaunch")` moves that node's tasks to the server `ladder.extra_node`
-picks. Ladder 8.12 (in the default 8.14) tests any task of the node, not only its slowest
+picks. Ladder 8.12 (in the default 8.16) tests any task of the node, not only its slowest
 (`straggler_any_task`), and also takes a reference probe whose scores are more likely under the
 slowdown the view measured than under none (`straggler_likelihood_nats`). Ladders 8.4–8.5 read one
 view and the job's ratio (`straggler_rule` "progress"), ≤ 8.3 tasks ≥ 1.5× slower than the median
@@ -133,18 +133,18 @@ from .params import AdaptationParams
 if TYPE_CHECKING:
     from ..context import DecisionContext
 
-VERSION = "8.14"  # 8.14 = 8.10 with 8.12 (stragglers) and 8.13 (batch moves off a measured shortfall)
+VERSION = "8.16"  # 8.16 = 8.14 (8.10 with 8.12's stragglers and 8.13's batch moves) with a reactive detector that re-baselines at resident changes only
 # the proactive probing of ladders up to 8.5: the 20 % rotation, two sources, the largest change
 # against the profiling measurements
 _ROTATION = {"probe_policy": "rotation", "probe_test": "largest", "neighbour_tolerated_margin": None}
 # ladder version -> its parameters (the current one and every earlier one still replayed);
-# 8.14: 8.12 and 8.13 together (the default);
+# 8.16 (the default): 8.14 with reactive steps re-baselined at resident changes only
+#       (`neighbour_gate` None), a window closed by a split report tested (`split_reports`), and a
+#       step a co-resident's own telemetry explains not claimed (`step_attribution`, `attribution_wait`);
 # 8.15 (not the default): 8.14 with services' consolidation onto fewer stronger servers
 #       (`consolidate_max_moves`), 8.11's stepped reclaim and first-hour cool band, and half the
 #       forecast's margin (`forecast_z` 0.5);
-# 8.16 (not in the default): 8.14 with reactive steps re-baselined at resident changes only
-#       (`neighbour_gate` None), a window closed by a split report tested (`split_reports`), and a
-#       step a co-resident's own telemetry explains not claimed (`step_attribution`, `attribution_wait`);
+# 8.14: 8.12 and 8.13 together;
 # 8.12: stragglers: any task of a slowed node tested (`straggler_any_task`), a reference probe read
 #       against the viewed slowdown (`straggler_likelihood_nats`);
 # 8.13: batch workloads moved only off a measured shortfall (`batch_move_below`);
@@ -165,12 +165,12 @@ _LADDER_8_8 = AdaptationParams(latency_calibration=True)
 _LADDER_8_9 = replace(_LADDER_8_8, calibration_demonstrated_latency=0.85)
 _LADDER_8_10 = replace(_LADDER_8_9, replan_min_gain=0.05, migrate_min_gain=0.25, scale_up_min_gain=0.10)
 _LADDER_8_12 = replace(_LADDER_8_10, straggler_any_task=True, straggler_likelihood_nats=0.0)
-LADDERS: dict[str, AdaptationParams] = {VERSION: replace(_LADDER_8_12, batch_move_below=0.8),
-                                        "8.15": replace(_LADDER_8_12, batch_move_below=0.8, consolidate_max_moves=2,
+_LADDER_8_14 = replace(_LADDER_8_12, batch_move_below=0.8)
+LADDERS: dict[str, AdaptationParams] = {"8.16": replace(_LADDER_8_14, neighbour_gate=None, split_reports=True,
+                                                        step_attribution=1.0, attribution_wait=True),
+                                        "8.15": replace(_LADDER_8_14, consolidate_max_moves=2,
                                                         reclaim_max_share=0.5, cool_latency=0.85, forecast_z=0.5),
-                                        "8.16": replace(_LADDER_8_12, batch_move_below=0.8, neighbour_gate=None,
-                                                        split_reports=True, step_attribution=1.0,
-                                                        attribution_wait=True),
+                                        "8.14": _LADDER_8_14,
                                         "8.13": replace(_LADDER_8_10, batch_move_below=0.8),
                                         "8.12": _LADDER_8_12,
                                         "8.11": replace(_LADDER_8_10, reclaim_max_share=0.5, cool_latency=0.85,
