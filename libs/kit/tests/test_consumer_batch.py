@@ -407,3 +407,135 @@ async def test_track_ignored_false_leaves_no_tracking_row_for_a_record_the_handl
         await w.bus.publish("in", *env.to_kafka())
     await w.drain(loop)
     assert seen[3:] == ([] if track_ignored else [ignored.id]) and loop.stats.skipped == (3 if track_ignored else 2)
+
+
+class EffectsHandler:
+    """An agent-like handler (`effects=True`): each reaction has an effect (a run started, counted
+    per event id) and returns one unpinned fact; it stages without folding, and a record past what
+    it read while facts are staged asks for a flush first (`FlushFirst`), like `AgentCore`."""
+
+    def __init__(self, store: CountingStore) -> None:
+        self.store = store
+        self.effects: dict[str, int] = {}
+        self.position = 0
+        self.staged = 0
+        self.read_at: list[int] = []  # the log head each catch-up saw
+
+    async def __call__(self, env: Envelope) -> list[Any]:
+        from sextant_kit.errors import FlushFirst
+
+        if env.position is None or env.position > self.position:
+            if self.staged:
+                raise FlushFirst(env.id)
+            log = await self.store.read_all(self.position, 10_000)
+            self.position = max([self.position, *(e.position or 0 for e in log)])
+            self.read_at.append(self.position)
+        self.effects[env.id] = self.effects.get(env.id, 0) + 1
+        return [WorkloadCompleted(workload_id=f"w{env.payload['n']}", at=1.0)]
+
+    def begin_batch(self) -> None:
+        self.staged = 0
+
+    def stage(self, outputs: Any) -> None:
+        self.staged += len(outputs)
+
+    def end_batch(self, stored: bool) -> None:
+        self.staged = 0
+
+
+def effects_loop(w: World, handler: Any, *, batch: bool, effects: bool = True) -> ConsumerLoop:
+    return ConsumerLoop(name="agent", source=w.bus.source("agent", ["in"]), store=w.store, handler=handler,
+                        dead_letters=w.bus, dead_letter_topic="dlq", retry=FAST, fetch_timeout=0.0,
+                        clock=lambda: 42.0, batch_appends=batch, effects=effects)
+
+
+async def effects_log(w: World) -> list[tuple[Any, ...]]:
+    return [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+
+
+async def test_a_handler_with_effects_is_batched_and_each_reaction_runs_once() -> None:
+    """The agent's loop: one append for the fetch, each record's effect once, the same facts as
+    one record at a time."""
+    ref = World(5)
+    await ref.publish_inputs()
+    await ref.drain(effects_loop(ref, EffectsHandler(ref.store), batch=False))
+    w = World(5)
+    await w.publish_inputs()
+    h = EffectsHandler(w.store)
+    loop = effects_loop(w, h, batch=True)
+    await w.drain(loop)
+    assert await effects_log(w) == await effects_log(ref)
+    assert (w.store.many, w.store.single) == (1, 0) and loop.stats.batches == 1
+    assert set(h.effects.values()) == {1} and len(h.effects) == 5
+
+
+@pytest.mark.parametrize("effects", [True, False])
+async def test_a_failed_batch_of_a_handler_with_effects_is_stored_as_decided_never_decided_again(
+        effects: bool) -> None:
+    """The batch's append fails (not a moved head: the agent pins none): with `effects=True` every
+    record's fact is appended one record at a time as decided — each effect ran once; without it,
+    the one-by-one path runs every handling again (what the agent must never do)."""
+    w = World(4)
+    await w.publish_inputs()
+
+    async def fail() -> None:
+        w.store.before_many = None
+        raise RuntimeError("the batch's append fails")
+
+    w.store.before_many = fail
+    h = EffectsHandler(w.store)
+    loop = effects_loop(w, h, batch=True, effects=effects)
+    await w.drain(loop)
+    outs = await effects_log(w)
+    assert [r[3] for r in outs] == [f"w{i}" for i in range(4)]  # each once, in input order
+    assert (w.store.many, w.store.single) == (1, 4)
+    assert set(h.effects.values()) == ({1} if effects else {2})
+    assert loop.stats.batch_fallbacks == 1 and loop.stats.processed == 4 and loop.stats.skipped == 0
+    assert await w.store.tracked_count("agent") == 4
+
+
+async def test_a_failed_batch_of_a_handler_with_effects_keeps_one_handling_span_per_record() -> None:
+    """The record's batched span is the one its outputs are stored in (the facts carry it)."""
+    from opentelemetry.trace import SpanKind
+    from sextant_kit.telemetry import OUTPUTS_ATTRIBUTE, TelemetryConfig, setup_tracing, trace_id_of
+
+    tel = setup_tracing(TelemetryConfig("agent", exporter="memory", set_global=False))
+    assert tel.memory is not None
+    w = World(3)
+    await w.publish_inputs()
+
+    async def fail() -> None:
+        w.store.before_many = None
+        raise RuntimeError("the batch's append fails")
+
+    w.store.before_many = fail
+    loop = effects_loop(w, EffectsHandler(w.store), batch=True)
+    loop._tracer = tel.tracer()
+    await w.drain(loop)
+    spans = [s for s in tel.memory.get_finished_spans() if s.kind == SpanKind.CONSUMER]
+    assert sorted(s.attributes["messaging.kafka.offset"] for s in spans) == [0, 1, 2]
+    assert all(s.attributes[OUTPUTS_ATTRIBUTE] == 1 and s.attributes.get("sextant.batched") for s in spans)
+    facts = [e for e in await w.store.read_all(0, 10_000) if e.type == "WorkloadCompleted"]
+    assert {f"{s.context.span_id:016x}" for s in spans} == {e.traceparent.split("-")[2] for e in facts}
+    assert {trace_id_of(e.traceparent) for e in facts} == {f"{s.context.trace_id:032x}" for s in spans}
+
+
+async def test_a_handler_with_effects_reads_the_log_holding_the_staged_facts() -> None:
+    """A record past what the handler read, while facts are staged: the batch is stored first
+    (`FlushFirst`), so its catch-up sees them — as it would one record at a time."""
+    w = World(2)
+    stored = await w.publish_inputs()
+    h = EffectsHandler(w.store)
+    loop = effects_loop(w, h, batch=True)
+    await w.drain(loop)
+    assert h.read_at == [stored[-1].position]
+    later = [(await w.store.append(f"clock-{i}", 0, [make_envelope(f"clock-{i}", 1, i)]))[0] for i in (5, 6)]
+    # the second arrives past the handler's position only once the first's fact is written
+    await w.bus.publish("in", *later[0].to_kafka())
+    await w.bus.publish("in", *later[1].to_kafka())
+    head = (await w.store.read_all(0, 10_000))[-1].position
+    h.position = later[0].position  # the first needs no catch-up, the second does
+    await w.drain(loop)
+    assert (w.store.many, w.store.single) == (3, 0)  # flushed before the second record's catch-up
+    assert h.read_at[-1] == head + 1  # it saw the first's fact
+    assert set(h.effects.values()) == {1}

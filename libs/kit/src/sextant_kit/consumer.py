@@ -30,6 +30,11 @@ tracked meanwhile, a duplicate output, any error) is rolled back in the handler 
 and its records and the rest of the fetch are handled again one record at a time — so a poison
 record is still dead-lettered or quarantined alone, and every other record lands exactly once.
 A crash before the batch's commit writes nothing: the redelivered batch is decided again.
+A handler whose handling has **effects** beyond its outputs (`effects=True`: the agent, whose
+reactions start runs) is never called twice for one delivery: when its batch's append fails, each
+record's outputs as decided are appended one record at a time (`append_and_track`, inside the
+record's span), and only a failure of that append calls the handler again, as the one-by-one path
+does. Such a handler pins no head (nothing refuses its batch but a failure).
 
 Failures never stop the loop:
 - a **transient** error (`errors.is_transient`: database or broker unavailable) waits with capped
@@ -67,7 +72,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from opentelemetry import trace
@@ -151,6 +156,7 @@ class _Staged:
     outputs: list[Envelope]
     started: float
     span: trace.Span  # its handling's CONSUMER span, ended once the batch's append is known
+    head: int | None = None  # the head its outputs were pinned to (None: unpinned)
 
 
 class _Abort(Exception):
@@ -204,7 +210,7 @@ class ConsumerLoop:
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
                  track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None,
                  track_ignored: bool = True,
-                 batch_appends: bool = False) -> None:
+                 batch_appends: bool = False, effects: bool = False) -> None:
         self.name = name
         self._source = source
         self._store = store
@@ -220,6 +226,7 @@ class ConsumerLoop:
         self._hook = hook
         self._track_empty = track_empty
         self._track_ignored = track_ignored
+        self._effects = effects
         # False for a record the handler ignores: it is still handled, without a span of its own
         self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
@@ -379,7 +386,7 @@ class ConsumerLoop:
                 head += len(outputs)
             if outputs or self._tracks_empty(env):
                 handler.stage(outputs)
-                staged.append(_Staged(record, env, outputs, started, span))
+                staged.append(_Staged(record, env, outputs, started, span, expected_head))
                 ids.add(env.id)
             else:
                 _discard(span)  # decided nothing: not exported (telemetry.NoOpHandlingDropped)
@@ -392,6 +399,21 @@ class ConsumerLoop:
             for s in staged:
                 _discard(s.span)
             raise
+        if result != "stored" and self._effects:
+            # its handlings had effects (runs started): never decided again — each record's
+            # outputs as decided, appended one record at a time (the one-by-one path's outcomes)
+            self.stats.batch_fallbacks += 1
+            try:
+                for k, s in enumerate(staged):
+                    self._count(await self._process(s.record, tracked, s), s.started)
+                    staged[k] = replace(s, span=trace.INVALID_SPAN)  # ended by `_process`
+            finally:
+                for s in staged:
+                    _discard(s.span)
+            handler.end_batch(True)
+            for outcome, started in done:
+                self._count(outcome, started)
+            return n, why
         if result != "stored":
             for s in staged:  # decided again, traced there
                 _discard(s.span)
@@ -483,27 +505,43 @@ class ConsumerLoop:
                 "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type}
 
-    async def _process(self, record: Record, tracked: set[str] | None) -> Outcome:
+    async def _process(self, record: Record, tracked: set[str] | None,
+                       decided: _Staged | None = None) -> Outcome:
+        """One record to completion. `decided`: a record of a batch that was not stored, whose
+        handler has effects (`effects=True`): its first attempt appends the outputs decided in the
+        batch, inside the batch's span, instead of calling the handler again."""
         try:
             env = self._envelope(record)
         except (EnvelopeError, ValueError, UnicodeDecodeError) as exc:
             return await self._dead_letter(record, "undecodable", exc)
         if tracked is not None and env.id in tracked:
+            if decided is not None:
+                decided.span.end()
             return "skipped"
         if tracked is None and await self._with_patience("tracking",
                                                          lambda: self._store.is_tracked(self.name, env.id)):
             return "skipped"
         tracer = self._tracer or default_tracer()
         attrs = self._attributes(record, env)
-        with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
-              if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
+        if decided is not None:
+            opened: contextlib.AbstractContextManager[trace.Span] = trace.use_span(decided.span, end_on_exit=True)
+        elif self._reacts is None or self._reacts(env):
+            opened = consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
+        else:
+            opened = contextlib.nullcontext(trace.INVALID_SPAN)
+        with opened as span:
             attempt = 0
             while True:
                 attempt += 1
                 try:
-                    result = await self._handler(env)
-                    outputs, expected = self._wrap(env, result)
-                    self._stage("handled", record)
+                    if decided is not None:  # its handling's effects happened once: not again
+                        result: Sequence[Event | Envelope] | Outputs = Outputs(items=decided.outputs,
+                                                                               expected_head=decided.head)
+                        outputs, expected, decided = list(decided.outputs), {}, None
+                    else:
+                        result = await self._handler(env)
+                        outputs, expected = self._wrap(env, result)
+                        self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
                     if not outputs and not self._tracks_empty(env):
                         span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
