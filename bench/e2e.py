@@ -166,6 +166,22 @@ async def appends_by_consumer(url: str) -> dict[str, int]:
         await engine.dispose()
 
 
+def head_moved(plat: Any) -> dict[str, float]:
+    """Appends refused because the head moved so far, by consumer and path (`consumer/batch`,
+    `consumer/one`): the `sextant_head_moved_total` counters of every process's /metrics."""
+    import re
+
+    out: dict[str, float] = {}
+    for name in plat.procs:
+        try:
+            text = httpx.get(f"{plat.url(name)}/metrics", timeout=10.0).text
+        except httpx.HTTPError:
+            continue
+        for c, p, v in re.findall(r'sextant_head_moved_total\{consumer="([^"]+)",path="([^"]+)"\} ([0-9.e+]+)', text):
+            out[f"{c}/{p}"] = out.get(f"{c}/{p}", 0.0) + float(v)
+    return out
+
+
 INFRA = ("postgres", "kafka")
 """Processes reported apart from the platform's CPU per workload (the issue's Acceptance)."""
 
@@ -282,6 +298,7 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             cpu0 = cpu_seconds(pids)
             xacts0 = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"]))
             appends0 = asyncio.run(appends_by_consumer(stack.env["SEXTANT_DATABASE_URL"]))
+            moved0 = head_moved(plat)
             spies = pyspy_start(pids, pyspy) if pyspy is not None and rate == 50.0 else []
             accepted = asyncio.run(drive(plat.url("admission"), bodies, rate, window, tag))
             load_during = os.getloadavg()
@@ -293,6 +310,7 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             cpu1 = cpu_seconds(pids)
             xacts = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"])) - xacts0
             appends1 = asyncio.run(appends_by_consumer(stack.env["SEXTANT_DATABASE_URL"]))
+            moved1 = head_moved(plat)
             for spy in spies:
                 spy.wait()
             cpu = {n: round(cpu1[n] - cpu0[n], 2) for n in cpu1 if n in cpu0}
@@ -314,6 +332,9 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
                    "appends_per_workload_by_consumer": {c: round((n - appends0.get(c, 0)) / per, 2)
                                                         for c, n in sorted(appends1.items())
                                                         if n > appends0.get(c, 0)},
+                   # appends refused because the head moved, per workload, by consumer/path
+                   "head_moved_per_workload": {k: round((v - moved0.get(k, 0.0)) / per, 2)
+                                               for k, v in sorted(moved1.items()) if v > moved0.get(k, 0.0)},
                    # 1-, 5-, 15-minute load averages before the rate and at the end of its drive
                    "load_avg_before": [round(x, 2) for x in load_before],
                    "load_avg_during": [round(x, 2) for x in load_during],
@@ -389,6 +410,7 @@ def main() -> int:
         "cpu_ms_per_workload": r["cpu_ms_per_workload"], "cpu_ms_by_process": r["cpu_ms_by_process"],
         "pg_transactions_per_workload": r["pg_transactions_per_workload"],
         "appends_per_workload_by_consumer": r["appends_per_workload_by_consumer"],
+        "head_moved_per_workload": r["head_moved_per_workload"],
         "load_avg_before": r["load_avg_before"], "load_avg_during": r["load_avg_during"],
         "drained": r["drained"], "invalid": r["invalid"]} for r in rows}
     rep = {**rep, "events_per_s": rep.get("events_per_s_rebuilt"), "decisions_per_s": rep.get("decisions_per_s_rederived")}

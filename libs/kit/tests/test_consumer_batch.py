@@ -433,7 +433,7 @@ class EffectsHandler:
         self.effects[env.id] = self.effects.get(env.id, 0) + 1
         return [WorkloadCompleted(workload_id=f"w{env.payload['n']}", at=1.0)]
 
-    def begin_batch(self) -> None:
+    def begin_batch(self, upto: int = 0) -> None:
         self.staged = 0
 
     def stage(self, outputs: Any) -> None:
@@ -539,3 +539,29 @@ async def test_a_handler_with_effects_reads_the_log_holding_the_staged_facts() -
     assert (w.store.many, w.store.single) == (3, 0)  # flushed before the second record's catch-up
     assert h.read_at[-1] == head + 1  # it saw the first's fact
     assert set(h.effects.values()) == {1}
+
+
+async def test_a_batch_whose_records_prove_the_head_moved_catches_up_before_its_first_decision() -> None:
+    """The decider already folded past the fetch's first records (read while deciding earlier
+    ones) but not its last: the log's head is at least the last one's position, so outputs pinned
+    to the decider's position would be refused for certain. The batch catches up first: one
+    append, never refused (before: refused, then the whole batch decided again)."""
+    w = World(4)
+    stored = await w.publish_inputs()  # inputs 0-3 in the log, all four on the bus
+    source = w.bus.source("svc", ["in"])
+    first = await source.fetch(0.0, 2)  # inputs 0 and 1 alone in the first fetch
+    await source.commit({(r.topic, r.partition): r.offset + 1 for r in first})
+    loop = w.loop(batch=True)
+    loop._source = source
+    handler = loop._handler
+    assert isinstance(handler, DeciderHandler)
+    await handler.catch_up()  # as if deciding inputs 0 and 1 had read the log up to input 3
+    assert handler.decider.position == stored[3].position
+    late = (await w.store.append("clock-9", 0, [make_envelope("clock-9", 1, 9)]))[0]
+    await w.bus.publish("in", *late.to_kafka())
+    await loop.run_once()  # inputs 2, 3 (folded by the first catch-up) and 9 (past it)
+    assert w.store.many == 1 and loop.stats.head_retries == 0 and loop.stats.processed == 3
+    assert handler.decider.position > late.position
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == ["w2-after-0", "w3-after-1", "w9-after-2"]
+    assert [r[4] for r in outs] == [stored[2].id, stored[3].id, late.id]

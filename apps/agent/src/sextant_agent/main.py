@@ -132,8 +132,8 @@ class AgentCore:
     async def __call__(self, env: Envelope) -> Outputs:
         return await self.handle(env)
 
-    def begin_batch(self) -> None:
-        self._staged = 0
+    def begin_batch(self, upto: int = 0) -> None:
+        self._staged = 0  # reads lazily, as one record at a time does (`upto` unused)
 
     def stage(self, outputs: Sequence[Envelope]) -> None:
         self._staged += len(outputs)

@@ -134,8 +134,10 @@ StageHook = Callable[[Stage, Record, int], None]
 class Staging(Protocol):
     """A handler that can decide a batch's records before their outputs are stored."""
 
-    def begin_batch(self) -> None:
-        """A batch starts: remember the state to return to if the batch is not stored."""
+    def begin_batch(self, upto: int = 0) -> None:
+        """A batch starts: remember the state to return to if the batch is not stored. `upto`:
+        the highest log position among the batch's records — the log's head is at least there,
+        so outputs pinned to an earlier head would be refused: catch up before deciding."""
         ...
 
     def stage(self, outputs: Sequence[Envelope]) -> None:
@@ -347,7 +349,9 @@ class ConsumerLoop:
         up), "failed" (any other failure: rolled back, 0 records done, the rest one by one)."""
         store, handler = self._batch_store, self._handler
         assert store is not None and isinstance(handler, Staging)
-        handler.begin_batch()
+        upto = max((e.position or 0 for r in records[start:]
+                    if (e := self._decoded.get((r.topic, r.partition, r.offset))) is not None), default=0)
+        handler.begin_batch(upto)
         staged: list[_Staged] = []
         done: list[tuple[Outcome, float]] = []  # outcomes of records that write nothing
         first_head: int | None = None  # the head the first outputs were decided on (None: unpinned)
@@ -468,6 +472,7 @@ class ConsumerLoop:
             raise
         except HeadMovedError:
             self.stats.head_retries += 1
+            metrics.record_head_moved(self.name, "batch")
             return "moved"
         except Exception as exc:  # one by one: a poison record is isolated there
             log.warning("%s: batched append of %d records failed (%r); handling them one by one",
@@ -555,6 +560,7 @@ class ConsumerLoop:
                     return await self._dead_letter(record, "duplicate-output", exc)
                 except HeadMovedError:
                     self.stats.head_retries += 1
+                    metrics.record_head_moved(self.name, "one")
                     span.set_attribute(SUPERSEDED_ATTRIBUTE, time.time_ns())  # its spans are dropped
                     attempt -= 1  # another writer got there first: re-read and re-decide
                     continue
