@@ -168,7 +168,8 @@ async def appends_by_consumer(url: str) -> dict[str, int]:
 
 def head_moved(plat: Any) -> dict[str, float]:
     """Appends refused because the head moved so far, by consumer and path (`consumer/batch`,
-    `consumer/one`): the `sextant_head_moved_total` counters of every process's /metrics."""
+    `consumer/one`), and batches ended, by why (`consumer/batch-moved`, …): the
+    `sextant_head_moved_total` and `sextant_batch_ends_total` counters of every process's /metrics."""
     import re
 
     out: dict[str, float] = {}
@@ -177,8 +178,10 @@ def head_moved(plat: Any) -> dict[str, float]:
             text = httpx.get(f"{plat.url(name)}/metrics", timeout=10.0).text
         except httpx.HTTPError:
             continue
-        for c, p, v in re.findall(r'sextant_head_moved_total\{consumer="([^"]+)",path="([^"]+)"\} ([0-9.e+]+)', text):
-            out[f"{c}/{p}"] = out.get(f"{c}/{p}", 0.0) + float(v)
+        for m, c, p, v in re.findall(r'sextant_(head_moved|batch_ends)_total\{consumer="([^"]+)",(?:path|why)="([^"]+)"\} '
+                                     r'([0-9.e+]+)', text):
+            key = f"{c}/{p}" if m == "head_moved" else f"{c}/batch-{p}"
+            out[key] = out.get(key, 0.0) + float(v)
     return out
 
 
@@ -332,7 +335,8 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
                    "appends_per_workload_by_consumer": {c: round((n - appends0.get(c, 0)) / per, 2)
                                                         for c, n in sorted(appends1.items())
                                                         if n > appends0.get(c, 0)},
-                   # appends refused because the head moved, per workload, by consumer/path
+                   # appends refused because the head moved, per workload, by consumer/path; and
+                   # batches ended, by consumer/batch-<why> (consumer.BatchEnd)
                    "head_moved_per_workload": {k: round((v - moved0.get(k, 0.0)) / per, 2)
                                                for k, v in sorted(moved1.items()) if v > moved0.get(k, 0.0)},
                    # 1-, 5-, 15-minute load averages before the rate and at the end of its drive

@@ -284,6 +284,7 @@ class ConsumerLoop:
         while i < len(records):
             if batching:
                 n, why = await self._process_batch(records, i, tracked)
+                metrics.record_batch_end(self.name, why)
                 i += n
                 if why == "flush" and n:
                     continue  # what was staged is stored: the next batch starts with a catch-up

@@ -71,6 +71,14 @@ def record_handled(consumer: str, outcome: str, seconds: float) -> None:
     RECORD_SECONDS.labels(consumer=consumer).observe(max(0.0, seconds))
 
 
+BATCH_ENDS = Counter("sextant_batch_ends", "Batches of a consumer's batched appends, by why they ended "
+                     "(consumer.BatchEnd: all, flush, alone, moved, failed)", ["consumer", "why"])
+
+
+def record_batch_end(consumer: str, why: str) -> None:
+    BATCH_ENDS.labels(consumer=consumer, why=why).inc()
+
+
 def record_head_moved(consumer: str, path: str) -> None:
     HEAD_MOVED.labels(consumer=consumer, path=path).inc()
 

@@ -209,6 +209,11 @@ class DeciderHandler:
             self._behind = False
         self._retry_of = env.id
         result = self.decider.handle(env)
+        if result.events and self._shared is None:
+            # one record at a time: once these outputs are stored the head is past this state, and
+            # a next decision on it would be refused for certain — the next record catches up first
+            # (a retry of this one does anyway; a record dead-lettered instead costs one read)
+            self._behind = True
         return Outputs(items=tuple(result.events), expected_head=self.decider.position)
 
 
