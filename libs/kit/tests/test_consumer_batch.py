@@ -200,8 +200,8 @@ async def drain_with_intruder(w: World, intrude: Any) -> tuple[ConsumerLoop, lis
 
 async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_new_head() -> None:
     """Another writer appends under the batch: its append is refused (head moved), the decider's
-    staged state is dropped, and the records are decided again — as a batch, after a catch-up —
-    on the real log, each once."""
+    staged state is dropped, and the records are decided again — as batches of at most half as
+    many, after a catch-up — on the real log, each once."""
     w = World(4)
     await w.publish_inputs()
     intruder = make_envelope("clock-x", 1, 99)
@@ -212,16 +212,25 @@ async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_ne
 
     loop, log, outs = await drain_with_intruder(w, intrude)
     assert [r[1] for r in log].index(intruder.id) < [r[1] for r in log].index(outs[0][1])
-    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 1 and loop.stats.processed == 4
-    assert (w.store.many, w.store.single) == (2, 0)  # the refused one, then the batch again
+    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 2 and loop.stats.processed == 4
+    assert (w.store.many, w.store.single) == (3, 0)  # the refused one, then two halves
     assert loop.stats.head_retries == 1  # the second batch caught up first: not refused again
 
 
-async def test_a_head_that_keeps_moving_ends_in_one_record_at_a_time() -> None:
-    """Refused BATCH_RETRIES + 1 times in one fetch, the rest is handled one by one: same log."""
+async def test_a_head_that_keeps_moving_shrinks_the_batch_and_every_record_lands_once() -> None:
+    """Refused three times in one fetch: the records are decided again as batches of at most half
+    as many each time (4, 2, 1, then 1 stored), the size doubling back once stored: same log."""
     w = World(4)
     await w.publish_inputs()
-    intruders = [make_envelope(f"clock-x{k}", 1, 90 + k) for k in range(ConsumerLoop.BATCH_RETRIES + 1)]
+    intruders = [make_envelope(f"clock-x{k}", 1, 90 + k) for k in range(3)]
+    sizes: list[int] = []
+    many = w.store.append_and_track_many
+
+    async def sized(consumer: str, inputs: Any, **kw: Any) -> Any:
+        sizes.append(len(inputs))
+        return await many(consumer, inputs, **kw)
+
+    w.store.append_and_track_many = sized  # type: ignore[method-assign]
 
     async def intrude() -> None:
         env = intruders[w.store.many - 1]
@@ -231,11 +240,9 @@ async def test_a_head_that_keeps_moving_ends_in_one_record_at_a_time() -> None:
 
     loop, log, outs = await drain_with_intruder(w, intrude)
     assert max(r[0] for r in log if r[1].startswith("clock-x")) < min(r[0] for r in outs)
-    assert loop.stats.batch_fallbacks == len(intruders) and loop.stats.batches == 0
-    # one by one: each record after the first catches up before deciding (the outputs of the one
-    # before moved the head) — before, each was decided on a state without them and refused once
-    assert (w.store.many, w.store.single) == (len(intruders), 4) and loop.stats.processed == 4
-    assert loop.stats.head_retries == len(intruders)  # the batches' refusals only
+    assert sizes == [4, 2, 1, 1, 2, 1]  # refused, refused, refused, then stored: 1, 2, the last one
+    assert loop.stats.batch_fallbacks == len(intruders) and loop.stats.batches == 3
+    assert w.store.single == 0 and loop.stats.processed == 4 and loop.stats.head_retries == len(intruders)
 
 
 async def planning_log(batch: bool) -> tuple[list[tuple[Any, ...]], ConsumerLoop]:

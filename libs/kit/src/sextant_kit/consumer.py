@@ -25,10 +25,12 @@ output and outbox row. A record the batch cannot take ends the batch: what was s
 committed first; then a record past the staged state (`FlushFirst`: the log grew under the batch)
 starts the next batch, which catches up before deciding it, and any other (undecodable, a handler
 error, pinned stream versions, a head that does not follow the staged outputs) is handled one by
-one as above, and batching goes on after it. A batch whose append fails (the head moved, an input
-tracked meanwhile, a duplicate output, any error) is rolled back in the handler (`end_batch(False)`)
-and its records and the rest of the fetch are handled again one record at a time — so a poison
-record is still dead-lettered or quarantined alone, and every other record lands exactly once.
+one as above, and batching goes on after it. A batch whose append fails is rolled back in the
+handler (`end_batch(False)`); refused because the head moved, its records are decided again after
+a catch-up as a batch of at most half as many records (down to one; the size doubles back after
+each stored batch); any other failure (an input tracked meanwhile, a duplicate output, any error)
+hands its records and the rest of the fetch to the one-record-at-a-time path — so a poison record
+is still dead-lettered or quarantined alone, and every other record lands exactly once.
 A crash before the batch's commit writes nothing: the redelivered batch is decided again.
 A handler whose handling has **effects** beyond its outputs (`effects=True`: the agent, whose
 reactions start runs) is never called twice for one delivery: when its batch's append fails, each
@@ -108,7 +110,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 Outcome = Literal["processed", "skipped", "dead_lettered", "quarantined"]
-BatchEnd = Literal["all", "flush", "alone", "moved", "failed"]
+BatchEnd = Literal["all", "flush", "limit", "alone", "moved", "failed"]
 """Why a batch ended (`ConsumerLoop._process_batch`)."""
 Stage = Literal["fetched", "handled", "stored", "committed"]
 
@@ -201,9 +203,6 @@ class ConsumerStats:
 class ConsumerLoop:
     """One consumer (`name` = its tracking id and, by convention, its Kafka group id)."""
 
-    BATCH_RETRIES = 2
-    """A batch refused because the head moved is decided again as a batch this many times (per
-    fetch), then one record at a time."""
 
     def __init__(self, *, name: str, source: RecordSource, store: TrackingRecorder, handler: Handler,
                  dead_letters: Publisher, dead_letter_topic: str = DEAD_LETTERS.name,
@@ -232,6 +231,7 @@ class ConsumerLoop:
         # False for a record the handler ignores: it is still handled, without a span of its own
         self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
+        self._refused = 0  # records staged in the last batch refused because the head moved
         self.handled = 0
         self._fetched = 0  # records of the current batch the hook saw "fetched" for
         self._decoded: dict[tuple[str, int, int], Envelope] = {}  # the current fetch's envelopes
@@ -280,19 +280,23 @@ class ConsumerLoop:
         tracked = (await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
                    if ids else set())
         self._fetched = 0
-        i, batching, moved = 0, self._batch_store is not None, 0
+        i, batching, most = 0, self._batch_store is not None, None
         while i < len(records):
             if batching:
-                n, why = await self._process_batch(records, i, tracked)
+                n, why = await self._process_batch(records, i, tracked, most)
                 metrics.record_batch_end(self.name, why)
                 i += n
-                if why == "flush" and n:
+                if why == "moved":
+                    # another writer got there first: decided again after a catch-up, as a batch
+                    # of at most half as many records (a shorter window: less likely refused; a
+                    # batch of one is retried as the one-by-one path retries a record)
+                    most = max(1, self._refused // 2)
+                    continue
+                if most is not None:
+                    most *= 2  # stored: the size grows back
+                if why in ("flush", "limit") and n:
                     continue  # what was staged is stored: the next batch starts with a catch-up
-                if why == "moved" and moved < self.BATCH_RETRIES:
-                    moved += 1
-                    continue  # another writer got there first: the batch again, after a catch-up
-                # a batch not stored: the rest one by one (the old loop)
-                batching = why not in ("failed", "moved")
+                batching = why != "failed"  # any other failure: the rest one by one (the old loop)
                 if i >= len(records):
                     break
             if i >= self._fetched:
@@ -339,15 +343,16 @@ class ConsumerLoop:
 
     # --- a whole batch (batch_appends) --------------------------------------------------------
 
-    async def _process_batch(self, records: Sequence[Record], start: int, tracked: set[str]
-                             ) -> tuple[int, BatchEnd]:
+    async def _process_batch(self, records: Sequence[Record], start: int, tracked: set[str],
+                             most: int | None = None) -> tuple[int, BatchEnd]:
         """Decide `records[start:]` in order on the staged state and store them with ONE append;
         returns how many records are done, and why it stopped: "all" (every record is done),
         "flush" (the next record is past the staged state: a new batch starts with it, after a
-        catch-up), "alone" (the next record is handled one by one, then batching goes on),
-        "moved" (the append was refused: another writer moved the head; rolled back, 0 records
-        done — decided again, as a batch up to `BATCH_RETRIES` times, after the handler caught
-        up), "failed" (any other failure: rolled back, 0 records done, the rest one by one)."""
+        catch-up), "limit" (`most` records staged: a new batch starts with the next), "alone"
+        (the next record is handled one by one, then batching goes on), "moved" (the append was
+        refused: another writer moved the head; rolled back, 0 records done — decided again after
+        the handler caught up, as a batch of at most half as many), "failed" (any other failure:
+        rolled back, 0 records done, the rest one by one)."""
         store, handler = self._batch_store, self._handler
         assert store is not None and isinstance(handler, Staging)
         upto = max((e.position or 0 for r in records[start:]
@@ -361,6 +366,9 @@ class ConsumerLoop:
         n = 0
         why: BatchEnd = "all"
         for record in records[start:]:
+            if most is not None and len(staged) >= most:
+                why = "limit"
+                break
             started = time.monotonic()
             if start + n >= self._fetched:
                 self._stage("fetched", record)
@@ -404,6 +412,7 @@ class ConsumerLoop:
             for s in staged:
                 _discard(s.span)
             raise
+        self._refused = len(staged) if result == "moved" else 0
         if result != "stored" and self._effects:
             # its handlings had effects (runs started): never decided again — each record's
             # outputs as decided, appended one record at a time (the one-by-one path's outcomes)
