@@ -573,3 +573,16 @@ async def test_a_batch_whose_records_prove_the_head_moved_catches_up_before_its_
     outs = [r for r in await w.log() if r[2] == "WorkloadCompleted"]
     assert [r[3] for r in outs] == ["w2-after-0", "w3-after-1", "w9-after-2"]
     assert [r[4] for r in outs] == [stored[2].id, stored[3].id, late.id]
+
+
+async def test_one_record_at_a_time_a_decision_after_stored_outputs_catches_up_first() -> None:
+    """The one-by-one loop: the outputs of a record moved the head past the decider's state; the
+    next record (already folded by the first catch-up) is decided after a catch-up, so no append is
+    refused — before, each record after the first was decided on the old state and refused once."""
+    w = World(4)
+    await w.publish_inputs()
+    loop = w.loop(batch=False)
+    await w.drain(loop)
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    assert (w.store.many, w.store.single) == (0, 4) and loop.stats.head_retries == 0
