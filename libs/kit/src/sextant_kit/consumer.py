@@ -546,6 +546,7 @@ class ConsumerLoop:
             opened = contextlib.nullcontext(trace.INVALID_SPAN)
         with opened as span:
             attempt = 0
+            expected: Mapping[str, int | None]
             while True:
                 attempt += 1
                 try:
