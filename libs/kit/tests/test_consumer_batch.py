@@ -457,6 +457,19 @@ def effects_loop(w: World, handler: Any, *, batch: bool, effects: bool = True) -
                         clock=lambda: 42.0, batch_appends=batch, effects=effects)
 
 
+async def failing_batch_world(n: int) -> World:
+    """`n` inputs published; the first batched append fails (any error but a moved head)."""
+    w = World(n)
+    await w.publish_inputs()
+
+    async def fail() -> None:
+        w.store.before_many = None
+        raise RuntimeError("the batch's append fails")
+
+    w.store.before_many = fail
+    return w
+
+
 async def effects_log(w: World) -> list[tuple[Any, ...]]:
     return [r for r in await w.log() if r[2] == "WorkloadCompleted"]
 
@@ -483,14 +496,7 @@ async def test_a_failed_batch_of_a_handler_with_effects_is_stored_as_decided_nev
     """The batch's append fails (not a moved head: the agent pins none): with `effects=True` every
     record's fact is appended one record at a time as decided — each effect ran once; without it,
     the one-by-one path runs every handling again (what the agent must never do)."""
-    w = World(4)
-    await w.publish_inputs()
-
-    async def fail() -> None:
-        w.store.before_many = None
-        raise RuntimeError("the batch's append fails")
-
-    w.store.before_many = fail
+    w = await failing_batch_world(4)
     h = EffectsHandler(w.store)
     loop = effects_loop(w, h, batch=True, effects=effects)
     await w.drain(loop)
@@ -509,14 +515,7 @@ async def test_a_failed_batch_of_a_handler_with_effects_keeps_one_handling_span_
 
     tel = setup_tracing(TelemetryConfig("agent", exporter="memory", set_global=False))
     assert tel.memory is not None
-    w = World(3)
-    await w.publish_inputs()
-
-    async def fail() -> None:
-        w.store.before_many = None
-        raise RuntimeError("the batch's append fails")
-
-    w.store.before_many = fail
+    w = await failing_batch_world(3)
     loop = effects_loop(w, EffectsHandler(w.store), batch=True)
     loop._tracer = tel.tracer()
     await w.drain(loop)
