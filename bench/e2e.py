@@ -149,6 +149,42 @@ async def pg_transactions(url: str) -> int:
         await engine.dispose()
 
 
+async def appends_by_consumer(url: str) -> dict[str, int]:
+    """Committed appends so far, by consumer: the distinct inserting transactions (`xmin`) of the
+    `tracking` rows (every append writes one per input; a refused one writes none). Exact, unlike
+    the pg_stat_database count, and per writer (xmin does not wrap within a bench run)."""
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            rows = (await conn.execute(text(
+                "select consumer, count(distinct xmin::text) from tracking group by consumer"))).all()
+            return {str(c): int(n) for c, n in rows}
+    finally:
+        await engine.dispose()
+
+
+def head_moved(plat: Any) -> dict[str, float]:
+    """Appends refused because the head moved so far, by consumer and path (`consumer/batch`,
+    `consumer/one`), and batches ended, by why (`consumer/batch-moved`, …): the
+    `sextant_head_moved_total` and `sextant_batch_ends_total` counters of every process's /metrics."""
+    import re
+
+    out: dict[str, float] = {}
+    for name in plat.procs:
+        try:
+            text = httpx.get(f"{plat.url(name)}/metrics", timeout=10.0).text
+        except httpx.HTTPError:
+            continue
+        for m, c, p, v in re.findall(r'sextant_(head_moved|batch_ends)_total\{consumer="([^"]+)",(?:path|why)="([^"]+)"\} '
+                                     r'([0-9.e+]+)', text):
+            key = f"{c}/{p}" if m == "head_moved" else f"{c}/batch-{p}"
+            out[key] = out.get(key, 0.0) + float(v)
+    return out
+
+
 INFRA = ("postgres", "kafka")
 """Processes reported apart from the platform's CPU per workload (the issue's Acceptance)."""
 
@@ -264,6 +300,8 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             load_before = os.getloadavg()
             cpu0 = cpu_seconds(pids)
             xacts0 = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"]))
+            appends0 = asyncio.run(appends_by_consumer(stack.env["SEXTANT_DATABASE_URL"]))
+            moved0 = head_moved(plat)
             spies = pyspy_start(pids, pyspy) if pyspy is not None and rate == 50.0 else []
             accepted = asyncio.run(drive(plat.url("admission"), bodies, rate, window, tag))
             load_during = os.getloadavg()
@@ -274,6 +312,8 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
             drained = asyncio.run(drain(stack.env["SEXTANT_DATABASE_URL"], **(QUICK_DRAIN if quick else FULL_DRAIN)))
             cpu1 = cpu_seconds(pids)
             xacts = asyncio.run(pg_transactions(stack.env["SEXTANT_DATABASE_URL"])) - xacts0
+            appends1 = asyncio.run(appends_by_consumer(stack.env["SEXTANT_DATABASE_URL"]))
+            moved1 = head_moved(plat)
             for spy in spies:
                 spy.wait()
             cpu = {n: round(cpu1[n] - cpu0[n], 2) for n in cpu1 if n in cpu0}
@@ -291,6 +331,14 @@ def latency_bench(rates: list[float], seconds: float, profile: str, probe: bool 
                    # round trips that end a transaction (every autocommit statement is one): a count
                    # the machine's load does not move, unlike CPU time (includes the bench's own few)
                    "pg_transactions_per_workload": round(xacts / per, 1),
+                   # committed appends per workload, by consumer (tracking rows' transactions)
+                   "appends_per_workload_by_consumer": {c: round((n - appends0.get(c, 0)) / per, 2)
+                                                        for c, n in sorted(appends1.items())
+                                                        if n > appends0.get(c, 0)},
+                   # appends refused because the head moved, per workload, by consumer/path; and
+                   # batches ended, by consumer/batch-<why> (consumer.BatchEnd)
+                   "head_moved_per_workload": {k: round((v - moved0.get(k, 0.0)) / per, 2)
+                                               for k, v in sorted(moved1.items()) if v > moved0.get(k, 0.0)},
                    # 1-, 5-, 15-minute load averages before the rate and at the end of its drive
                    "load_avg_before": [round(x, 2) for x in load_before],
                    "load_avg_during": [round(x, 2) for x in load_during],
@@ -365,6 +413,8 @@ def main() -> int:
         "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "decided": r["placed"], "submitted": r["submitted"],
         "cpu_ms_per_workload": r["cpu_ms_per_workload"], "cpu_ms_by_process": r["cpu_ms_by_process"],
         "pg_transactions_per_workload": r["pg_transactions_per_workload"],
+        "appends_per_workload_by_consumer": r["appends_per_workload_by_consumer"],
+        "head_moved_per_workload": r["head_moved_per_workload"],
         "load_avg_before": r["load_avg_before"], "load_avg_during": r["load_avg_during"],
         "drained": r["drained"], "invalid": r["invalid"]} for r in rows}
     rep = {**rep, "events_per_s": rep.get("events_per_s_rebuilt"), "decisions_per_s": rep.get("decisions_per_s_rederived")}

@@ -61,10 +61,10 @@ async def log_with_w1() -> MemoryEventStore:
 
 async def run(name: str, handler: Handler, store: MemoryEventStore, bus: MemoryBus, topic: str,
               poison: Envelope, following: Envelope, headers: list[tuple[str, bytes]] | None = None,
-              source: Any = None, batch_appends: bool = False) -> ConsumerLoop:
+              source: Any = None, batch_appends: bool = False, effects: bool = False) -> ConsumerLoop:
     loop = ConsumerLoop(name=name, source=source or bus.source(name, [topic]), store=store, handler=handler,
                         dead_letters=bus, dead_letter_topic="dlq", retry=FAST, fetch_timeout=0.0,
-                        batch_appends=batch_appends)
+                        batch_appends=batch_appends, effects=effects)
     for env in (poison, following):
         key, value, hdrs = env.to_kafka()
         await bus.publish(topic, key, value, [*hdrs, *(headers or [])])
@@ -99,10 +99,13 @@ async def test_a_decider_quarantines_a_record_it_cannot_handle(name: str, batch_
     await assert_quarantined(name, loop, store, bus, MALFORMED, "ValidationError", "w1")
 
 
-async def test_the_agent_quarantines_a_record_it_cannot_handle() -> None:
+@pytest.mark.parametrize("batch_appends", [True, False], ids=["batched", "one-by-one"])
+async def test_the_agent_quarantines_a_record_it_cannot_handle(batch_appends: bool) -> None:
+    """Batched as the agent runs (`effects=True`), and one record at a time."""
     store, bus = await log_with_w1(), MemoryBus({"events": 1, "dlq": 1})
     core = AgentCore(TwinExecutor("smoke", 1, speed=60.0, wall0=0.0), store, PROFILE)
-    loop = await run("agent", core.handle, store, bus, "events", MALFORMED, NEXT)
+    loop = await run("agent", core, store, bus, "events", MALFORMED, NEXT, batch_appends=batch_appends,
+                     effects=True)
     await assert_quarantined("agent", loop, store, bus, MALFORMED, "ValidationError", "w1")
 
 

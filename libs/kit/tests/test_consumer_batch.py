@@ -200,8 +200,8 @@ async def drain_with_intruder(w: World, intrude: Any) -> tuple[ConsumerLoop, lis
 
 async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_new_head() -> None:
     """Another writer appends under the batch: its append is refused (head moved), the decider's
-    staged state is dropped, and the records are decided again — as a batch, after a catch-up —
-    on the real log, each once."""
+    staged state is dropped, and the records are decided again — as batches of at most half as
+    many, after a catch-up — on the real log, each once."""
     w = World(4)
     await w.publish_inputs()
     intruder = make_envelope("clock-x", 1, 99)
@@ -212,16 +212,25 @@ async def test_a_batch_refused_because_the_head_moved_is_decided_again_on_the_ne
 
     loop, log, outs = await drain_with_intruder(w, intrude)
     assert [r[1] for r in log].index(intruder.id) < [r[1] for r in log].index(outs[0][1])
-    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 1 and loop.stats.processed == 4
-    assert (w.store.many, w.store.single) == (2, 0)  # the refused one, then the batch again
+    assert loop.stats.batch_fallbacks == 1 and loop.stats.batches == 2 and loop.stats.processed == 4
+    assert (w.store.many, w.store.single) == (3, 0)  # the refused one, then two halves
     assert loop.stats.head_retries == 1  # the second batch caught up first: not refused again
 
 
-async def test_a_head_that_keeps_moving_ends_in_one_record_at_a_time() -> None:
-    """Refused BATCH_RETRIES + 1 times in one fetch, the rest is handled one by one: same log."""
+async def test_a_head_that_keeps_moving_shrinks_the_batch_and_every_record_lands_once() -> None:
+    """Refused three times in one fetch: the records are decided again as batches of at most half
+    as many each time (4, 2, 1, then 1 stored), the size doubling back once stored: same log."""
     w = World(4)
     await w.publish_inputs()
-    intruders = [make_envelope(f"clock-x{k}", 1, 90 + k) for k in range(ConsumerLoop.BATCH_RETRIES + 1)]
+    intruders = [make_envelope(f"clock-x{k}", 1, 90 + k) for k in range(3)]
+    sizes: list[int] = []
+    many = w.store.append_and_track_many
+
+    async def sized(consumer: str, inputs: Any, **kw: Any) -> Any:
+        sizes.append(len(inputs))
+        return await many(consumer, inputs, **kw)
+
+    w.store.append_and_track_many = sized  # type: ignore[method-assign]
 
     async def intrude() -> None:
         env = intruders[w.store.many - 1]
@@ -231,10 +240,9 @@ async def test_a_head_that_keeps_moving_ends_in_one_record_at_a_time() -> None:
 
     loop, log, outs = await drain_with_intruder(w, intrude)
     assert max(r[0] for r in log if r[1].startswith("clock-x")) < min(r[0] for r in outs)
-    assert loop.stats.batch_fallbacks == len(intruders) and loop.stats.batches == 0
-    # one by one (the old loop): each record after the first is refused once, decided on a state
-    # without the outputs of the one before, then caught up
-    assert (w.store.many, w.store.single) == (len(intruders), 7) and loop.stats.processed == 4
+    assert sizes == [4, 2, 1, 1, 2, 1]  # refused, refused, refused, then stored: 1, 2, the last one
+    assert loop.stats.batch_fallbacks == len(intruders) and loop.stats.batches == 3
+    assert w.store.single == 0 and loop.stats.processed == 4 and loop.stats.head_retries == len(intruders)
 
 
 async def planning_log(batch: bool) -> tuple[list[tuple[Any, ...]], ConsumerLoop]:
@@ -407,3 +415,173 @@ async def test_track_ignored_false_leaves_no_tracking_row_for_a_record_the_handl
         await w.bus.publish("in", *env.to_kafka())
     await w.drain(loop)
     assert seen[3:] == ([] if track_ignored else [ignored.id]) and loop.stats.skipped == (3 if track_ignored else 2)
+
+
+class EffectsHandler:
+    """An agent-like handler (`effects=True`): each reaction has an effect (a run started, counted
+    per event id) and returns one unpinned fact; it stages without folding, and a record past what
+    it read while facts are staged asks for a flush first (`FlushFirst`), like `AgentCore`."""
+
+    def __init__(self, store: CountingStore) -> None:
+        self.store = store
+        self.effects: dict[str, int] = {}
+        self.position = 0
+        self.staged = 0
+        self.read_at: list[int] = []  # the log head each catch-up saw
+
+    async def __call__(self, env: Envelope) -> list[Any]:
+        from sextant_kit.errors import FlushFirst
+
+        if env.position is None or env.position > self.position:
+            if self.staged:
+                raise FlushFirst(env.id)
+            log = await self.store.read_all(self.position, 10_000)
+            self.position = max([self.position, *(e.position or 0 for e in log)])
+            self.read_at.append(self.position)
+        self.effects[env.id] = self.effects.get(env.id, 0) + 1
+        return [WorkloadCompleted(workload_id=f"w{env.payload['n']}", at=1.0)]
+
+    def begin_batch(self, upto: int = 0) -> None:
+        self.staged = 0
+
+    def stage(self, outputs: Any) -> None:
+        self.staged += len(outputs)
+
+    def end_batch(self, stored: bool) -> None:
+        self.staged = 0
+
+
+def effects_loop(w: World, handler: Any, *, batch: bool, effects: bool = True) -> ConsumerLoop:
+    return ConsumerLoop(name="agent", source=w.bus.source("agent", ["in"]), store=w.store, handler=handler,
+                        dead_letters=w.bus, dead_letter_topic="dlq", retry=FAST, fetch_timeout=0.0,
+                        clock=lambda: 42.0, batch_appends=batch, effects=effects)
+
+
+async def failing_batch_world(n: int) -> World:
+    """`n` inputs published; the first batched append fails (any error but a moved head)."""
+    w = World(n)
+    await w.publish_inputs()
+
+    async def fail() -> None:
+        w.store.before_many = None
+        raise RuntimeError("the batch's append fails")
+
+    w.store.before_many = fail
+    return w
+
+
+async def effects_log(w: World) -> list[tuple[Any, ...]]:
+    return [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+
+
+async def test_a_handler_with_effects_is_batched_and_each_reaction_runs_once() -> None:
+    """The agent's loop: one append for the fetch, each record's effect once, the same facts as
+    one record at a time."""
+    ref = World(5)
+    await ref.publish_inputs()
+    await ref.drain(effects_loop(ref, EffectsHandler(ref.store), batch=False))
+    w = World(5)
+    await w.publish_inputs()
+    h = EffectsHandler(w.store)
+    loop = effects_loop(w, h, batch=True)
+    await w.drain(loop)
+    assert await effects_log(w) == await effects_log(ref)
+    assert (w.store.many, w.store.single) == (1, 0) and loop.stats.batches == 1
+    assert set(h.effects.values()) == {1} and len(h.effects) == 5
+
+
+@pytest.mark.parametrize("effects", [True, False])
+async def test_a_failed_batch_of_a_handler_with_effects_is_stored_as_decided_never_decided_again(
+        effects: bool) -> None:
+    """The batch's append fails (not a moved head: the agent pins none): with `effects=True` every
+    record's fact is appended one record at a time as decided — each effect ran once; without it,
+    the one-by-one path runs every handling again (what the agent must never do)."""
+    w = await failing_batch_world(4)
+    h = EffectsHandler(w.store)
+    loop = effects_loop(w, h, batch=True, effects=effects)
+    await w.drain(loop)
+    outs = await effects_log(w)
+    assert [r[3] for r in outs] == [f"w{i}" for i in range(4)]  # each once, in input order
+    assert (w.store.many, w.store.single) == (1, 4)
+    assert set(h.effects.values()) == ({1} if effects else {2})
+    assert loop.stats.batch_fallbacks == 1 and loop.stats.processed == 4 and loop.stats.skipped == 0
+    assert await w.store.tracked_count("agent") == 4
+
+
+async def test_a_failed_batch_of_a_handler_with_effects_keeps_one_handling_span_per_record() -> None:
+    """The record's batched span is the one its outputs are stored in (the facts carry it)."""
+    from opentelemetry.trace import SpanKind
+    from sextant_kit.telemetry import OUTPUTS_ATTRIBUTE, TelemetryConfig, setup_tracing, trace_id_of
+
+    tel = setup_tracing(TelemetryConfig("agent", exporter="memory", set_global=False))
+    assert tel.memory is not None
+    w = await failing_batch_world(3)
+    loop = effects_loop(w, EffectsHandler(w.store), batch=True)
+    loop._tracer = tel.tracer()
+    await w.drain(loop)
+    spans = [s for s in tel.memory.get_finished_spans() if s.kind == SpanKind.CONSUMER]
+    assert sorted(s.attributes["messaging.kafka.offset"] for s in spans) == [0, 1, 2]
+    assert all(s.attributes[OUTPUTS_ATTRIBUTE] == 1 and s.attributes.get("sextant.batched") for s in spans)
+    facts = [e for e in await w.store.read_all(0, 10_000) if e.type == "WorkloadCompleted"]
+    assert {f"{s.context.span_id:016x}" for s in spans} == {e.traceparent.split("-")[2] for e in facts}
+    assert {trace_id_of(e.traceparent) for e in facts} == {f"{s.context.trace_id:032x}" for s in spans}
+
+
+async def test_a_handler_with_effects_reads_the_log_holding_the_staged_facts() -> None:
+    """A record past what the handler read, while facts are staged: the batch is stored first
+    (`FlushFirst`), so its catch-up sees them — as it would one record at a time."""
+    w = World(2)
+    stored = await w.publish_inputs()
+    h = EffectsHandler(w.store)
+    loop = effects_loop(w, h, batch=True)
+    await w.drain(loop)
+    assert h.read_at == [stored[-1].position]
+    later = [(await w.store.append(f"clock-{i}", 0, [make_envelope(f"clock-{i}", 1, i)]))[0] for i in (5, 6)]
+    # the second arrives past the handler's position only once the first's fact is written
+    await w.bus.publish("in", *later[0].to_kafka())
+    await w.bus.publish("in", *later[1].to_kafka())
+    head = (await w.store.read_all(0, 10_000))[-1].position
+    h.position = later[0].position  # the first needs no catch-up, the second does
+    await w.drain(loop)
+    assert (w.store.many, w.store.single) == (3, 0)  # flushed before the second record's catch-up
+    assert h.read_at[-1] == head + 1  # it saw the first's fact
+    assert set(h.effects.values()) == {1}
+
+
+async def test_a_batch_whose_records_prove_the_head_moved_catches_up_before_its_first_decision() -> None:
+    """The decider already folded past the fetch's first records (read while deciding earlier
+    ones) but not its last: the log's head is at least the last one's position, so outputs pinned
+    to the decider's position would be refused for certain. The batch catches up first: one
+    append, never refused (before: refused, then the whole batch decided again)."""
+    w = World(4)
+    stored = await w.publish_inputs()  # inputs 0-3 in the log, all four on the bus
+    source = w.bus.source("svc", ["in"])
+    first = await source.fetch(0.0, 2)  # inputs 0 and 1 alone in the first fetch
+    await source.commit({(r.topic, r.partition): r.offset + 1 for r in first})
+    loop = w.loop(batch=True)
+    loop._source = source
+    handler = loop._handler
+    assert isinstance(handler, DeciderHandler)
+    await handler.catch_up()  # as if deciding inputs 0 and 1 had read the log up to input 3
+    assert handler.decider.position == stored[3].position
+    late = (await w.store.append("clock-9", 0, [make_envelope("clock-9", 1, 9)]))[0]
+    await w.bus.publish("in", *late.to_kafka())
+    await loop.run_once()  # inputs 2, 3 (folded by the first catch-up) and 9 (past it)
+    assert w.store.many == 1 and loop.stats.head_retries == 0 and loop.stats.processed == 3
+    assert handler.decider.position > late.position
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == ["w2-after-0", "w3-after-1", "w9-after-2"]
+    assert [r[4] for r in outs] == [stored[2].id, stored[3].id, late.id]
+
+
+async def test_one_record_at_a_time_a_decision_after_stored_outputs_catches_up_first() -> None:
+    """The one-by-one loop: the outputs of a record moved the head past the decider's state; the
+    next record (already folded by the first catch-up) is decided after a catch-up, so no append is
+    refused — before, each record after the first was decided on the old state and refused once."""
+    w = World(4)
+    await w.publish_inputs()
+    loop = w.loop(batch=False)
+    await w.drain(loop)
+    outs = [r for r in await w.log() if r[2] == "WorkloadCompleted"]
+    assert [r[3] for r in outs] == [f"w{i}-after-{i}" for i in range(4)]
+    assert (w.store.many, w.store.single) == (0, 4) and loop.stats.head_retries == 0

@@ -6,7 +6,10 @@ Two tasks share one executor (a single asyncio loop, so they never interleave in
   folds the log up to the head (in position order; every newly folded event is shown to the
   executor), runs the core's process manager for agent commands, executes them, and returns the
   facts they produced — appended with the tracking row in one transaction, so a redelivered
-  record after a crash never starts a workload twice (a reactor: replay never re-runs it).
+  record after a crash never starts a workload twice (a reactor: replay never re-runs it). One
+  append per fetched batch (`AgentCore` is a `consumer.Staging` handler run with `effects=True`):
+  a batch whose append fails is appended record by record as executed, never executed again; a
+  crash before the batch's commit re-delivers the batch, as it did a record (`resume`, `_already_done`).
 - **clock**: every `agent_step_s` lets the executor's time advance; the facts of each happening
   are appended tracked under the happening's key; raw samples go to `sextant.telemetry.samples`.
 
@@ -43,7 +46,7 @@ from sextant_core.profiles import policy_set
 from sextant_core.workflow import Decider
 from sextant_kit.bootstrap import Runtime, serve, with_patience
 from sextant_kit.consumer import ConsumerLoop, Outputs
-from sextant_kit.errors import ConcurrencyError, LogUnfoldable
+from sextant_kit.errors import ConcurrencyError, FlushFirst, LogUnfoldable
 from sextant_kit.ports import EventStore
 from sextant_kit.runtime import read_ends
 from sextant_kit.telemetry import EFFECTS_ATTRIBUTE, current_traceparent
@@ -71,6 +74,7 @@ class AgentCore:
         # trace context of the command that set a workload's timers: its delayed facts (profiling
         # results, completions) continue that trace instead of starting new ones
         self.traces: dict[str, str] = {}
+        self._staged = 0  # facts of the current batch not stored yet (consumer.Staging)
 
     async def catch_up(self) -> None:
         while True:
@@ -100,6 +104,8 @@ class AgentCore:
 
     async def handle(self, env: Envelope) -> Outputs:
         if env.position is None or env.position > self.decider.position:
+            if self._staged:  # the log must hold the batch's facts before it is read: store them first
+                raise FlushFirst(env.id)
             await self.catch_up()
         facts: list[ev.Event] = []
         commands = self.decider.handle(env).agent_commands
@@ -115,6 +121,25 @@ class AgentCore:
             done = self.executor.execute(c, self.decider.state, now)
             facts.extend(self.recorder.report(done, self.decider.state))
         return Outputs(items=facts)
+
+    # --- consumer.Staging: one append per fetched batch ------------------------------------------
+    # The consumer loop runs with `effects=True`: a record is handled once per delivery (its runs
+    # start once) and a batch that is not stored is appended record by record as decided. The
+    # facts are not folded when staged — the one-by-one loop folds them at the next catch-up
+    # too — but a record that needs a catch-up while facts are staged ends the batch
+    # (`FlushFirst`): it is decided on the log holding them, as one record at a time would be.
+
+    async def __call__(self, env: Envelope) -> Outputs:
+        return await self.handle(env)
+
+    def begin_batch(self, upto: int = 0) -> None:
+        self._staged = 0  # reads lazily, as one record at a time does (`upto` unused)
+
+    def stage(self, outputs: Sequence[Envelope]) -> None:
+        self._staged += len(outputs)
+
+    def end_batch(self, stored: bool) -> None:
+        self._staged = 0
 
     def with_runs(self, facts: list[ev.Event]) -> list[ev.Event]:
         """`facts` reported by the executor, preceded by the recurring instances and Kwiken windows
@@ -197,9 +222,11 @@ def main() -> None:
         await with_patience("agent: event store", start, 0.5, 5.0, stop)
         source = rt.source("agent", [WORKLOAD_EVENTS.name, SERVER_EVENTS.name])
         await with_patience("agent: kafka", source.start, 0.5, 5.0, stop)
-        # a record it ignores starts nothing: re-handling a redelivered one is harmless, no tracking row
-        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core.handle, reacts=core.reacts,
-                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"), track_ignored=False)
+        # a record it ignores starts nothing: re-handling a redelivered one is harmless, no tracking row;
+        # one append per fetched batch, and a record's runs start once (effects: never decided again)
+        loop = ConsumerLoop(name="agent", source=source, store=rt.store, handler=core, reacts=core.reacts,
+                            dead_letters=rt.publisher, tracer=rt.telemetry.tracer("agent"), track_ignored=False,
+                            batch_appends=True, effects=True)
         rt.consumers["agent"] = loop
         await asyncio.gather(loop.run(stop), clock(rt, core, stop))
 

@@ -25,11 +25,18 @@ output and outbox row. A record the batch cannot take ends the batch: what was s
 committed first; then a record past the staged state (`FlushFirst`: the log grew under the batch)
 starts the next batch, which catches up before deciding it, and any other (undecodable, a handler
 error, pinned stream versions, a head that does not follow the staged outputs) is handled one by
-one as above, and batching goes on after it. A batch whose append fails (the head moved, an input
-tracked meanwhile, a duplicate output, any error) is rolled back in the handler (`end_batch(False)`)
-and its records and the rest of the fetch are handled again one record at a time — so a poison
-record is still dead-lettered or quarantined alone, and every other record lands exactly once.
+one as above, and batching goes on after it. A batch whose append fails is rolled back in the
+handler (`end_batch(False)`); refused because the head moved, its records are decided again after
+a catch-up as a batch of at most half as many records (down to one; the size doubles back after
+each stored batch); any other failure (an input tracked meanwhile, a duplicate output, any error)
+hands its records and the rest of the fetch to the one-record-at-a-time path — so a poison record
+is still dead-lettered or quarantined alone, and every other record lands exactly once.
 A crash before the batch's commit writes nothing: the redelivered batch is decided again.
+A handler whose handling has **effects** beyond its outputs (`effects=True`: the agent, whose
+reactions start runs) is never called twice for one delivery: when its batch's append fails, each
+record's outputs as decided are appended one record at a time (`append_and_track`, inside the
+record's span), and only a failure of that append calls the handler again, as the one-by-one path
+does. Such a handler pins no head (nothing refuses its batch but a failure).
 
 Failures never stop the loop:
 - a **transient** error (`errors.is_transient`: database or broker unavailable) waits with capped
@@ -67,7 +74,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from opentelemetry import trace
@@ -103,7 +110,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 Outcome = Literal["processed", "skipped", "dead_lettered", "quarantined"]
-BatchEnd = Literal["all", "flush", "alone", "moved", "failed"]
+BatchEnd = Literal["all", "flush", "limit", "alone", "moved", "failed"]
 """Why a batch ended (`ConsumerLoop._process_batch`)."""
 Stage = Literal["fetched", "handled", "stored", "committed"]
 
@@ -129,8 +136,10 @@ StageHook = Callable[[Stage, Record, int], None]
 class Staging(Protocol):
     """A handler that can decide a batch's records before their outputs are stored."""
 
-    def begin_batch(self) -> None:
-        """A batch starts: remember the state to return to if the batch is not stored."""
+    def begin_batch(self, upto: int = 0) -> None:
+        """A batch starts: remember the state to return to if the batch is not stored. `upto`:
+        the highest log position among the batch's records — the log's head is at least there,
+        so outputs pinned to an earlier head would be refused: catch up before deciding."""
         ...
 
     def stage(self, outputs: Sequence[Envelope]) -> None:
@@ -151,6 +160,7 @@ class _Staged:
     outputs: list[Envelope]
     started: float
     span: trace.Span  # its handling's CONSUMER span, ended once the batch's append is known
+    head: int | None = None  # the head its outputs were pinned to (None: unpinned)
 
 
 class _Abort(Exception):
@@ -193,9 +203,6 @@ class ConsumerStats:
 class ConsumerLoop:
     """One consumer (`name` = its tracking id and, by convention, its Kafka group id)."""
 
-    BATCH_RETRIES = 2
-    """A batch refused because the head moved is decided again as a batch this many times (per
-    fetch), then one record at a time."""
 
     def __init__(self, *, name: str, source: RecordSource, store: TrackingRecorder, handler: Handler,
                  dead_letters: Publisher, dead_letter_topic: str = DEAD_LETTERS.name,
@@ -204,7 +211,7 @@ class ConsumerLoop:
                  max_records: int = 200, fetch_timeout: float = 0.5, hook: StageHook | None = None,
                  track_empty: bool = True, reacts: Callable[[Envelope], bool] | None = None,
                  track_ignored: bool = True,
-                 batch_appends: bool = False) -> None:
+                 batch_appends: bool = False, effects: bool = False) -> None:
         self.name = name
         self._source = source
         self._store = store
@@ -220,9 +227,11 @@ class ConsumerLoop:
         self._hook = hook
         self._track_empty = track_empty
         self._track_ignored = track_ignored
+        self._effects = effects
         # False for a record the handler ignores: it is still handled, without a span of its own
         self._reacts: Callable[[Envelope], bool] | None = reacts
         self.stats = ConsumerStats()
+        self._refused = 0  # records staged in the last batch refused because the head moved
         self.handled = 0
         self._fetched = 0  # records of the current batch the hook saw "fetched" for
         self._decoded: dict[tuple[str, int, int], Envelope] = {}  # the current fetch's envelopes
@@ -271,18 +280,23 @@ class ConsumerLoop:
         tracked = (await self._with_patience("tracking", lambda: self._store.tracked_ids(self.name, ids))
                    if ids else set())
         self._fetched = 0
-        i, batching, moved = 0, self._batch_store is not None, 0
+        i, batching, most = 0, self._batch_store is not None, None
         while i < len(records):
             if batching:
-                n, why = await self._process_batch(records, i, tracked)
+                n, why = await self._process_batch(records, i, tracked, most)
+                metrics.record_batch_end(self.name, why)
                 i += n
-                if why == "flush" and n:
+                if why == "moved":
+                    # another writer got there first: decided again after a catch-up, as a batch
+                    # of at most half as many records (a shorter window: less likely refused; a
+                    # batch of one is retried as the one-by-one path retries a record)
+                    most = max(1, self._refused // 2)
+                    continue
+                if most is not None:
+                    most *= 2  # stored: the size grows back
+                if why in ("flush", "limit") and n:
                     continue  # what was staged is stored: the next batch starts with a catch-up
-                if why == "moved" and moved < self.BATCH_RETRIES:
-                    moved += 1
-                    continue  # another writer got there first: the batch again, after a catch-up
-                # a batch not stored: the rest one by one (the old loop)
-                batching = why not in ("failed", "moved")
+                batching = why != "failed"  # any other failure: the rest one by one (the old loop)
                 if i >= len(records):
                     break
             if i >= self._fetched:
@@ -329,18 +343,21 @@ class ConsumerLoop:
 
     # --- a whole batch (batch_appends) --------------------------------------------------------
 
-    async def _process_batch(self, records: Sequence[Record], start: int, tracked: set[str]
-                             ) -> tuple[int, BatchEnd]:
+    async def _process_batch(self, records: Sequence[Record], start: int, tracked: set[str],
+                             most: int | None = None) -> tuple[int, BatchEnd]:
         """Decide `records[start:]` in order on the staged state and store them with ONE append;
         returns how many records are done, and why it stopped: "all" (every record is done),
         "flush" (the next record is past the staged state: a new batch starts with it, after a
-        catch-up), "alone" (the next record is handled one by one, then batching goes on),
-        "moved" (the append was refused: another writer moved the head; rolled back, 0 records
-        done — decided again, as a batch up to `BATCH_RETRIES` times, after the handler caught
-        up), "failed" (any other failure: rolled back, 0 records done, the rest one by one)."""
+        catch-up), "limit" (`most` records staged: a new batch starts with the next), "alone"
+        (the next record is handled one by one, then batching goes on), "moved" (the append was
+        refused: another writer moved the head; rolled back, 0 records done — decided again after
+        the handler caught up, as a batch of at most half as many), "failed" (any other failure:
+        rolled back, 0 records done, the rest one by one)."""
         store, handler = self._batch_store, self._handler
         assert store is not None and isinstance(handler, Staging)
-        handler.begin_batch()
+        upto = max((e.position or 0 for r in records[start:]
+                    if (e := self._decoded.get((r.topic, r.partition, r.offset))) is not None), default=0)
+        handler.begin_batch(upto)
         staged: list[_Staged] = []
         done: list[tuple[Outcome, float]] = []  # outcomes of records that write nothing
         first_head: int | None = None  # the head the first outputs were decided on (None: unpinned)
@@ -349,6 +366,9 @@ class ConsumerLoop:
         n = 0
         why: BatchEnd = "all"
         for record in records[start:]:
+            if most is not None and len(staged) >= most:
+                why = "limit"
+                break
             started = time.monotonic()
             if start + n >= self._fetched:
                 self._stage("fetched", record)
@@ -379,7 +399,7 @@ class ConsumerLoop:
                 head += len(outputs)
             if outputs or self._tracks_empty(env):
                 handler.stage(outputs)
-                staged.append(_Staged(record, env, outputs, started, span))
+                staged.append(_Staged(record, env, outputs, started, span, expected_head))
                 ids.add(env.id)
             else:
                 _discard(span)  # decided nothing: not exported (telemetry.NoOpHandlingDropped)
@@ -392,6 +412,22 @@ class ConsumerLoop:
             for s in staged:
                 _discard(s.span)
             raise
+        self._refused = len(staged) if result == "moved" else 0
+        if result != "stored" and self._effects:
+            # its handlings had effects (runs started): never decided again — each record's
+            # outputs as decided, appended one record at a time (the one-by-one path's outcomes)
+            self.stats.batch_fallbacks += 1
+            try:
+                for k, s in enumerate(staged):
+                    self._count(await self._process(s.record, tracked, s), s.started)
+                    staged[k] = replace(s, span=trace.INVALID_SPAN)  # ended by `_process`
+            finally:
+                for s in staged:
+                    _discard(s.span)
+            handler.end_batch(True)
+            for outcome, started in done:
+                self._count(outcome, started)
+            return n, why
         if result != "stored":
             for s in staged:  # decided again, traced there
                 _discard(s.span)
@@ -446,6 +482,7 @@ class ConsumerLoop:
             raise
         except HeadMovedError:
             self.stats.head_retries += 1
+            metrics.record_head_moved(self.name, "batch")
             return "moved"
         except Exception as exc:  # one by one: a poison record is isolated there
             log.warning("%s: batched append of %d records failed (%r); handling them one by one",
@@ -483,27 +520,44 @@ class ConsumerLoop:
                 "messaging.kafka.offset": record.offset, "messaging.message.id": env.id,
                 "messaging.consumer.group.name": self.name, "sextant.event.type": env.type}
 
-    async def _process(self, record: Record, tracked: set[str] | None) -> Outcome:
+    async def _process(self, record: Record, tracked: set[str] | None,
+                       decided: _Staged | None = None) -> Outcome:
+        """One record to completion. `decided`: a record of a batch that was not stored, whose
+        handler has effects (`effects=True`): its first attempt appends the outputs decided in the
+        batch, inside the batch's span, instead of calling the handler again."""
         try:
             env = self._envelope(record)
         except (EnvelopeError, ValueError, UnicodeDecodeError) as exc:
             return await self._dead_letter(record, "undecodable", exc)
         if tracked is not None and env.id in tracked:
+            if decided is not None:
+                decided.span.end()
             return "skipped"
         if tracked is None and await self._with_patience("tracking",
                                                          lambda: self._store.is_tracked(self.name, env.id)):
             return "skipped"
         tracer = self._tracer or default_tracer()
         attrs = self._attributes(record, env)
-        with (consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
-              if self._reacts is None or self._reacts(env) else contextlib.nullcontext(trace.INVALID_SPAN)) as span:
+        if decided is not None:
+            opened: contextlib.AbstractContextManager[trace.Span] = trace.use_span(decided.span, end_on_exit=True)
+        elif self._reacts is None or self._reacts(env):
+            opened = consumer_span(f"consume {record.topic}", record.header("traceparent"), attrs, tracer=tracer)
+        else:
+            opened = contextlib.nullcontext(trace.INVALID_SPAN)
+        with opened as span:
             attempt = 0
+            expected: Mapping[str, int | None]
             while True:
                 attempt += 1
                 try:
-                    result = await self._handler(env)
-                    outputs, expected = self._wrap(env, result)
-                    self._stage("handled", record)
+                    if decided is not None:  # its handling's effects happened once: not again
+                        result: Sequence[Event | Envelope] | Outputs = Outputs(items=decided.outputs,
+                                                                               expected_head=decided.head)
+                        outputs, expected, decided = list(decided.outputs), {}, None
+                    else:
+                        result = await self._handler(env)
+                        outputs, expected = self._wrap(env, result)
+                        self._stage("handled", record)
                     head = result.expected_head if isinstance(result, Outputs) else None
                     if not outputs and not self._tracks_empty(env):
                         span.set_attribute(OUTPUTS_ATTRIBUTE, 0)
@@ -517,6 +571,7 @@ class ConsumerLoop:
                     return await self._dead_letter(record, "duplicate-output", exc)
                 except HeadMovedError:
                     self.stats.head_retries += 1
+                    metrics.record_head_moved(self.name, "one")
                     span.set_attribute(SUPERSEDED_ATTRIBUTE, time.time_ns())  # its spans are dropped
                     attempt -= 1  # another writer got there first: re-read and re-decide
                     continue

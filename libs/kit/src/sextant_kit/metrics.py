@@ -46,6 +46,8 @@ RECORD_SECONDS = Histogram("sextant_record_seconds", "Handling one record (handl
 HTTP_SECONDS = Histogram("sextant_http_request_seconds", "HTTP requests served",
                          ["method", "route", "status"], buckets=_LATENCY_BUCKETS)
 RESTARTS = Counter("sextant_restarts", "Restarts of this process", ["process"])
+HEAD_MOVED = Counter("sextant_head_moved", "Appends refused because another writer moved the log head "
+                     "(the outputs are decided again), by consumer and path (batch, one)", ["consumer", "path"])
 
 
 class LagSource(Protocol):
@@ -67,6 +69,18 @@ class QueueSource(Protocol):
 def record_handled(consumer: str, outcome: str, seconds: float) -> None:
     RECORDS.labels(consumer=consumer, outcome=outcome).inc()
     RECORD_SECONDS.labels(consumer=consumer).observe(max(0.0, seconds))
+
+
+BATCH_ENDS = Counter("sextant_batch_ends", "Batches of a consumer's batched appends, by why they ended "
+                     "(consumer.BatchEnd: all, flush, alone, moved, failed)", ["consumer", "why"])
+
+
+def record_batch_end(consumer: str, why: str) -> None:
+    BATCH_ENDS.labels(consumer=consumer, why=why).inc()
+
+
+def record_head_moved(consumer: str, path: str) -> None:
+    HEAD_MOVED.labels(consumer=consumer, path=path).inc()
 
 
 def record_outputs(consumer: str, input_time: float | None, types: Iterable[str], now: float) -> None:

@@ -134,6 +134,7 @@ class DeciderHandler:
         self.folded = 0
         self._shared: DeciderPort | None = None  # during a batch: the decider; self.decider its copy
         self._staged = 0  # outputs staged in the current batch
+        self._upto = 0  # the current batch's highest record position (begin_batch)
         self._behind = False  # a batch was not stored: catch up before the next decision
 
     async def start(self) -> None:
@@ -200,22 +201,32 @@ class DeciderHandler:
         # head otherwise is harmless: the head-conditional append refuses outputs decided on it
         # (HeadMovedError) and the consumer loop calls us again — then `retry` forces a catch-up.
         if (self._behind or self._retry_of == env.id or env.position is None
-                or env.position > self.decider.position):
+                or env.position > self.decider.position
+                or (not self._staged and self._upto > self.decider.position)):
             if self._staged:  # the staged outputs are not in the log yet: store them first
                 raise FlushFirst(env.id)
             await self.catch_up()
             self._behind = False
         self._retry_of = env.id
         result = self.decider.handle(env)
+        if result.events and self._shared is None:
+            # one record at a time: once these outputs are stored the head is past this state, and
+            # a next decision on it would be refused for certain — the next record catches up first
+            # (a retry of this one does anyway; a record dead-lettered instead costs one read)
+            self._behind = True
         return Outputs(items=tuple(result.events), expected_head=self.decider.position)
 
 
     # --- consumer.Staging: one append per fetched batch -----------------------------------------
 
-    def begin_batch(self) -> None:
+    def begin_batch(self, upto: int = 0) -> None:
+        """`upto`: the batch's highest record position. The log's head is at least there: a first
+        decision pinned to an earlier head is refused for certain (a wasted append, then the whole
+        batch decided again), so the batch's first reacting record catches up first."""
         if self._shared is None:
             self._shared, self.decider = self.decider, copy.copy(self.decider)
         self._staged = 0
+        self._upto = upto
 
     def stage(self, outputs: Sequence[Envelope]) -> None:
         """Fold the outputs just decided (positions right after the state): the next record of
@@ -232,6 +243,7 @@ class DeciderHandler:
             if stored and work.position > shared.position:
                 shared.state = work.state
             self.decider, self._shared = shared, None
+        self._upto = 0
         if not stored:  # most often another writer moved the head: the next decision catches up first
             self._retry_of = None
             self._behind = True
