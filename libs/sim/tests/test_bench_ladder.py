@@ -93,6 +93,9 @@ def test_the_markdown_is_generated_from_the_json_and_replaces_its_block(quality:
     assert "| `oracle` (truth) | 0.910 | 0.900 |" in text and "docs/results/quality-ladder.md" in text
     assert "best baseline (`heterogeneity-oblivious`) | 0.320" in text
     assert "Planning loss" in text and "**0.180**" in text and "Information loss" in text and "**0.130**" in text
+    # the true-rows rung and its planning loss against the oracle (0.91 − 0.85)
+    assert "| `sextant-true-rows` (`sextant` fed the true rows) | 0.850 | 0.800 |" in text
+    assert "`oracle` − `sextant-true-rows`: 0.060" in text
     md = tmp_path / "q.md"
     md.write_text("# Q\n\nbefore\n")
     doc.write(md, body)
