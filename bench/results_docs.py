@@ -205,6 +205,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "(`bench/quality.py --ladder --merge`) with the frozen `oracle` and `oracle-estimates` rows "
         "of `quality-ladder.json` (same twin; `code_versions` per row); `ratios` over the seeds both "
         "ran. Reading: docs/quality/planning.md, \"paragon-ec2-5000 at sextant 9\"."),
+    "quality-quasar-sextant9": (
+        "Decision quality on quasar-ec2-200 at sextant 9",
+        "`sextant-true-rows` and `sextant` (9: engine 3, adaptive profiling) run at this code "
+        "(`bench/quality.py --ladder --scenarios quasar-ec2-200 --profiles sextant-true-rows,sextant "
+        "--seeds 6-10`), merged (`--ladder --merge quality-planning-quasar-8.json:oracle,oracle-estimates "
+        "RUNS.json`) with the frozen `oracle` and `oracle-estimates` rows of that JSON (same twin; seed 7 "
+        "of both re-run at this code gave all eleven metrics identical); `scenarios` holds every metric. "
+        "Reading: docs/quality/planning.md, \"quasar-ec2-200 at sextant 9\"."),
     "quality-planning-loss": (
         "Planners 7 (resident protection) and 8 (ARQ past its class queue, guarded fallbacks) against 6.1 "
         "on paragon-ec2-2500",
