@@ -210,8 +210,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "`bench/quality.py --ladder`, seeds 6-10: the `sextant` rungs (true rows, port, engine, dense) "
         "re-run at `sextant` 9 and merged (`--ladder --merge`) with the oracle rungs and the baselines "
         "of the previous ladder (this file at commit 99f5f92; `code_versions` per row); paragon-ec2-5000's "
-        "`sextant` rungs from `quality-paragon5000-sextant9.json`. Table and reading: docs/quality.md "
-        "(`bench/ladder_doc.py`), docs/quality/planning.md, \"The information ladder at sextant 9\"."),
+        "`sextant` rungs from `quality-paragon5000-sextant9.json`. The table (`bench/ladder_doc.py`) is "
+        "in docs/quality.md; reading: docs/quality/planning.md, \"The information ladder at sextant 9\"."),
     "quality-quasar-sextant9": (
         "Decision quality on quasar-ec2-200 at sextant 9",
         "`sextant-true-rows` and `sextant` (9: engine 3, adaptive profiling) run at this code "
