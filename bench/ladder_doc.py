@@ -8,12 +8,14 @@ simulation here).
 the file (appending a section with the markers if it has none). One table per scenario: each rung's
 share of workloads meeting QoS (mean and worst over the seeds; each seed's figure is on the
 generated results page, docs/results/quality-ladder.md), the best baseline
-with its name, and the two named gaps:
+with its name, and the named gaps (defined in the text above the block, so the block states figures only):
 
 - **planning loss** = `oracle-estimates` − `sextant` on the estimate port: both decide on the same
   information (truth + the documented measurement noise); the gap is the planner's;
+- the planning loss fed the true rows = `oracle` − `sextant-true-rows` (the true classification
+  rows: the planner alone against the truth's planner);
 - **information loss** = `sextant` on the estimate port − `sextant` on the classification engine
-  (the papers' profiling density): the same planner, the gap is what the engine's estimates lose
+  (with its own profiling plan): the same planner, the gap is what the engine's estimates lose
   against the port's.
 
 (`oracle` − `oracle-estimates` is what the measurement noise alone costs a planner that knows
@@ -33,7 +35,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("oracle-estimates", "`oracle-estimates` (oracle on the estimate port)"),
     ("sextant-true-rows", "`sextant-true-rows` (`sextant` fed the true rows)"),
     ("sextant-estimates", "`sextant` on the estimate port"),
-    ("sextant", "`sextant` on the classification engine (papers' density)"),
+    ("sextant", "`sextant` on the classification engine (its profiling plan)"),
     ("sextant-dense", "`sextant-dense` (engine, every entry profiled)"),
     ("best-baseline", "best baseline"),
     ("oracle-estimates-x0.5", "`oracle-estimates`, noise × 0.5"),
@@ -63,10 +65,9 @@ def tables(doc: dict[str, Any]) -> list[str]:
             name = f"{label} (`{row['profile']}`)" if "profile" in row else label
             lines.append(f"| {name} | {_f(row['mean'])} | {_f(row['worst'])} |")
         ls = doc.get("losses", {}).get(sc, {})
-        lines += ["", f"Planning loss (`oracle-estimates` − `sextant` on the estimate port): "
-                      f"**{_f(ls.get('planning_loss'))}**. Information loss (`sextant` on the estimate port − "
-                      f"`sextant` on the classification engine): **{_f(ls.get('information_loss'))}**. "
-                      f"Truth vs estimates for the oracle (`oracle` − `oracle-estimates`): "
+        lines += ["", f"Planning loss **{_f(ls.get('planning_loss'))}** (fed the true rows, `oracle` − "
+                      f"`sextant-true-rows`: {_f(ls.get('planning_loss_true_rows'))}). Information loss "
+                      f"**{_f(ls.get('information_loss'))}**. `oracle` − `oracle-estimates`: "
                       f"{_f(ls.get('truth_to_estimates'))}.", ""]
     return lines
 

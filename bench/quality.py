@@ -431,15 +431,29 @@ def run_ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder_part(spec: str) -> dict[str, Any]:
+    """A ladder JSON to merge: `PATH`, or `PATH:ROW,ROW` for only those rows of it (every scenario),
+    e.g. the frozen yardstick rows of an older ladder beside rows re-run at this code."""
+    path, _, only = spec.partition(":")
+    part: dict[str, Any] = json.loads(Path(path).read_text())
+    if only:
+        keep = set(only.split(","))
+        part["per_seed"] = {sc: {row: v for row, v in rows.items() if row in keep}
+                            for sc, rows in part["per_seed"].items()}
+    return part
+
+
 def merge_ladders(paths: list[str], json_path: str | None) -> int:
-    """One ladder JSON from several made with disjoint rows (`--profiles`), e.g. rows whose code
-    changed on purpose re-run at a newer commit while the others keep their cached runs. Each run
-    keeps the code version it ran at (`per_seed`); a row may have run at different versions in
-    different scenarios (`code_versions[row]` joins them; `code_version` joins every distinct
-    one), not within one scenario; the twin version must be the same in every part, and a
-    (scenario, row, seed) in two parts is an error. `ratios`: the planning bars (`RATIOS`) over the
-    seeds both rows ran."""
-    parts = [json.loads(Path(p).read_text()) for p in paths]
+    """One ladder JSON from several made with disjoint rows (`--profiles`; `PATH:ROW,ROW` takes only
+    those rows of a part), e.g. rows whose code changed on purpose re-run at a newer commit while
+    the others keep their cached runs. Each run keeps the code version it ran at (`per_seed`: the
+    part's own per-run version when it is itself a merge, else the part's); a row may have run at
+    different versions in different scenarios (`code_versions[row]` joins them; `code_version`
+    joins every distinct one), not within one scenario; the twin version must be the same in every
+    part, and a (scenario, row, seed) in two parts is an error. `scenarios` (the issue's shape)
+    carries every metric a part recorded for a run (its own `scenarios` section), else QoS met
+    alone; `ratios`: the planning bars (`RATIOS`) over the seeds both rows ran."""
+    parts = [_ladder_part(p) for p in paths]
     twins = {p["twin_version"] for p in parts}
     if len(twins) != 1:
         raise SystemExit(f"parts ran on different twins: {sorted(twins)}")
@@ -447,28 +461,31 @@ def merge_ladders(paths: list[str], json_path: str | None) -> int:
     per_seed: dict[str, dict[str, dict[str, Any]]] = {}
     versions: dict[tuple[str, str], str] = {}
     for part in parts:
+        metrics = part.get("scenarios") if isinstance(part.get("scenarios"), dict) else {}
         for sc, rows in part["per_seed"].items():
             for row, seeds in rows.items():
                 for seed, v in seeds.items():
                     if seed in per_seed.get(sc, {}).get(row, {}):
                         raise SystemExit(f"{sc} {row} seed {seed} is in two parts")
-                    per_seed.setdefault(sc, {}).setdefault(row, {})[seed] = {**v, "code_version": part["code_version"]}
-                    runs.setdefault(sc, {}).setdefault(row, {})[int(seed)] = {"qos_met_fraction": v["qos"]}
-                if versions.setdefault((sc, row), part["code_version"]) != part["code_version"]:
-                    raise SystemExit(f"{sc} {row} ran at two code versions")
+                    version = v.get("code_version", part["code_version"])
+                    if versions.setdefault((sc, row), version) != version:
+                        raise SystemExit(f"{sc} {row} ran at two code versions")
+                    per_seed.setdefault(sc, {}).setdefault(row, {})[seed] = {**v, "code_version": version}
+                    recorded = metrics.get(sc, {}).get(row, {}).get("per_seed", {}).get(seed, {})
+                    runs.setdefault(sc, {}).setdefault(row, {})[int(seed)] = {**recorded, "qos_met_fraction": v["qos"]}
     out = ladder_summary(runs)
     walls = [float(v["wall_seconds"]) for rs in per_seed.values() for r in rs.values() for v in r.values()
              if v.get("wall_seconds") is not None]
-    doc = {"benchmark": "quality-ladder", **out, "ratios": scenarios_summary(runs)["ratios"], "per_seed": per_seed,
+    doc = {"benchmark": "quality-ladder", **out, **scenarios_summary(runs), "per_seed": per_seed,
            "code_version": "+".join(sorted(set(versions.values()))),
            "code_versions": {row: "+".join(sorted({v for (_, r), v in versions.items() if r == row}))
                              for row in sorted({r for _, r in versions})},
            "twin_version": twins.pop(), "seeds": sorted({int(s) for p in parts for s in p["seeds"]}),
-           "quick": any(p["quick"] for p in parts), "scenarios": sorted(runs),
+           "quick": any(p["quick"] for p in parts), "scenarios_run": sorted(runs),
            "load_avg": max((p["load_avg"] for p in parts), key=lambda la: la[0]),
            "run_wall_seconds_total": round(sum(walls), 1),
            "elapsed_seconds": round(sum(p["elapsed_seconds"] for p in parts), 1),
-           "machine": parts[0]["machine"], "merged_from": len(parts)}
+           "machine": parts[0]["machine"], "merged_from": [Path(p).name for p in paths]}
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     if json_path:
         Path(json_path).write_text(text)
@@ -491,7 +508,8 @@ def main() -> int:
                     help="estimates: the issue-5 profiles classify with the twin's estimate port")
     ap.add_argument("--ladder", action="store_true", help="the information ladder (see above)")
     ap.add_argument("--merge", nargs="+", metavar="LADDER_JSON",
-                    help="with --ladder: combine ladder JSONs made with disjoint rows (see merge_ladders)")
+                    help="with --ladder: combine ladder JSONs made with disjoint rows; PATH:ROW,ROW takes "
+                         "only those rows of a part (see merge_ladders)")
     ap.add_argument("--world", choices=("v3", "v4"), default=None,
                     help="the ground truth to run in instead of the scenario's own (v3: the stress world, "
                          "interference independent per source); recorded as the JSON's `world`")

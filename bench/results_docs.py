@@ -233,6 +233,21 @@ INTRO: dict[str, tuple[str, str]] = {
         "(`bench/quality.py --ladder --merge`) with the frozen `oracle` and `oracle-estimates` rows "
         "of `quality-ladder.json` (same twin; `code_versions` per row); `ratios` over the seeds both "
         "ran. Reading: docs/quality/planning.md, \"paragon-ec2-5000 at sextant 9\"."),
+    "quality-ladder": (
+        "The information ladder",
+        "`bench/quality.py --ladder`, seeds 6-10: the `sextant` rungs (true rows, port, engine, dense) "
+        "re-run at `sextant` 9 and merged (`--ladder --merge`) with the oracle rungs and the baselines "
+        "of the previous ladder (this file at commit 99f5f92; `code_versions` per row); paragon-ec2-5000's "
+        "`sextant` rungs from `quality-paragon5000-sextant9.json`. The table (`bench/ladder_doc.py`) is "
+        "in docs/quality.md; reading: docs/quality/planning.md, \"The information ladder at sextant 9\"."),
+    "quality-quasar-sextant9": (
+        "Decision quality on quasar-ec2-200 at sextant 9",
+        "`sextant-true-rows` and `sextant` (9: engine 3, adaptive profiling) run at this code "
+        "(`bench/quality.py --ladder --scenarios quasar-ec2-200 --profiles sextant-true-rows,sextant "
+        "--seeds 6-10`), merged (`--ladder --merge quality-planning-quasar-8.json:oracle,oracle-estimates "
+        "RUNS.json`) with the frozen `oracle` and `oracle-estimates` rows of that JSON (same twin; seed 7 "
+        "of both re-run at this code gave all eleven metrics identical); `scenarios` holds every metric. "
+        "Reading: docs/quality/planning.md, \"quasar-ec2-200 at sextant 9\"."),
     "quality-planning-loss": (
         "Planners 7 (resident protection) and 8 (ARQ past its class queue, guarded fallbacks) against 6.1 "
         "on paragon-ec2-2500",

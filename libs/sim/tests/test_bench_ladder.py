@@ -93,6 +93,9 @@ def test_the_markdown_is_generated_from_the_json_and_replaces_its_block(quality:
     assert "| `oracle` (truth) | 0.910 | 0.900 |" in text and "docs/results/quality-ladder.md" in text
     assert "best baseline (`heterogeneity-oblivious`) | 0.320" in text
     assert "Planning loss" in text and "**0.180**" in text and "Information loss" in text and "**0.130**" in text
+    # the true-rows rung and its planning loss against the oracle (0.91 − 0.85)
+    assert "| `sextant-true-rows` (`sextant` fed the true rows) | 0.850 | 0.800 |" in text
+    assert "`oracle` − `sextant-true-rows`: 0.060" in text
     md = tmp_path / "q.md"
     md.write_text("# Q\n\nbefore\n")
     doc.write(md, body)
@@ -149,3 +152,27 @@ def test_merge_refuses_overlapping_rows_and_different_twins(quality: ModuleType,
     c = _part(quality, {"random"}, "c", tmp_path, twin="4-other")
     with pytest.raises(SystemExit, match="different twins"):
         quality.merge_ladders([a, c], None)
+
+
+def test_a_part_may_give_only_some_rows_with_their_metrics_and_run_versions(quality: ModuleType,
+                                                                           tmp_path: Path) -> None:
+    old = json.loads(Path(_part(quality, {"oracle", "sextant"}, "old", tmp_path)).read_text())
+    old["scenarios"] = {"paragon-ec2-2500": {"oracle": {"per_seed": {
+        "6": {"qos_met_fraction": 0.9, "cpu_utilization": 0.5}, "7": {"qos_met_fraction": 0.92, "cpu_utilization": 0.4}}}}}
+    for seed, v in old["per_seed"]["paragon-ec2-2500"]["oracle"].items():
+        v["code_version"] = f"run{seed}"  # a merged part: each run's own version
+    old["per_seed"]["paragon-ec2-2500"]["oracle"]["7"]["code_version"] = "run6"
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    new = _part(quality, {"sextant", "sextant-true-rows"}, "new", tmp_path)
+    assert quality.merge_ladders([f"{tmp_path / 'old.json'}:oracle", new], str(tmp_path / "m.json")) == 0
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert set(merged["ladder"]["paragon-ec2-2500"]) == {"oracle", "sextant", "sextant-true-rows"}
+    assert merged["code_versions"] == {"oracle": "run6", "sextant": "new", "sextant-true-rows": "new"}
+    oracle = merged["scenarios"]["paragon-ec2-2500"]["oracle"]
+    assert oracle["worst"]["cpu_utilization"] == 0.4 and oracle["mean"]["cpu_utilization"] == pytest.approx(0.45)
+    assert merged["scenarios"]["paragon-ec2-2500"]["sextant"]["worst"] == {"qos_met_fraction": 0.4}
+    assert merged["scenarios_run"] == ["paragon-ec2-2500"]
+    old["per_seed"]["paragon-ec2-2500"]["oracle"]["7"]["code_version"] = "run7"
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with pytest.raises(SystemExit, match="two code versions"):
+        quality.merge_ladders([f"{tmp_path / 'old.json'}:oracle", new], None)
