@@ -62,6 +62,7 @@ Engine 3 adds five rules, each off by default (engine 2's parameters and tags un
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -114,7 +115,7 @@ class AnalogBank:
     ids: tuple[str, ...] = ()  # row ids (the same workload's rows in other matrices share them)
 
 
-def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3, ids: list[str] | None = None) -> AnalogBank:
+def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3, ids: Sequence[str] | None = None) -> AnalogBank:
     """The rows of (y, mask) with at least `min_entries` observed cells (a row needs its observed
     columns and the hidden one: a 2-entry row is never an analog of a 2-entry row)."""
     keep = mask.sum(axis=1) >= min_entries

@@ -45,6 +45,10 @@ _MEMO_SIZE = 64
 # retrain loses every race against the clock's ticks (CI saw 31 attempts for one classification)
 _RETRAINED: OrderedDict[tuple[str, str, tuple[int, int] | None, str, str], FactorModel] = OrderedDict()
 _RETRAINED_SIZE = 32
+# the dense rows of a matrix's row prefix, by (matrix, rows, width, digest): a retrain reads them for
+# its rank choice and its training, and the analog bank of the new model right after (read-only)
+_DENSE: OrderedDict[tuple[str, int, int, str], tuple[np.ndarray, np.ndarray, tuple[str, ...]]] = OrderedDict()
+_DENSE_SIZE = 8
 
 
 class ModelMismatch(RuntimeError):
@@ -182,6 +186,22 @@ def _remember(key: tuple[str, str, int, str], model: FactorModel) -> None:
         _MEMO.popitem(last=False)
 
 
+def dense(matrix: Matrix, rows: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """`matrix.dense(rows)` as read-only arrays (and the ids as a tuple), memoised by the row
+    prefix's digest: the same rows give the same arrays."""
+    key = (matrix.key, rows, matrix.width_at(rows), matrix.rows.digest_at(rows))
+    hit = _DENSE.get(key)
+    if hit is None:
+        y, mask, ids = matrix.dense(rows)
+        y.setflags(write=False)
+        mask.setflags(write=False)
+        hit = _DENSE[key] = (y, mask, tuple(ids))
+        while len(_DENSE) > _DENSE_SIZE:
+            _DENSE.popitem(last=False)
+    _DENSE.move_to_end(key)
+    return hit
+
+
 def _selection_subset(mask: np.ndarray, cap: int) -> np.ndarray:
     """Row indices for rank selection: every row with ≥ 3 entries, plus evenly spaced others."""
     rich = np.flatnonzero(mask.sum(axis=1) >= 3)
@@ -208,7 +228,7 @@ def choose_rank(matrix: Matrix, rows: int, params: EngineParams) -> int:
     if (params.reselect_doubling and fact is not None and fact.rows > 0
             and rows.bit_length() == fact.rows.bit_length()):
         return max(0, min(fact.rank, max(matrix.width_at(rows) - 1, 0)))
-    y, mask, ids = matrix.dense(rows)
+    y, mask, ids = dense(matrix, rows)
     sub = _selection_subset(mask, params.selection_rows)
     keep = mask[sub].any(axis=0)
     if not keep.all():  # a column seen only outside the subset: add its rows back
@@ -230,7 +250,7 @@ def retrain(matrix: Matrix, params: EngineParams, *, at: float, trigger_position
     model = _RETRAINED.get(key)
     if model is None:
         rank = choose_rank(matrix, rows, params)
-        y, mask, _ = matrix.dense(rows)
+        y, mask, _ = dense(matrix, rows)
         model = train(y, mask, replace(fit_params(matrix, params), rank=rank)).model
         _RETRAINED[key] = model
         while len(_RETRAINED) > _RETRAINED_SIZE:
@@ -255,7 +275,7 @@ def model_for(matrix: Matrix, params: EngineParams) -> FactorModel | None:
     if model is not None:
         _MEMO.move_to_end(key)
         return model
-    y, mask, _ = matrix.dense(fact.rows)
+    y, mask, _ = dense(matrix, fact.rows)
     model = train(y, mask, replace(fit_params(matrix, params), rank=fact.rank)).model
     h = model.content_hash(fact.fingerprint)
     # a model recorded with the legacy raw-bytes hash is reproducible only on a CPU whose BLAS
@@ -279,7 +299,7 @@ def analog_bank(matrix: Matrix) -> AnalogBank | None:
     key = (matrix.key, matrix.rows.digest_at(fact.rows))
     hit = _BANKS.get(key)
     if hit is None:
-        y, mask, ids = matrix.dense(fact.rows)
+        y, mask, ids = dense(matrix, fact.rows)
         # a score row of the default plan has 4 entries (2 ramps): the dense rows have 20
         hit = _BANKS[key] = bank(y, mask, 5 if matrix.normalisation is Normalisation.SCORE else 3, ids=ids)
         while len(_BANKS) > _MEMO_SIZE:
@@ -293,3 +313,4 @@ def clear_memo() -> None:
     _RETRAINED.clear()
     _MEMO.clear()
     _BANKS.clear()
+    _DENSE.clear()
