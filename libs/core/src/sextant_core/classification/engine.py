@@ -170,13 +170,31 @@ def fit_params(matrix: Matrix, params: EngineParams) -> FitParams:
     0.6 points. Batch rows would gain 0.3–0.5 points on the twin but lose 0.5 (heterogeneity) on the
     synthetic world, analytics rows lose 0.9–1.2 on the twin: not used there. Costs the exact scale
     equivariance of those rows' predictions (`normalise`): their unit is fixed (QPS)."""
+    return _fit_entry(matrix, params)[1]
+
+
+# (id(params), matrix key, normalisation) -> (params, its `fit_params`, their tag): the parameters
+# are frozen, so the same object gives the same values (kept in the entry: its id is not reused)
+_FIT: dict[tuple[int, str, Normalisation], tuple[EngineParams, FitParams, str]] = {}
+_FIT_SIZE = 256
+
+
+def _fit_entry(matrix: Matrix, params: EngineParams) -> tuple[EngineParams, FitParams, str]:
+    key = (id(params), matrix.key, matrix.normalisation)
+    hit = _FIT.get(key)
+    if hit is not None and hit[0] is params:
+        return hit
     prior = ((params.score_bias_prior and matrix.normalisation is Normalisation.SCORE)
              or matrix.key in params.bias_prior_matrices)
-    return replace(params.fit, row_bias_prior=prior)
+    fit = replace(params.fit, row_bias_prior=prior)
+    if len(_FIT) >= _FIT_SIZE:
+        _FIT.clear()
+    hit = _FIT[key] = (params, fit, fit.tag())
+    return hit
 
 
 def _memo_key(matrix: Matrix, rows: int, rank: int, params: EngineParams) -> tuple[str, str, int, str]:
-    return (matrix.key, matrix.rows.digest_at(rows), rank, fit_params(matrix, params).tag())
+    return (matrix.key, matrix.rows.digest_at(rows), rank, _fit_entry(matrix, params)[2])
 
 
 def _remember(key: tuple[str, str, int, str], model: FactorModel) -> None:
@@ -246,7 +264,7 @@ def retrain(matrix: Matrix, params: EngineParams, *, at: float, trigger_position
     rows = len(matrix)
     fact = matrix.model
     key = (matrix.key, matrix.rows.digest_at(rows), None if fact is None else (fact.rows, fact.rank),
-           params.tag(), fit_params(matrix, params).tag())
+           params.tag(), _fit_entry(matrix, params)[2])
     model = _RETRAINED.get(key)
     if model is None:
         rank = choose_rank(matrix, rows, params)
@@ -314,3 +332,4 @@ def clear_memo() -> None:
     _MEMO.clear()
     _BANKS.clear()
     _DENSE.clear()
+    _FIT.clear()
