@@ -5,13 +5,15 @@ and compared on random inputs, edge cases included."""
 from __future__ import annotations
 
 import random
+from itertools import repeat
 
 import numpy as np
 import pytest
 from sextant_contracts.model import INTERFERENCE_SOURCES, Classification
-from sextant_core.classification import engine
+from sextant_core.classification import analogs, engine
+from sextant_core.classification.analogs import AnalogBank, AnalogParams, BoolArray, IntArray, bank
 from sextant_core.classification.knowledge import Matrix
-from sextant_core.classification.normalise import Normalisation
+from sextant_core.classification.normalise import FloatArray, Normalisation
 from sextant_core.classification.rowlog import CHUNK
 
 HET = Classification.HETEROGENEITY
@@ -153,3 +155,145 @@ def test_the_plans_prior_covariances_equal_a_fresh_plans() -> None:
     # fewer platforms: another prior, not the remembered one
     fewer, _ = plan.priors(st, "batch", "H", ["M", "S"], {"M": 16, "S": 16})
     assert fewer[HET][0].shape == (2, 2)
+
+
+# --- analogs: np.unique without its sort, the per-cell element-wise work done for every column ------
+
+def _reference_fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta: float | None,
+         zeros: IntArray | None, zero_penalty: float | None
+         ) -> tuple[BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
+    """(usable rows, log weight, level offset per bank row, observed columns, their values) of a
+    new row observed at `columns`; None when no bank row has every observed column (or a column
+    is unknown)."""
+    cols = np.asarray(columns, dtype=np.int64)
+    if len(cols) == 0 or b.y.shape[0] == 0:
+        return None
+    uniq = np.unique(cols)
+    if not (uniq < b.y.shape[1]).all():  # a column no analog has: no analog has all the observed columns
+        return None
+    ok: BoolArray = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
+    if not ok.any():
+        return None
+    # a column measured once (the usual case) is its value: the mean of one element, exactly
+    # (+ 0.0: numpy's mean of -0.0 is 0.0)
+    obs = (np.asarray(values, dtype=np.float64)[np.argsort(cols, kind="stable")] + 0.0 if len(uniq) == len(cols)
+           else np.array([float(np.mean(values[cols == c])) for c in uniq]))
+    d = obs[None, :] - b.y[:, uniq]
+    off = d.mean(axis=1)
+    lw = -((d - off[:, None]) ** 2).sum(axis=1) / (2.0 * tau ** 2)
+    if beta is not None:
+        lw = lw - off ** 2 / (2.0 * beta ** 2)
+    if zero_penalty is not None and zeros is not None:
+        for j in np.unique(np.asarray(zeros, dtype=np.int64)):
+            if j < b.mask.shape[1]:  # an analog that served something where the new row served nothing
+                lw = lw - zero_penalty * b.mask[:, j]
+    return ok, lw, off, uniq, obs
+
+
+
+def _reference_estimate(b: AnalogBank, columns: np.ndarray, values: np.ndarray, fm_mean: np.ndarray,
+                        fm_std: np.ndarray, params: AnalogParams, zeros: np.ndarray | None = None,
+                        other: dict[str, float] | None = None) -> np.ndarray:
+    """`analogs.estimate` before: one hidden cell at a time."""
+    n = len(fm_mean)
+    out = np.array(fm_mean, dtype=np.float64, copy=True)
+    fit = _reference_fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
+    if fit is None:
+        return out if len(columns) == 0 or b.y.shape[0] == 0 else analogs._fm_only(out, fm_mean, fm_std)
+    ok, lw, off, uniq, obs = fit
+    if params.anchor:
+        j = int(np.argmax(obs))
+        off = obs[j] - b.y[:, uniq[j]]
+    if params.shrink and params.beta is not None:
+        k = len(uniq) / params.tau ** 2
+        off = off * (k / (k + 1.0 / params.beta ** 2))
+    if params.joint and other and b.ids:
+        lw = lw + params.joint * np.array(list(map(other.get, b.ids, repeat(0.0))))
+    width = b.y.shape[1]
+    ya, ma, lw, off = b.y[ok], b.mask[ok], lw[ok], off[ok]
+    seen = set(int(c) for c in uniq)
+    for i in range(n):
+        if i in seen:
+            continue
+        fz = fm_mean[i] + fm_std[i] * analogs._Z if np.isfinite(fm_std[i]) else np.full(1, fm_mean[i])
+        has = ma[:, i] if i < width else np.zeros(len(lw), dtype=bool)
+        if params.collapse is not None and i < width:
+            out[i] = analogs._with_collapse(ya[has, i] + off[has], lw, has, float(obs.min()), fz, params)
+            continue
+        if not has.any():
+            out[i] = analogs.weighted_relative_median(fz, np.full(len(fz), 1.0 / len(fz)))
+            continue
+        lh = lw[has]
+        w = np.exp(lh - lh.max())
+        w = w / w.sum()
+        z = np.concatenate([ya[has, i] + off[has], fz])
+        ww = np.concatenate([(1.0 - params.mix) * w, np.full(len(fz), params.mix / len(fz))])
+        out[i] = analogs.weighted_relative_median(z, ww)
+    return out
+
+
+_PARAMS = [AnalogParams(), AnalogParams(tau=0.15, beta=None, mix=0.5), AnalogParams(tau=0.05, beta=0.3, mix=0.0),
+           AnalogParams(tau=0.08, beta=0.1, mix=0.2, shrink=True, joint=0.1),
+           AnalogParams(tau=0.05, beta=0.3, mix=0.1, zero_penalty=5.0, joint=0.1, anchor=True),
+           AnalogParams(tau=0.05, beta=0.3, mix=0.2, zero_penalty=5.0, collapse=3.0, collapse_depth=7.0),
+           AnalogParams(tau=0.02, beta=1.0, mix=1.0)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_analog_estimate_and_fit_equal_the_previous_code_bit_for_bit(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(40):
+        rows, width = int(rng.integers(0, 40)), int(rng.integers(1, 9))
+        y = rng.normal(0, 2, (rows, width))
+        mask = rng.random((rows, width)) < rng.uniform(0.3, 1.0)
+        ids = [f"w{i}" for i in range(rows)]
+        b = bank(y, mask, int(rng.integers(1, 4)), ids=ids if rng.random() < 0.8 else None)
+        n = width + int(rng.integers(0, 3))  # the model may have columns the bank lacks
+        s = int(rng.integers(0, min(n, 4) + 1))
+        cols = rng.choice(n, size=s, replace=rng.random() < 0.3).astype(np.int64)
+        vals = rng.normal(0, 2, s)
+        if s and rng.random() < 0.2:
+            vals[0] = -0.0
+        fm_mean = rng.normal(0, 2, n)
+        fm_std = np.abs(rng.normal(0, 1, n))
+        if rng.random() < 0.3:
+            fm_std[rng.integers(0, n)] = np.inf
+        zeros = rng.choice(n + 1, size=int(rng.integers(0, 3)), replace=False).astype(np.int64)
+        other = {i: float(rng.normal(0, 5)) for i in ids if rng.random() < 0.7}
+        for p in _PARAMS:
+            for z, o in ((None, None), (zeros, other), (zeros, {})):
+                ref = _reference_fit(b, cols, vals, p.tau, p.beta, z, p.zero_penalty)
+                got = analogs._fit(b, cols, vals, p.tau, p.beta, z, p.zero_penalty)
+                assert (ref is None) == (got is None)
+                if ref is not None and got is not None:
+                    assert all(np.asarray(r).tobytes() == np.asarray(g).tobytes() and np.asarray(r).dtype == np.asarray(g).dtype
+                               for r, g in zip(ref, got, strict=True))
+                with np.errstate(all="ignore"):
+                    want = _reference_estimate(b, cols, vals, fm_mean, fm_std, p, z, o)
+                    have = analogs.estimate(b, cols, vals, fm_mean, fm_std, p, z, o)
+                assert have.tobytes() == want.tobytes()
+                checked += 1
+    assert checked == 40 * len(_PARAMS) * 3
+
+
+# --- fold_in: the inverse's LAPACK gufunc called directly --------------------------------------------
+
+
+def test_inv_equals_numpy_linalg_inv_and_refuses_a_singular_matrix() -> None:
+    from sextant_core.classification.factorize import _inv
+
+    rng = np.random.default_rng(11)
+    for d in range(1, 7):
+        for _ in range(50):
+            a = rng.normal(size=(d, d))
+            a = a @ a.T + rng.uniform(0, 1) * np.eye(d) if rng.random() < 0.7 else a
+            assert _inv(a).tobytes() == np.linalg.inv(a).tobytes()
+    stack = rng.normal(size=(5, 3, 3))
+    assert _inv(stack).tobytes() == np.linalg.inv(stack).tobytes()
+    with pytest.raises(np.linalg.LinAlgError):
+        _inv(np.zeros((3, 3)))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(np.zeros((3, 3)))
+    nan = np.full((2, 2), np.nan)
+    assert _inv(nan).tobytes() == np.linalg.inv(nan).tobytes()

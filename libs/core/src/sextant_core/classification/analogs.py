@@ -142,7 +142,7 @@ def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta:
     cols = np.asarray(columns, dtype=np.int64)
     if len(cols) == 0 or b.y.shape[0] == 0:
         return None
-    uniq = np.unique(cols)
+    uniq = np.array(sorted(set(cols.tolist())), dtype=np.int64)  # `np.unique(cols)`, without its sort of a copy
     if not (uniq < b.y.shape[1]).all():  # a column no analog has: no analog has all the observed columns
         return None
     ok: BoolArray = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
@@ -186,6 +186,7 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
     row measured 0 (used with `zero_penalty`; estimated like any hidden cell); `other`: row id ->
     summed log weight of the workload's other matrices (used with `joint`; absent rows: 0)."""
     n = len(fm_mean)
+    fm_mean, fm_std = np.asarray(fm_mean, dtype=np.float64), np.asarray(fm_std, dtype=np.float64)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
     fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
     if fit is None:
@@ -203,14 +204,23 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
         lw = lw + params.joint * np.array(list(map(other.get, b.ids, repeat(0.0))))
     width = b.y.shape[1]
     ya, ma, lw, off = b.y[ok], b.mask[ok], lw[ok], off[ok]
-    seen = set(int(c) for c in uniq)
+    seen = set(uniq.tolist())
+    # per hidden cell below, the same element-wise operations on the same values as one cell at a
+    # time: each analog's prediction y_ri + b_r and the factor model's quantiles, for every column
+    # at once; the reductions (max, sum, the median's cumsum) stay per cell
+    yo = ya + off[:, None]
+    finite = np.isfinite(fm_std).tolist()
+    with np.errstate(all="ignore"):  # a non-finite std's quantiles are not used
+        fzs = fm_mean[:, None] + fm_std[:, None] * _Z
+    share = np.full(len(_Z), params.mix / len(_Z))
+    lowest = float(obs.min())
     for i in range(n):
         if i in seen:
             continue
-        fz = fm_mean[i] + fm_std[i] * _Z if np.isfinite(fm_std[i]) else np.full(1, fm_mean[i])
+        fz = fzs[i] if finite[i] else np.full(1, fm_mean[i])
         has = ma[:, i] if i < width else np.zeros(len(lw), dtype=bool)
         if params.collapse is not None and i < width:
-            out[i] = _with_collapse(ya[has, i] + off[has], lw, has, float(obs.min()), fz, params)
+            out[i] = _with_collapse(yo[has, i], lw, has, lowest, fz, params)
             continue
         if not has.any():
             out[i] = weighted_relative_median(fz, np.full(len(fz), 1.0 / len(fz)))
@@ -218,8 +228,8 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
         lh = lw[has]
         w = np.exp(lh - lh.max())
         w = w / w.sum()
-        z = np.concatenate([ya[has, i] + off[has], fz])
-        ww = np.concatenate([(1.0 - params.mix) * w, np.full(len(fz), params.mix / len(fz))])
+        z = np.concatenate([yo[has, i], fz])
+        ww = np.concatenate([(1.0 - params.mix) * w, share if finite[i] else np.full(1, params.mix)])
         out[i] = weighted_relative_median(z, ww)
     return out
 

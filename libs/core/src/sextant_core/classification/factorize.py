@@ -199,6 +199,14 @@ def _solve(a: FloatArray, b: FloatArray) -> FloatArray:
         return np.asarray(_umath_linalg.solve(a, b, signature="dd->d"))
 
 
+def _inv(a: FloatArray) -> FloatArray:
+    """`numpy.linalg.inv(a)` for a (stack of) square float64 matrices: the same LAPACK gufunc under
+    the same error state (a singular matrix raises `LinAlgError`), without the wrapper's checks and
+    conversions; bit-identical results."""
+    with np.errstate(call=_raise_singular, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        return np.asarray(_umath_linalg.inv(a, signature="d->d"))
+
+
 def _raise_singular(err: object, flag: object) -> None:
     raise np.linalg.LinAlgError("Singular matrix")
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from itertools import chain as chain_iter
 from dataclasses import dataclass, field
+from itertools import chain as chain_iter
 
 import numpy as np
 from immutables import Map
