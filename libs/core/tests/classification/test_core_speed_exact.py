@@ -5,6 +5,7 @@ and compared on random inputs, edge cases included."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from itertools import repeat
 
 import numpy as np
@@ -297,3 +298,82 @@ def test_inv_equals_numpy_linalg_inv_and_refuses_a_singular_matrix() -> None:
         np.linalg.inv(np.zeros((3, 3)))
     nan = np.full((2, 2), np.nan)
     assert _inv(nan).tobytes() == np.linalg.inv(nan).tobytes()
+
+
+# --- train from a shared `prepare` (rank cross-validation) -------------------------------------------
+
+
+def _fit_bytes(fit: object) -> list[bytes]:
+    from sextant_core.classification.factorize import Fit
+
+    assert isinstance(fit, Fit)
+    m = fit.model
+    arrays = [m.col_bias, m.col_factors, m.prior_mean, m.prior_cov, fit.row_bias, fit.row_factors,
+              np.array([m.mu, m.bias_mean, m.noise_var, m.train_rmse, m.epochs, m.rows, m.rank])]
+    if m.joint_mean is not None and m.joint_cov is not None:
+        arrays += [m.joint_mean, m.joint_cov]
+    return [np.asarray(a, dtype=np.float64).tobytes() for a in arrays]
+
+
+def _outcome(run: Callable[[], object]) -> list[bytes] | str:
+    """The fit's bytes, or the error it raised (a singular system raises in both paths alike)."""
+    try:
+        return _fit_bytes(run())
+    except np.linalg.LinAlgError as exc:
+        return f"LinAlgError: {exc}"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_train_from_a_prepared_start_equals_a_fresh_train(seed: int) -> None:
+    from dataclasses import replace
+
+    from sextant_core.classification.factorize import prepare, train
+    from sextant_core.classification.params import FitParams
+
+    rng = np.random.default_rng(seed)
+    m, n = int(rng.integers(8, 60)), int(rng.integers(1, 9))
+    y = rng.normal(size=(m, 2)) @ rng.normal(size=(2, n)) + rng.normal(0, 0.1, (m, n))
+    mask = rng.random((m, n)) < 0.6
+    mask[0] = True  # every column observed
+    mask[np.arange(m), rng.integers(0, n, m)] = True  # no empty row (its unpenalised bias is singular)
+    fits = 0
+    for column_bias, bias_prior in ((True, False), (False, False), (True, True)):
+        base = FitParams(column_bias=column_bias, row_bias_prior=bias_prior, max_epochs=int(rng.integers(0, 30)))
+        pre = prepare(y, mask, base)
+        for k in range(5):
+            for reg in (0.01, 0.3):
+                p = replace(base, rank=k, reg=reg)
+                got = _outcome(lambda: train(y, mask, p, prepared=pre))
+                assert got == _outcome(lambda: train(y, mask, p))
+                fits += isinstance(got, list)
+    assert fits == 30  # every candidate trained (none singular)
+    # a start prepared for other arrays or bias settings is not used
+    pre = prepare(y, mask, FitParams())
+    other = mask.copy()
+    other[1] = ~other[1] | mask[0]
+    p = FitParams(rank=2)
+    assert _outcome(lambda: train(y, other, p, prepared=pre)) == _outcome(lambda: train(y, other, p))
+    p = FitParams(rank=2, reg_bias=0.1)
+    assert _outcome(lambda: train(y, mask, p, prepared=pre)) == _outcome(lambda: train(y, mask, p))
+    assert not pre.fits(y, mask, p) and pre.fits(y, mask, FitParams(rank=3, reg=0.3))
+
+
+def test_select_rank_with_prepared_folds_equals_training_each_candidate_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sextant_core.classification import selection
+    from sextant_core.classification.params import FitParams
+
+    rng = np.random.default_rng(5)
+    m, n = 120, 8
+    y = rng.normal(size=(m, 3)) @ rng.normal(size=(3, n)) + rng.normal(0, 0.05, (m, n))
+    mask = rng.random((m, n)) < 0.5
+    mask[:20] = True
+    mask[np.arange(m), rng.integers(0, n, m)] = True  # no empty row (its bias is unpenalised)
+    mask[np.arange(m), rng.integers(0, n, m)] = True
+    keys = [f"w{i}" for i in range(m)]
+    got = [selection.select_rank(y, mask, keys, FitParams(), regs=regs, patience=pat)
+           for regs, pat in ((None, 2), (list(selection.REG_GRID), None))]
+    real_train = selection.train
+    monkeypatch.setattr(selection, "train", lambda y, mask, params, prepared=None: real_train(y, mask, params))
+    want = [selection.select_rank(y, mask, keys, FitParams(), regs=regs, patience=pat)
+            for regs, pat in ((None, 2), (list(selection.REG_GRID), None))]
+    assert got == want and all(s.method == "cv" and len(s.table) > 3 for s in got)
