@@ -315,10 +315,10 @@ def _fit_bytes(fit: object) -> list[bytes]:
     return [np.asarray(a, dtype=np.float64).tobytes() for a in arrays]
 
 
-def _outcome(run: Callable[[], object]) -> list[bytes] | str:
+def _outcome(run: Callable[..., object], *args: object, **kwargs: object) -> list[bytes] | str:
     """The fit's bytes, or the error it raised (a singular system raises in both paths alike)."""
     try:
-        return _fit_bytes(run())
+        return _fit_bytes(run(*args, **kwargs))
     except np.linalg.LinAlgError as exc:
         return f"LinAlgError: {exc}"
 
@@ -343,8 +343,8 @@ def test_train_from_a_prepared_start_equals_a_fresh_train(seed: int) -> None:
         for k in range(5):
             for reg in (0.01, 0.3):
                 p = replace(base, rank=k, reg=reg)
-                got = _outcome(lambda: train(y, mask, p, prepared=pre))
-                assert got == _outcome(lambda: train(y, mask, p))
+                got = _outcome(train, y, mask, p, prepared=pre)
+                assert got == _outcome(train, y, mask, p)
                 fits += isinstance(got, list)
     assert fits == 30  # every candidate trained (none singular)
     # a start prepared for other arrays or bias settings is not used
@@ -352,9 +352,9 @@ def test_train_from_a_prepared_start_equals_a_fresh_train(seed: int) -> None:
     other = mask.copy()
     other[1] = ~other[1] | mask[0]
     p = FitParams(rank=2)
-    assert _outcome(lambda: train(y, other, p, prepared=pre)) == _outcome(lambda: train(y, other, p))
+    assert _outcome(train, y, other, p, prepared=pre) == _outcome(train, y, other, p)
     p = FitParams(rank=2, reg_bias=0.1)
-    assert _outcome(lambda: train(y, mask, p, prepared=pre)) == _outcome(lambda: train(y, mask, p))
+    assert _outcome(train, y, mask, p, prepared=pre) == _outcome(train, y, mask, p)
     assert not pre.fits(y, mask, p) and pre.fits(y, mask, FitParams(rank=3, reg=0.3))
 
 
