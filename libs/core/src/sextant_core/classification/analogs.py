@@ -133,6 +133,11 @@ def weighted_relative_median(z: FloatArray, w: FloatArray) -> float:
     return float(z[o][int(np.searchsorted(c, 0.5 * c[-1]))])
 
 
+def _unique(cols: IntArray) -> IntArray:
+    """`np.unique(cols)` of a few int64 column indices (the same array), without its sort of a copy."""
+    return np.array(sorted(set(cols.tolist())), dtype=np.int64)
+
+
 def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta: float | None,
          zeros: IntArray | None, zero_penalty: float | None
          ) -> tuple[BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
@@ -142,7 +147,7 @@ def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta:
     cols = np.asarray(columns, dtype=np.int64)
     if len(cols) == 0 or b.y.shape[0] == 0:
         return None
-    uniq = np.array(sorted(set(cols.tolist())), dtype=np.int64)  # `np.unique(cols)`, without its sort of a copy
+    uniq = _unique(cols)
     if not (uniq < b.y.shape[1]).all():  # a column no analog has: no analog has all the observed columns
         return None
     ok: BoolArray = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
@@ -188,22 +193,11 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
     n = len(fm_mean)
     fm_mean, fm_std = np.asarray(fm_mean, dtype=np.float64), np.asarray(fm_std, dtype=np.float64)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
-    fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
-    if fit is None:
+    got = _analogs(b, columns, values, params, zeros, other)
+    if got is None:
         return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
-    ok, lw, off, uniq, obs = fit
-    if params.anchor:  # the offset at the largest entry (weights keep the mean offset's misfit)
-        j = int(np.argmax(obs))
-        off = obs[j] - b.y[:, uniq[j]]
-    if params.shrink and params.beta is not None:
-        k = len(uniq) / params.tau ** 2
-        off = off * (k / (k + 1.0 / params.beta ** 2))
-    if params.joint and other and b.ids:
-        # `dict.get` mapped in C over the bank's ids (one per analog row): the same values as a
-        # comprehension, without a Python frame per row
-        lw = lw + params.joint * np.array(list(map(other.get, b.ids, repeat(0.0))))
+    ya, ma, lw, off, uniq, obs = got
     width = b.y.shape[1]
-    ya, ma, lw, off = b.y[ok], b.mask[ok], lw[ok], off[ok]
     seen = set(uniq.tolist())
     # per hidden cell below, the same element-wise operations on the same values as one cell at a
     # time: each analog's prediction y_ri + b_r and the factor model's quantiles, for every column
@@ -232,6 +226,28 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
         ww = np.concatenate([(1.0 - params.mix) * w, share if finite[i] else np.full(1, params.mix)])
         out[i] = weighted_relative_median(z, ww)
     return out
+
+
+def _analogs(b: AnalogBank, columns: IntArray, values: FloatArray, params: AnalogParams, zeros: IntArray | None,
+             other: dict[str, float] | None
+             ) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
+    """(values, mask, log weight, level offset) of the usable analog rows, the observed columns and
+    their values — `estimate`'s posterior before its hidden cells; None without an analog."""
+    fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
+    if fit is None:
+        return None
+    ok, lw, off, uniq, obs = fit
+    if params.anchor:  # the offset at the largest entry (weights keep the mean offset's misfit)
+        j = int(np.argmax(obs))
+        off = obs[j] - b.y[:, uniq[j]]
+    if params.shrink and params.beta is not None:
+        k = len(uniq) / params.tau ** 2
+        off = off * (k / (k + 1.0 / params.beta ** 2))
+    if params.joint and other and b.ids:
+        # `dict.get` mapped in C over the bank's ids (one per analog row): the same values as a
+        # comprehension, without a Python frame per row
+        lw = lw + params.joint * np.array(list(map(other.get, b.ids, repeat(0.0))))
+    return b.y[ok], b.mask[ok], lw[ok], off[ok], uniq, obs
 
 
 def _with_collapse(z: FloatArray, lw: FloatArray, has: BoolArray, lowest: float, fz: FloatArray,
