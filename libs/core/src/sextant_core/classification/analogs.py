@@ -119,7 +119,7 @@ def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3, ids: Sequence[str
     """The rows of (y, mask) with at least `min_entries` observed cells (a row needs its observed
     columns and the hidden one: a 2-entry row is never an analog of a 2-entry row)."""
     keep = mask.sum(axis=1) >= min_entries
-    kept = tuple(ids[i] for i in np.flatnonzero(keep)) if ids is not None else ()
+    kept = tuple(ids[i] for i in np.flatnonzero(keep).tolist()) if ids is not None else ()
     return AnalogBank(y=np.where(mask[keep], y[keep], 0.0), mask=mask[keep].copy(), ids=kept)
 
 

@@ -25,12 +25,13 @@ import math
 from enum import StrEnum
 
 import numpy as np
+from numpy._core import umath as _umath
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 # the ufunc `np.clip` calls for float bounds (through `ndarray.clip` and `_methods._clip`), called
 # directly: the same values, without the wrappers (most of its cost on the one-value arrays here)
-_clip = np._core.umath.clip
+_clip: np.ufunc = _umath.clip  # type: ignore[attr-defined]  # (not in numpy's stubs)
 
 
 class Normalisation(StrEnum):
