@@ -285,8 +285,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "Replay: the decision core's exact speed-ups",
         "As `replay` (the same bench and log), after the decision core's exact speed-ups (no decision "
         "changed: 0 differences). Written by `bench/replay.py --json bench/results/replay-core.json "
-        "--seeds 6`. Method, the paired before/after runs and the profile: docs/platform/replay.md, "
-        "\"Decision core\"."),
+        "--seeds 6`. Method, the paired before/after runs and the profile: "
+        "docs/platform/replay.md, \"Decision core\"."),
     "recurring-platform": (
         "Recurring reservations through the platform: submission latency",
         "Sign-offs of inferred contracts (`POST /v1/contracts/{id}/accept` or `/override`) sent open "
