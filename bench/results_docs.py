@@ -324,6 +324,12 @@ INTRO: dict[str, tuple[str, str]] = {
         "restart from the newest snapshot. Written by `bench/replay.py --json "
         "bench/results/replay.json --seeds 6`. Method and history: docs/platform/replay.md; "
         "figures side by side: docs/platform/throughput.md, \"Replay\"."),
+    "replay-core": (
+        "Replay: the decision core's exact speed-ups",
+        "As `replay` (the same bench and log), after the decision core's exact speed-ups (no decision "
+        "changed: 0 differences). Written by `bench/replay.py --json bench/results/replay-core.json "
+        "--seeds 6`. Method, the paired before/after runs and the profile: "
+        "docs/platform/replay.md, \"Decision core\"."),
     "recurring-platform": (
         "Recurring reservations through the platform: submission latency",
         "Sign-offs of inferred contracts (`POST /v1/contracts/{id}/accept` or `/override`) sent open "

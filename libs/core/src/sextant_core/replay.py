@@ -216,7 +216,7 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str,
         if rules not in recurring_rules.RULES:
             report.differences.append(Difference(env.position, rec.decision_id, f"recurring rules {rules} not kept"))
             return [], None
-        params = replace(params, recurring_rules=rules)
+        params = _with_rules(params, rules)
     report.blocks += 1
     try:
         result = step(st, cause, service=env.source, params=params, causation=(env.causation_id or "",))
@@ -232,6 +232,22 @@ def _rederive(st: ClusterState, env: Envelope, event: ev.Event, by_id: dict[str,
         report.differences.append(Difference(env.position, rec.decision_id, f"{env.type} differs from its re-derivation"))
     return ([(env.position + i, b) for i, b in enumerate(derived[1:], start=1)],
             result.state if exact and st.position == env.position - 1 else None)
+
+
+# (id(policy set), rules) -> (that policy set, it with those recurring rules): the same field values
+# as `replace` gives each time (a policy set is frozen; the entry keeps it, so its id is not reused)
+_WITH_RULES: dict[tuple[int, str], tuple[PolicySet, PolicySet]] = {}
+
+
+def _with_rules(params: PolicySet, rules: str) -> PolicySet:
+    """`replace(params, recurring_rules=rules)`, made once per policy set and rules."""
+    key = (id(params), rules)
+    hit = _WITH_RULES.get(key)
+    if hit is None or hit[0] is not params:
+        if len(_WITH_RULES) >= 64:
+            _WITH_RULES.clear()
+        hit = _WITH_RULES[key] = (params, replace(params, recurring_rules=rules))
+    return hit[1]
 
 
 def _same(derived: bytes, recorded: ev.Event, report: ReplayReport) -> bool:

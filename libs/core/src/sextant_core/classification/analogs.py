@@ -72,6 +72,7 @@ Engine 3.2 adds one rule, off by default (engine 3's parameters and tags unchang
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -127,11 +128,11 @@ class AnalogBank:
     ids: tuple[str, ...] = ()  # row ids (the same workload's rows in other matrices share them)
 
 
-def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3, ids: list[str] | None = None) -> AnalogBank:
+def bank(y: FloatArray, mask: BoolArray, min_entries: int = 3, ids: Sequence[str] | None = None) -> AnalogBank:
     """The rows of (y, mask) with at least `min_entries` observed cells (a row needs its observed
     columns and the hidden one: a 2-entry row is never an analog of a 2-entry row)."""
     keep = mask.sum(axis=1) >= min_entries
-    kept = tuple(ids[i] for i in np.flatnonzero(keep)) if ids is not None else ()
+    kept = tuple(ids[i] for i in np.flatnonzero(keep).tolist()) if ids is not None else ()
     return AnalogBank(y=np.where(mask[keep], y[keep], 0.0), mask=mask[keep].copy(), ids=kept)
 
 
@@ -145,6 +146,11 @@ def weighted_relative_median(z: FloatArray, w: FloatArray) -> float:
     return float(z[o][int(np.searchsorted(c, 0.5 * c[-1]))])
 
 
+def _unique(cols: IntArray) -> IntArray:
+    """`np.unique(cols)` of a few int64 column indices (the same array), without its sort of a copy."""
+    return np.array(sorted(set(cols.tolist())), dtype=np.int64)
+
+
 def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta: float | None,
          zeros: IntArray | None, zero_penalty: float | None
          ) -> tuple[BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
@@ -154,7 +160,7 @@ def _fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta:
     cols = np.asarray(columns, dtype=np.int64)
     if len(cols) == 0 or b.y.shape[0] == 0:
         return None
-    uniq = np.unique(cols)
+    uniq = _unique(cols)
     if not (uniq < b.y.shape[1]).all():  # a column no analog has: no analog has all the observed columns
         return None
     ok: BoolArray = np.asarray(b.mask[:, uniq].all(axis=1), dtype=bool)
@@ -198,13 +204,55 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
     row measured 0 (used with `zero_penalty`; estimated like any hidden cell); `other`: row id ->
     summed log weight of the workload's other matrices (used with `joint`; absent rows: 0)."""
     n = len(fm_mean)
+    fm_mean, fm_std = np.asarray(fm_mean, dtype=np.float64), np.asarray(fm_std, dtype=np.float64)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
     shifted = None
     if params.shift_grid and zeros is not None and len(zeros):
         b, shifted = shift_bank(b, zeros, columns, params.shift_grid, served=params.shift is not None)
+    got = _analogs(b, columns, values, params, zeros, other, shifted)
+    if got is None:
+        return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
+    ya, ma, lw, off, uniq, obs = got
+    width = b.y.shape[1]
+    seen = set(uniq.tolist())
+    # per hidden cell below, the same element-wise operations on the same values as one cell at a
+    # time: each analog's prediction y_ri + b_r and the factor model's quantiles, for every column
+    # at once; the reductions (max, sum, the median's cumsum) stay per cell
+    yo = ya + off[:, None]
+    finite = np.isfinite(fm_std).tolist()
+    with np.errstate(all="ignore"):  # a non-finite std's quantiles are not used
+        fzs = fm_mean[:, None] + fm_std[:, None] * _Z
+    share = np.full(len(_Z), params.mix / len(_Z))
+    lowest = float(obs.min())
+    for i in range(n):
+        if i in seen:
+            continue
+        fz = fzs[i] if finite[i] else np.full(1, fm_mean[i])
+        has = ma[:, i] if i < width else np.zeros(len(lw), dtype=bool)
+        if params.collapse is not None and i < width:
+            out[i] = _with_collapse(yo[has, i], lw, has, lowest, fz, params)
+            continue
+        if not has.any():
+            out[i] = weighted_relative_median(fz, np.full(len(fz), 1.0 / len(fz)))
+            continue
+        lh = lw[has]
+        w = np.exp(lh - lh.max())
+        w = w / w.sum()
+        z = np.concatenate([yo[has, i], fz])
+        ww = np.concatenate([(1.0 - params.mix) * w, share if finite[i] else np.full(1, params.mix)])
+        out[i] = weighted_relative_median(z, ww)
+    return out
+
+
+def _analogs(b: AnalogBank, columns: IntArray, values: FloatArray, params: AnalogParams, zeros: IntArray | None,
+             other: dict[str, float] | None, shifted: FloatArray | None = None
+             ) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
+    """(values, mask, log weight, level offset) of the usable analog rows, the observed columns and
+    their values — `estimate`'s posterior before its hidden cells; None without an analog. `shifted`:
+    per row, 1.0 for a row `shift_bank` shifted though it served (engine 3.2), weighed by `params.shift`."""
     fit = _fit(b, columns, values, params.tau, params.beta, zeros, params.zero_penalty)
     if fit is None:
-        return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
+        return None
     ok, lw, off, uniq, obs = fit
     if shifted is not None:
         lw = lw - float(params.shift or 0.0) * shifted
@@ -218,27 +266,7 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
         # `dict.get` mapped in C over the bank's ids (one per analog row): the same values as a
         # comprehension, without a Python frame per row
         lw = lw + params.joint * np.array(list(map(other.get, b.ids, repeat(0.0))))
-    width = b.y.shape[1]
-    ya, ma, lw, off = b.y[ok], b.mask[ok], lw[ok], off[ok]
-    seen = set(int(c) for c in uniq)
-    for i in range(n):
-        if i in seen:
-            continue
-        fz = fm_mean[i] + fm_std[i] * _Z if np.isfinite(fm_std[i]) else np.full(1, fm_mean[i])
-        has = ma[:, i] if i < width else np.zeros(len(lw), dtype=bool)
-        if params.collapse is not None and i < width:
-            out[i] = _with_collapse(ya[has, i] + off[has], lw, has, float(obs.min()), fz, params)
-            continue
-        if not has.any():
-            out[i] = weighted_relative_median(fz, np.full(len(fz), 1.0 / len(fz)))
-            continue
-        lh = lw[has]
-        w = np.exp(lh - lh.max())
-        w = w / w.sum()
-        z = np.concatenate([ya[has, i] + off[has], fz])
-        ww = np.concatenate([(1.0 - params.mix) * w, np.full(len(fz), params.mix / len(fz))])
-        out[i] = weighted_relative_median(z, ww)
-    return out
+    return b.y[ok], b.mask[ok], lw[ok], off[ok], uniq, obs
 
 
 def shift_bank(b: AnalogBank, zeros: IntArray, columns: IntArray, grid: tuple[float, ...], *,

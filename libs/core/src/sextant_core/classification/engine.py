@@ -45,6 +45,10 @@ _MEMO_SIZE = 64
 # retrain loses every race against the clock's ticks (CI saw 31 attempts for one classification)
 _RETRAINED: OrderedDict[tuple[str, str, tuple[int, int] | None, str, str], FactorModel] = OrderedDict()
 _RETRAINED_SIZE = 32
+# the dense rows of a matrix's row prefix, by (matrix, rows, width, digest): a retrain reads them for
+# its rank choice and its training, and the analog bank of the new model right after (read-only)
+_DENSE: OrderedDict[tuple[str, int, int, str], tuple[np.ndarray, np.ndarray, tuple[str, ...]]] = OrderedDict()
+_DENSE_SIZE = 8
 
 
 class ModelMismatch(RuntimeError):
@@ -173,13 +177,31 @@ def fit_params(matrix: Matrix, params: EngineParams) -> FitParams:
     0.6 points. Batch rows would gain 0.3–0.5 points on the twin but lose 0.5 (heterogeneity) on the
     synthetic world, analytics rows lose 0.9–1.2 on the twin: not used there. Costs the exact scale
     equivariance of those rows' predictions (`normalise`): their unit is fixed (QPS)."""
+    return _fit_entry(matrix, params)[1]
+
+
+# (id(params), matrix key, normalisation) -> (params, its `fit_params`, their tag): the parameters
+# are frozen, so the same object gives the same values (kept in the entry: its id is not reused)
+_FIT: dict[tuple[int, str, Normalisation], tuple[EngineParams, FitParams, str]] = {}
+_FIT_SIZE = 256
+
+
+def _fit_entry(matrix: Matrix, params: EngineParams) -> tuple[EngineParams, FitParams, str]:
+    key = (id(params), matrix.key, matrix.normalisation)
+    hit = _FIT.get(key)
+    if hit is not None and hit[0] is params:
+        return hit
     prior = ((params.score_bias_prior and matrix.normalisation is Normalisation.SCORE)
              or matrix.key in params.bias_prior_matrices)
-    return replace(params.fit, row_bias_prior=prior)
+    fit = replace(params.fit, row_bias_prior=prior)
+    if len(_FIT) >= _FIT_SIZE:
+        _FIT.clear()
+    hit = _FIT[key] = (params, fit, fit.tag())
+    return hit
 
 
 def _memo_key(matrix: Matrix, rows: int, rank: int, params: EngineParams) -> tuple[str, str, int, str]:
-    return (matrix.key, matrix.rows.digest_at(rows), rank, fit_params(matrix, params).tag())
+    return (matrix.key, matrix.rows.digest_at(rows), rank, _fit_entry(matrix, params)[2])
 
 
 def _remember(key: tuple[str, str, int, str], model: FactorModel) -> None:
@@ -187,6 +209,22 @@ def _remember(key: tuple[str, str, int, str], model: FactorModel) -> None:
     _MEMO.move_to_end(key)
     while len(_MEMO) > _MEMO_SIZE:
         _MEMO.popitem(last=False)
+
+
+def dense(matrix: Matrix, rows: int) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """`matrix.dense(rows)` as read-only arrays (and the ids as a tuple), memoised by the row
+    prefix's digest: the same rows give the same arrays."""
+    key = (matrix.key, rows, matrix.width_at(rows), matrix.rows.digest_at(rows))
+    hit = _DENSE.get(key)
+    if hit is None:
+        y, mask, ids = matrix.dense(rows)
+        y.setflags(write=False)
+        mask.setflags(write=False)
+        hit = _DENSE[key] = (y, mask, tuple(ids))
+        while len(_DENSE) > _DENSE_SIZE:
+            _DENSE.popitem(last=False)
+    _DENSE.move_to_end(key)
+    return hit
 
 
 def _selection_subset(mask: np.ndarray, cap: int) -> np.ndarray:
@@ -215,7 +253,7 @@ def choose_rank(matrix: Matrix, rows: int, params: EngineParams) -> int:
     if (params.reselect_doubling and fact is not None and fact.rows > 0
             and rows.bit_length() == fact.rows.bit_length()):
         return max(0, min(fact.rank, max(matrix.width_at(rows) - 1, 0)))
-    y, mask, ids = matrix.dense(rows)
+    y, mask, ids = dense(matrix, rows)
     sub = _selection_subset(mask, params.selection_rows)
     keep = mask[sub].any(axis=0)
     if not keep.all():  # a column seen only outside the subset: add its rows back
@@ -233,11 +271,11 @@ def retrain(matrix: Matrix, params: EngineParams, *, at: float, trigger_position
     rows = len(matrix)
     fact = matrix.model
     key = (matrix.key, matrix.rows.digest_at(rows), None if fact is None else (fact.rows, fact.rank),
-           params.tag(), fit_params(matrix, params).tag())
+           params.tag(), _fit_entry(matrix, params)[2])
     model = _RETRAINED.get(key)
     if model is None:
         rank = choose_rank(matrix, rows, params)
-        y, mask, _ = matrix.dense(rows)
+        y, mask, _ = dense(matrix, rows)
         model = train(y, mask, replace(fit_params(matrix, params), rank=rank)).model
         _RETRAINED[key] = model
         while len(_RETRAINED) > _RETRAINED_SIZE:
@@ -262,7 +300,7 @@ def model_for(matrix: Matrix, params: EngineParams) -> FactorModel | None:
     if model is not None:
         _MEMO.move_to_end(key)
         return model
-    y, mask, _ = matrix.dense(fact.rows)
+    y, mask, _ = dense(matrix, fact.rows)
     model = train(y, mask, replace(fit_params(matrix, params), rank=fact.rank)).model
     h = model.content_hash(fact.fingerprint)
     # a model recorded with the legacy raw-bytes hash is reproducible only on a CPU whose BLAS
@@ -286,7 +324,7 @@ def analog_bank(matrix: Matrix) -> AnalogBank | None:
     key = (matrix.key, matrix.rows.digest_at(fact.rows))
     hit = _BANKS.get(key)
     if hit is None:
-        y, mask, ids = matrix.dense(fact.rows)
+        y, mask, ids = dense(matrix, fact.rows)
         # a score row of the default plan has 4 entries (2 ramps): the dense rows have 20
         hit = _BANKS[key] = bank(y, mask, 5 if matrix.normalisation is Normalisation.SCORE else 3, ids=ids)
         while len(_BANKS) > _MEMO_SIZE:
@@ -300,3 +338,5 @@ def clear_memo() -> None:
     _RETRAINED.clear()
     _MEMO.clear()
     _BANKS.clear()
+    _DENSE.clear()
+    _FIT.clear()

@@ -146,19 +146,28 @@ def fit_biases(y: FloatArray, mask: BoolArray, reg_bias: float = 0.01, column_bi
     return mu, b, c
 
 
-def _initial_factors(resid: FloatArray, mask: BoolArray, rank: int, iters: int) -> tuple[FloatArray, FloatArray]:
+def _initial_factors(resid: FloatArray, mask: BoolArray, rank: int, iters: int,
+                     eig: tuple[FloatArray, FloatArray] | None = None) -> tuple[FloatArray, FloatArray]:
     """Truncated SVD of the residual, missing cells imputed: first with 0 (the bias baseline),
-    then `iters` times with the current rank-k reconstruction (hard-impute / EM-SVD)."""
-    q, p = _truncated_svd(resid, rank)
+    then `iters` times with the current rank-k reconstruction (hard-impute / EM-SVD). `eig`: the
+    residual's Gram eigendecomposition when the caller has it (`Prepared`)."""
+    q, p = _truncated_svd(resid, rank, eig)
     for _ in range(iters):
         q, p = _truncated_svd(np.where(mask, resid, q @ p.T), rank)
     return q, p
 
 
-def _truncated_svd(resid: FloatArray, rank: int) -> tuple[FloatArray, FloatArray]:
-    """(Q = U Σ^½, P = V Σ^½) of the rank-`rank` SVD, through the n × n Gram matrix."""
-    gram = resid.T @ resid
-    evals, evecs = np.linalg.eigh(gram)  # ascending
+def _gram_eig(resid: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(eigenvalues ascending, eigenvectors) of the n × n Gram matrix of `resid`."""
+    evals, evecs = np.linalg.eigh(resid.T @ resid)
+    return evals, evecs
+
+
+def _truncated_svd(resid: FloatArray, rank: int, eig: tuple[FloatArray, FloatArray] | None = None
+                   ) -> tuple[FloatArray, FloatArray]:
+    """(Q = U Σ^½, P = V Σ^½) of the rank-`rank` SVD, through the n × n Gram matrix (`eig`: its
+    eigendecomposition, if already computed)."""
+    evals, evecs = _gram_eig(resid) if eig is None else eig  # ascending
     order = np.arange(len(evals) - 1, len(evals) - 1 - rank, -1)
     s2 = np.maximum(evals[order], 0.0)
     v = evecs[:, order]
@@ -199,31 +208,83 @@ def _solve(a: FloatArray, b: FloatArray) -> FloatArray:
         return np.asarray(_umath_linalg.solve(a, b, signature="dd->d"))
 
 
+def _inv(a: FloatArray) -> FloatArray:
+    """`numpy.linalg.inv(a)` for a (stack of) square float64 matrices: the same LAPACK gufunc under
+    the same error state (a singular matrix raises `LinAlgError`), without the wrapper's checks and
+    conversions; bit-identical results."""
+    with np.errstate(call=_raise_singular, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        return np.asarray(_umath_linalg.inv(a, signature="d->d"))
+
+
 def _raise_singular(err: object, flag: object) -> None:
     raise np.linalg.LinAlgError("Singular matrix")
 
 
-def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = None) -> Fit:
-    """Fit the model to the observed entries ``y[mask]`` (normalised space).
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What `train` computes from the observed entries before the rank and reg matter: the masked
+    values, the observation counts, the bias baseline (`fit_biases`), its residual and the Gram
+    eigendecomposition of the first SVD. Rank cross-validation trains every candidate on the same
+    fold's matrix: `prepare` it once, and each `train` starts from these same arrays (read-only)."""
 
-    `rank` overrides ``params.rank`` (which must then be set). Every column must have at least one
-    observation; rows without one are allowed (they get b = 0, q = 0 and do not shape the prior).
-    """
-    k = params.rank if rank is None else rank
-    if k is None:
-        raise ValueError("train() needs a rank; use selection.select_rank to choose one")
+    source: FloatArray  # the `y` and `mask` objects it was prepared from (checked by identity)
+    source_mask: BoolArray
+    reg_bias: float
+    column_bias: bool
+    y: FloatArray
+    mf: FloatArray
+    n_row: FloatArray
+    n_col: FloatArray
+    mu: float
+    b: FloatArray
+    c: FloatArray
+    resid: FloatArray
+    eig: tuple[FloatArray, FloatArray] | None  # None until a rank > 0 asked for it (`train`)
+
+    def fits(self, y: FloatArray, mask: BoolArray, params: FitParams) -> bool:
+        return (self.source is y and self.source_mask is mask and self.reg_bias == params.reg_bias
+                and self.column_bias == params.column_bias)
+
+
+def prepare(y: FloatArray, mask: BoolArray, params: FitParams, *, eig: bool = True) -> Prepared:
+    """`train`'s rank-independent start on (y, mask) under `params`' bias settings (`Prepared`)."""
+    source = y
     y = np.where(mask, np.asarray(y, dtype=np.float64), 0.0)
-    m_rows, n = y.shape
-    if n == 0 or not np.all(mask.any(axis=0)):
-        raise ValueError("every column needs at least one observed entry")
-    k = max(0, min(int(k), n - 1 if n > 1 else 0))
     mf = mask.astype(np.float64)
     n_row = mf.sum(axis=1)
     n_col = mf.sum(axis=0)
     mu, b, c = fit_biases(y, mask, params.reg_bias, params.column_bias)
     resid = (y - mu - b[:, None] - c[None, :]) * mf
+    arrays = [y, mf, n_row, n_col, b, c, resid]
+    gram = _gram_eig(resid) if eig and y.shape[1] > 1 else None
+    for a in (*arrays, *(gram or ())):
+        a.setflags(write=False)
+    return Prepared(source=source, source_mask=mask, reg_bias=params.reg_bias, column_bias=params.column_bias,
+                    y=y, mf=mf, n_row=n_row, n_col=n_col, mu=mu, b=b, c=c, resid=resid, eig=gram)
+
+
+def train(y: FloatArray, mask: BoolArray, params: FitParams, rank: int | None = None, *,
+          prepared: Prepared | None = None) -> Fit:
+    """Fit the model to the observed entries ``y[mask]`` (normalised space).
+
+    `rank` overrides ``params.rank`` (which must then be set). Every column must have at least one
+    observation; rows without one are allowed (they get b = 0, q = 0 and do not shape the prior).
+    `prepared`: `prepare(y, mask, params)` of these same objects, if the caller has it (else it
+    is computed here; one for other arrays or bias settings is not used).
+    """
+    k = params.rank if rank is None else rank
+    if k is None:
+        raise ValueError("train() needs a rank; use selection.select_rank to choose one")
+    m_rows, n = np.shape(y)
+    if n == 0 or not np.all(mask.any(axis=0)):
+        raise ValueError("every column needs at least one observed entry")
+    k = max(0, min(int(k), n - 1 if n > 1 else 0))
+    if prepared is None or not prepared.fits(y, mask, params):
+        prepared = prepare(y, mask, params, eig=False)
+    y, mf, n_row, n_col = prepared.y, prepared.mf, prepared.n_row, prepared.n_col
+    mu, b, c, resid = prepared.mu, prepared.b, prepared.c, prepared.resid
     if k > 0:
-        q, p = _initial_factors(resid, mask, k, params.init_iters)
+        q, p = _initial_factors(resid, mask, k, params.init_iters, prepared.eig)
     else:
         q, p = np.zeros((m_rows, 0)), np.zeros((n, 0))
 

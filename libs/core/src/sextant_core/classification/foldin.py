@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import erf
 
-from .factorize import BoolArray, FactorModel
+from .factorize import BoolArray, FactorModel, _inv
 from .normalise import FloatArray
 
 IntArray = NDArray[np.int64]
@@ -105,7 +105,7 @@ def fold_in(model: FactorModel, columns: IntArray, values: FloatArray) -> RowEst
     x = feats[columns]
     t = np.asarray(values, dtype=np.float64) - model.mu - model.col_bias[columns]
     a = lam + x.T @ x
-    a_inv = np.linalg.inv(a)
+    a_inv = _inv(a)
     z = a_inv @ (lz + x.T @ t)
     mean = model.mu + model.col_bias + feats @ z
     lev = np.einsum("ij,jk,ik->i", feats, a_inv, feats)

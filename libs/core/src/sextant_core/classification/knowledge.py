@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain as chain_iter
 
 import numpy as np
 from immutables import Map
@@ -125,13 +126,15 @@ class Matrix:
         width = self.width_at(n)
         y = np.zeros((n, width))
         mask = np.zeros((n, width), dtype=bool)
-        ids: list[str] = []
-        for i, row in enumerate(self.rows.head(n)):
-            cols = list(row.cols)
-            y[i, cols] = row.values
-            mask[i, cols] = True
-            ids.append(row.row_id)
-        return y, mask, ids
+        rows = list(self.rows.head(n))
+        # every row's cells in one scatter (the same values, copied: no arithmetic)
+        counts = [len(row.cols) for row in rows]
+        at = np.repeat(np.arange(n, dtype=np.int64), counts)
+        cols = np.fromiter(chain_iter.from_iterable(row.cols for row in rows), dtype=np.int64, count=len(at))
+        y[at, cols] = np.fromiter(chain_iter.from_iterable(row.values for row in rows), dtype=np.float64,
+                                  count=len(at))
+        mask[at, cols] = True
+        return y, mask, [row.row_id for row in rows]
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,13 @@ import math
 from enum import StrEnum
 
 import numpy as np
+from numpy._core import umath as _umath
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+# the ufunc `np.clip` calls for float bounds (through `ndarray.clip` and `_methods._clip`), called
+# directly: the same values, without the wrappers (most of its cost on the one-value arrays here)
+_clip: np.ufunc = _umath.clip  # type: ignore[attr-defined]  # (not in numpy's stubs)
 
 
 class Normalisation(StrEnum):
@@ -60,9 +64,9 @@ def backward(kind: Normalisation, z: FloatArray) -> FloatArray:
     """Model space -> raw units (clipped to the valid range)."""
     z = np.asarray(z, dtype=np.float64)
     if kind is Normalisation.LOG:
-        return np.exp(np.clip(z, -700.0, 700.0))
+        return np.exp(_clip(z, -700.0, 700.0))
     if kind is Normalisation.SCORE:
-        return np.clip(z * 100.0, 0.0, 100.0)
+        return _clip(z * 100.0, 0.0, 100.0)
     return z.copy()
 
 

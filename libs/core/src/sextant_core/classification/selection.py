@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sextant_contracts.ids import seed_from
 
-from .factorize import BoolArray, fit_biases, train
+from .factorize import BoolArray, Prepared, fit_biases, prepare, train
 from .foldin import fold_in_many
 from .normalise import FloatArray
 from .params import MAX_AUTO_RANK, FitParams
@@ -119,11 +119,18 @@ def select_rank(y: FloatArray, mask: BoolArray, row_keys: Sequence[str], params:
     table: dict[tuple[int, float], float] = {}
     cells: dict[tuple[int, float], np.ndarray] = {}  # squared error per hidden cell, fixed order
 
+    # each fold's rank-independent start of `train` (the bias baseline, the first SVD's Gram
+    # eigendecomposition), computed once for every candidate trained on it
+    prepared: dict[int, Prepared] = {}
+
     def cv(k: int, reg: float) -> float:
         if (k, reg) not in table:
             parts = []
-            for train_mask, probe_y, kept, hid in plans:
-                fit = train(y, train_mask, replace(params, rank=k, reg=reg))
+            for j, (train_mask, probe_y, kept, hid) in enumerate(plans):
+                fit_params = replace(params, rank=k, reg=reg)
+                if j not in prepared:
+                    prepared[j] = prepare(y, train_mask, fit_params)
+                fit = train(y, train_mask, fit_params, prepared=prepared[j])
                 mean, _ = fold_in_many(fit.model, probe_y, kept)
                 parts.append(((mean - probe_y)[hid]) ** 2)
             cells[(k, reg)] = np.concatenate(parts)

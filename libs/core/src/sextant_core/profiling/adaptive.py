@@ -39,7 +39,7 @@ defaults). The choice is remembered per plan object, keyed by the digests of the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -139,6 +139,8 @@ class AdaptiveProfilingPlan:
         # (matrix key, columns) -> (n, digest, rows) of its last `dense_prefix`, revalidated by the
         # digest of the n rows and the row after them (`_stops_at`): the same rows as a fresh scan
         self._prefix: dict[tuple[str, tuple[str, ...]], tuple[int, str, np.ndarray]] = {}
+        # (matrix key, columns, digest of the prior rows) -> their covariance (`_cov`)
+        self._covs: dict[tuple[str, ...], np.ndarray] = {}
 
     def plan(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ProfileRun, ...]:
         base = self.base.plan(state, w, ctx)
@@ -198,7 +200,8 @@ class AdaptiveProfilingPlan:
                 d = y[:, 1:] - y[:, :1]  # ln(perf_p / perf_high)
                 self._het_rows = d
                 wts = np.array([cores[p] for p in platforms], dtype=float)
-                priors[HET] = (np.atleast_2d(np.cov(d, rowvar=False)), wts / wts.sum(),
+                cov = self._cov((het.key, high, *platforms, digest), lambda: np.atleast_2d(np.cov(d, rowvar=False)))
+                priors[HET] = (cov, wts / wts.sum(),
                                [Candidate(HET, p, (i,)) for i, p in enumerate(platforms)])
         itf = state.knowledge.matrix(ITF, group_of(ITF, kind))
         sources = [s.value for s in INTERFERENCE_SOURCES]
@@ -208,9 +211,21 @@ class AdaptiveProfilingPlan:
                 y, digest = got
                 digests.append(f"itf:{digest}")
                 n = len(sources)
-                priors[ITF] = (np.cov(y, rowvar=False), np.ones(2 * n),
+                cov = self._cov((itf.key, *sources, digest), lambda: np.cov(y, rowvar=False))
+                priors[ITF] = (cov, np.ones(2 * n),
                                [Candidate(ITF, s, (i, n + i)) for i, s in enumerate(sources)])
         return priors, tuple(digests)
+
+    def _cov(self, key: tuple[str, ...], compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """The prior covariance of the rows `key` names (matrix, columns, digest of the rows):
+        computed once (read-only), the same array each time."""
+        hit = self._covs.get(key)
+        if hit is None:
+            if len(self._covs) >= MEMO_SIZE:
+                self._covs.clear()
+            hit = self._covs[key] = compute()
+            hit.setflags(write=False)
+        return hit
 
     def dense(self, m: Matrix, columns: list[str]) -> tuple[np.ndarray, str] | None:
         """`dense_prefix(m, columns)` (remembered), or None with fewer than `min_rows` rows."""
