@@ -90,7 +90,10 @@ def decode_line(line: str) -> Envelope:
     """The envelope of an `encode_line` line, read as the store reads a row (trusted when its
     checksum matches)."""
     columns, _, payload = line.partition("\t")
-    return envelope_from_record({**codec.loads(columns), "payload": payload})
+    r = codec.loads(columns)
+    return _envelope(r["id"], r["type"], r["source"], r["stream"], r["stream_version"], r["position"],
+                     r["schema_version"], r["time"], payload, r["traceparent"], r["causation_id"],
+                     r["correlation_id"], r["checksum"])
 
 
 # --- bulk decoding (module doc) ------------------------------------------------------------------
