@@ -29,7 +29,6 @@ from typing import Any
 from . import codec
 from .events import event_class
 
-
 # the hash state after the (type, schema version) prefix, per pair: a checksum copies it and hashes
 # the payload only (BLAKE2b of a concatenation = its state after the first part, updated)
 _PREFIXES: dict[tuple[str, int], Any] = {}
