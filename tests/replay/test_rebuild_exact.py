@@ -34,9 +34,9 @@ from sextant_contracts.upcasters import upcast
 from sextant_core.classification import knowledge
 from sextant_core.classification.knowledge import evolve as evolve_knowledge
 from sextant_core.fairness.load import moved
+from sextant_core.profiles import policy_set
 from sextant_core.state import model
 from sextant_core.state.evolve import EMPTY, fold
-from sextant_core.profiles import policy_set
 from sextant_core.state.model import ClusterState
 from sextant_core.workflow import Decider
 from sextant_kit.eventstore import rows
