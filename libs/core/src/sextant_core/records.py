@@ -35,7 +35,7 @@ def _twin(cls: type) -> type | None:
         return None
     twin = type(f"_{cls.__name__}Twin", (), {"__slots__": slots})
     try:  # the swap itself: refused (TypeError) when the layouts differ
-        probe = object.__new__(twin)
+        probe: Any = object.__new__(twin)
         probe.__class__ = cls
     except TypeError:
         return None
