@@ -279,7 +279,7 @@ INTRO: dict[str, tuple[str, str]] = {
         "with `--quick`, 100 000 without) stored as the `events` table holds it: decoding the rows "
         "(trusted under a matching checksum) and folding them (*rebuilt*), re-deriving every "
         "decision with 0 differences (*re-derived*), and a restart from the newest snapshot. "
-        "Written by `bench/replay.py --json bench/results/replay.json --quick --seeds 6-10`. "
+        "Written by `bench/replay.py --json bench/results/replay.json --seeds 6`. "
         "Method and history: docs/platform/replay.md; "
         "figures side by side: docs/platform/throughput.md, \"Replay\"."),
     "recurring-platform": (
