@@ -18,7 +18,8 @@ Timed, in CPU seconds (`time.process_time`), on that stored text:
   (a) decode: JSON lines → envelopes → typed events (`sextant_kit.eventstore.rows.decode_lines`,
       the store's bulk read path: trusted when the line's checksum matches, validated otherwise;
       the collector paused for the batch, as `read_all` does);
-  (b) fold: `sextant_core.state.fold` of the events;
+  (b) fold: `sextant_core.state.evolve.fold` of the envelopes, their events kept by (a) (the
+      collector paused since the fifth round, as in `Decider.fold`);
   (c) replay: `sextant_core.replay.replay` re-deriving every decision (warm policy caches, as
       `sextant replay`), which must report 0 differences and end on (b)'s state;
   (d) a restart from the newest snapshot, as a decider's runtime does (`DeciderHandler.start`:
@@ -209,7 +210,7 @@ def cached_log(seed: int, target: int) -> tuple[list[str], float]:
 def measure(lines: list[str], profile: cProfile.Profile | None = None) -> dict[str, Any]:
     from sextant_core.profiles import policy_set
     from sextant_core.replay import replay
-    from sextant_core.state.evolve import EMPTY, evolve
+    from sextant_core.state.evolve import fold
 
     decode_lines = _bulk_decoder()
     gc.collect()  # the garbage of building the lines is not this measurement's
@@ -217,11 +218,8 @@ def measure(lines: list[str], profile: cProfile.Profile | None = None) -> dict[s
         profile.enable()
     c0 = time.process_time()
     log = decode_lines(lines, events=True)  # the store's bulk read, every event decoded
-    events = [env.event() for env in log]  # kept by each envelope: no second decoding
     c1 = time.process_time()
-    head = EMPTY
-    for env, event in zip(log, events, strict=True):  # `fold(log)` without decoding again
-        head = evolve(head, event, env.position)
+    head = fold(log)  # the state fold (the events kept by their envelopes: no second decoding)
     c2 = time.process_time()
     report = replay(log, functools.cache(policy_set))
     c3 = time.process_time()

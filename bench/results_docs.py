@@ -318,11 +318,12 @@ INTRO: dict[str, tuple[str, str]] = {
         "log. Written by `bench/e2e.py --json bench/results/e2e.json`. Design: docs/platform.md."),
     "replay": (
         "Replay and state rebuild",
-        "In process, CPU seconds, on a 100 000-event log of the platform-demo cell stored as the "
-        "`events` table holds it: decoding the rows (trusted under a matching checksum) and folding "
-        "them (*rebuilt*), re-deriving every decision with 0 differences (*re-derived*), and a "
-        "restart from the newest snapshot. Written by `bench/replay.py --json "
-        "bench/results/replay.json --seeds 6`. Method and history: docs/platform/replay.md; "
+        "In process, CPU seconds, on a log of the platform-demo cell (`events` envelopes: 20 000 "
+        "with `--quick`, 100 000 without) stored as the `events` table holds it: decoding the rows "
+        "(trusted under a matching checksum) and folding them (*rebuilt*), re-deriving every "
+        "decision with 0 differences (*re-derived*), and a restart from the newest snapshot. "
+        "Written by `bench/replay.py --json bench/results/replay.json --seeds 6`. "
+        "Method and history: docs/platform/replay.md; "
         "figures side by side: docs/platform/throughput.md, \"Replay\"."),
     "replay-core": (
         "Replay: the decision core's exact speed-ups",

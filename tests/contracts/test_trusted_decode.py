@@ -145,3 +145,25 @@ def test_bulk_decoding_equals_one_line_at_a_time_and_restores_the_collector(logs
     with pytest.raises(ValueError):  # restored when a row fails too
         rows.decode_lines([lines[0], "{not json\t{}"])
     assert gc.isenabled()
+
+
+def test_the_checksum_from_the_kept_prefix_state_is_the_digest_of_the_whole_text(logs: list[list[Envelope]],
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    def whole(type_name: str, schema_version: int, text: str) -> str:  # as written before the fifth round
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"{type_name}\x00{schema_version}\x00".encode())
+        h.update(text.encode("utf-8"))
+        return h.hexdigest()
+
+    cases = [(env.type, env.schema_version, codec.dumps(env.payload)) for log in logs for env in log[:300]]
+    cases += [("T", 1, ""), ("T", 2, "{}"), ("Tick", 1, '{"é":"\u2603"}'), ("Tick", 1, '{"é":"\u2603"}')]
+    for args in cases + cases:  # twice: the kept states are not advanced by a checksum
+        assert trusted.checksum(*args) == whole(*args)
+    assert len({(t, v) for t, v, _ in cases}) > 5
+    monkeypatch.setattr(trusted, "_PREFIXES", {})
+    monkeypatch.setattr(trusted, "_PREFIXES_KEPT", 2)
+    for i in range(5):  # past the cap: computed, not kept
+        assert trusted.checksum(f"T{i}", 1, "{}") == whole(f"T{i}", 1, "{}")
+    assert len(trusted._PREFIXES) == 2

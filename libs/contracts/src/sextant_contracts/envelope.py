@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 
 from . import codec
 from .events import Event, event_class
@@ -77,15 +77,14 @@ class Envelope(Frozen):
         columns as the store typed them, built without validation; equal to `Envelope(...)` of
         the same values."""
         env = _new(cls)
-        set_ = object.__setattr__
-        set_(env, "__dict__", {"id": id, "type": type, "source": source, "stream": stream,
-                               "stream_version": stream_version, "position": position,
-                               "schema_version": schema_version, "time": time, "payload": payload,
-                               "traceparent": traceparent, "causation_id": causation_id,
-                               "correlation_id": correlation_id})
-        set_(env, "__pydantic_fields_set__", set(_ALL_FIELDS))
-        set_(env, "__pydantic_extra__", None)
-        set_(env, "__pydantic_private__", {"_memo": _Memo()})
+        _set_dict(env, {"id": id, "type": type, "source": source, "stream": stream,
+                        "stream_version": stream_version, "position": position,
+                        "schema_version": schema_version, "time": time, "payload": payload,
+                        "traceparent": traceparent, "causation_id": causation_id,
+                        "correlation_id": correlation_id})
+        _set_fields_set(env, set(_ALL_FIELDS))
+        _set_extra(env, None)
+        _set_private(env, {"_memo": _Memo()})
         return env
 
     @classmethod
@@ -102,7 +101,11 @@ class Envelope(Frozen):
         memo: _Memo | None = (self.__pydantic_private__ or {}).get("_memo")  # not `self._memo`: no __getattr__
         if memo is not None and memo.event is not None:
             return memo.event
-        event = event_class(self.type).model_validate(upcast(self.type, self.schema_version, self.payload))
+        cls = event_class(self.type)
+        if self.schema_version == cls.SCHEMA_VERSION:  # `upcast` would return the payload itself
+            event = cls.__pydantic_validator__.validate_python(self.payload)  # = `model_validate`
+        else:
+            event = cls.model_validate(upcast(self.type, self.schema_version, self.payload))
         if memo is not None:
             memo.event = event
         return event
@@ -170,3 +173,9 @@ class Envelope(Frozen):
 
 _ALL_FIELDS = frozenset(Envelope.model_fields)
 _new = object.__new__
+# `Envelope.trusted`: the slots pydantic's `BaseModel` declares, set through their descriptors
+# (what `object.__setattr__` ends up calling, without its lookup)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__

@@ -29,11 +29,21 @@ from typing import Any
 from . import codec
 from .events import event_class
 
+# the hash state after the (type, schema version) prefix, per pair: a checksum copies it and hashes
+# the payload only (BLAKE2b of a concatenation = its state after the first part, updated)
+_PREFIXES: dict[tuple[str, int], Any] = {}
+_PREFIXES_KEPT = 1024  # types × schema versions; more only from rows of unknown types
+
 
 def checksum(type_name: str, schema_version: int, payload_text: str) -> str:
     """The digest written with a stored envelope whose payload validated (module doc)."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{type_name}\x00{schema_version}\x00".encode())
+    key = (type_name, schema_version)
+    prefix = _PREFIXES.get(key)
+    if prefix is None:
+        prefix = hashlib.blake2b(f"{type_name}\x00{schema_version}\x00".encode(), digest_size=16)
+        if len(_PREFIXES) < _PREFIXES_KEPT:
+            _PREFIXES[key] = prefix
+    h = prefix.copy()  # the kept state itself is never updated
     h.update(payload_text.encode("utf-8"))
     return h.hexdigest()
 

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
+from sextant_contracts.collector import collector_paused
 from sextant_contracts.envelope import Envelope
 
 from .decide import DECIDED_COMMANDS, Decision, decide, seed_for
@@ -131,11 +132,13 @@ class Decider:
         return max(self.state.position, 0)
 
     def fold(self, envelopes: Iterable[Envelope]) -> None:
+        """Advance over `envelopes`, the cyclic garbage collector paused (as `state.fold`)."""
         state = self.state
-        for env in envelopes:
-            if env.position is None or env.position <= state.position:
-                continue  # already folded (or not from the log)
-            state = evolve(state, env.event(), env.position)
+        with collector_paused():
+            for env in envelopes:
+                if env.position is None or env.position <= state.position:
+                    continue  # already folded (or not from the log)
+                state = evolve(state, env.event(), env.position)
         self.state = state
 
     def snapshot(self) -> bytes:

@@ -40,3 +40,62 @@ def test_interference_vectors_are_remembered_per_classification_object() -> None
     assert interference_vectors(c) is first  # the same object: remembered
     other = c.model_copy(update={"tolerated": {}})
     assert interference_vectors(other)[0][0] == 100.0  # another object: computed for itself
+
+
+# --- the twin classes (fifth round) ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Base:
+    a: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Derived(_Base):  # a slotted base with slots of its own: no twin, the descriptor copier
+    b: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True, weakref_slot=True)
+class _Weak:  # a __weakref__ slot: no twin either
+    a: int = 0
+
+
+def _records() -> list[object]:
+    """One instance of every record class the folds copy, from a folded log."""
+    from sextant_core.state.evolve import fold
+    from sextant_core.testing.builders import alloc, server, submitted, through_placement
+
+    st = fold([server("s1"), submitted("w1", cores=2), *through_placement("w1", alloc(("s1", 2, 2.0)))])
+    kb = st.knowledge
+    return [st, st.workloads["w1"], st.servers["s1"], kb, *kb.matrices.values(), *kb.pending.values(),
+            st.recurring, st.vcs, SERVER]
+
+
+@pytest.mark.parametrize("changes", [{}, {"x": 1}, {"x": 1, "y": 2}], ids=["none", "one", "two"])
+def test_the_twin_copy_is_an_instance_of_the_record_class_equal_to_dataclasses_replace(changes: dict[str, int]) -> None:
+    import pickle
+
+    for obj in _records():
+        names = [f.name for f in dataclasses.fields(obj)]  # type: ignore[arg-type]
+        fields = {names[-i]: f"v{i}" for i in range(len(changes))}  # the first field, then the last
+        got = copy_with(obj, **fields)
+        want = dataclasses.replace(obj, **fields)  # type: ignore[type-var]
+        assert type(got) is type(obj) and got == want and got is not obj
+        assert all(getattr(got, k) is v for k, v in fields.items())
+        assert all(getattr(got, n) is getattr(obj, n) for n in names if n not in fields)
+        assert pickle.loads(pickle.dumps(got)) == want
+        with pytest.raises(dataclasses.FrozenInstanceError):  # still frozen
+            got.__setattr__(names[0], None)
+
+
+def test_classes_without_a_twin_are_copied_through_their_descriptors() -> None:
+    from sextant_core.records import _twin
+
+    assert _twin(type(SERVER)) is not None
+    assert _twin(_Derived) is None and _twin(_Weak) is None
+    d = copy_with(_Derived(a=1, b=2), b=3)
+    assert type(d) is _Derived and d == _Derived(a=1, b=3)
+    w = copy_with(_Weak(a=1), a=4)
+    assert type(w) is _Weak and w == _Weak(a=4)
+    with pytest.raises(TypeError, match="no field"):
+        copy_with(_Derived(), c=1)

@@ -26,6 +26,7 @@ from sextant_contracts import events as ev
 from sextant_contracts import kwiken as kw
 from sextant_contracts import recurring as rc
 from sextant_contracts import vc
+from sextant_contracts.collector import collector_paused
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
@@ -72,12 +73,16 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
     Raises `UnknownEvent` for a type the fold does not know and `IllegalTransition` for an event
     its workload's phase does not allow."""
     new = _apply(event, state)
-    if isinstance(event, ev.DecisionEvent) and not (isinstance(event, ev.ProbeRequested) and not event.counted):
-        new = _count_decision(new, event)
     changes: dict[str, object] = {}
-    if new.workloads is not state.workloads:  # an event changes at most the workload it names
+    workloads = new.workloads
+    if isinstance(event, ev.DecisionEvent) and not (isinstance(event, ev.ProbeRequested) and not event.counted):
+        # one more decision about the event's workload (whatever the decision's kind), in the
+        # same copy of the state as the changes below
+        w = _workload(new, event)
+        workloads = changes["workloads"] = workloads.set(w.workload_id, replace(w, decisions=w.decisions + 1))
+    if workloads is not state.workloads:  # an event changes at most the workload it names
         wid = getattr(event, "workload_id", "")
-        load = moved(new.load, state.workloads.get(wid), new.workloads.get(wid))
+        load = moved(new.load, state.workloads.get(wid), workloads.get(wid))
         if load is not new.load:
             changes["load"] = load
     kb = evolve_knowledge(new.knowledge, event)  # the classification matrices
@@ -91,12 +96,14 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
 
 
 def fold(items: Iterable[Envelope | ev.Event], state: ClusterState = EMPTY) -> ClusterState:
-    """Fold envelopes (with positions) or bare events into `state`."""
-    for item in items:
-        if isinstance(item, Envelope):
-            state = evolve(state, item.event(), item.position)
-        else:
-            state = evolve(state, item)
+    """Fold envelopes (with positions) or bare events into `state`, the cyclic garbage collector
+    paused (`sextant_contracts.collector`: the fold allocates no cycles)."""
+    with collector_paused():
+        for item in items:
+            if isinstance(item, Envelope):
+                state = evolve(state, item.event(), item.position)
+            else:
+                state = evolve(state, item)
     return state
 
 
@@ -125,12 +132,6 @@ def _kwiken(event: kw.ServiceStagesDeclared | kw.StageLatenciesObserved | kw.Kwi
             state: ClusterState) -> ClusterState:
     """Kwiken's services fold on their own (`kwiken.platform`); a plan is counted by `evolve`."""
     return replace(state, kwiken=evolve_kwiken(state.kwiken, event))
-
-
-def _count_decision(state: ClusterState, event: ev.DecisionEvent) -> ClusterState:
-    """One more decision about the event's workload (whatever the decision's kind)."""
-    w = _workload(state, event)
-    return replace(state, workloads=state.workloads.set(w.workload_id, replace(w, decisions=w.decisions + 1)))
 
 
 # --- helpers -----------------------------------------------------------------------------------

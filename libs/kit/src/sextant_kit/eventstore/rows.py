@@ -13,18 +13,18 @@ cyclic garbage collector paused and restored after. Decoding allocates only acyc
 allocations trigger finds nothing to free — but each traverses the young objects, and the full
 ones everything already held (measured on the bench's 20 000-envelope log, decode + event, seed
 6: about half of the decode's CPU time; docs/platform/replay.md, "Fourth round"). Garbage is
-never held back beyond the batch: the collector runs again as soon as it is restored.
+never held back beyond the batch: the collector runs again as soon as it is restored
+(`sextant_contracts.collector`, re-exported here).
 """
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from sextant_contracts import codec, trusted
+from sextant_contracts.collector import collector_paused as collector_paused  # re-exported
 from sextant_contracts.envelope import Envelope
 
 
@@ -90,24 +90,15 @@ def decode_line(line: str) -> Envelope:
     """The envelope of an `encode_line` line, read as the store reads a row (trusted when its
     checksum matches)."""
     columns, _, payload = line.partition("\t")
-    return envelope_from_record({**codec.loads(columns), "payload": payload})
+    r = codec.loads(columns)
+    return _envelope(r["id"], r["type"], r["source"], r["stream"], r["stream_version"], r["position"],
+                     r["schema_version"], r["time"], payload, r["traceparent"], r["causation_id"],
+                     r["correlation_id"], r["checksum"])
 
 
 # --- bulk decoding (module doc) ------------------------------------------------------------------
 
 _T = TypeVar("_T")
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off inside the block, then as it was (module doc)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _bulk(decode: Callable[[_T], Envelope], items: Iterable[_T], events: bool) -> list[Envelope]:
