@@ -50,8 +50,15 @@ from typing import Any
 from sextant_core import profiles as core_profiles
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.placement import planner_for
-from sextant_core.policies import (AdmitAll, Classifier, FirstFitPlanner, NoAdaptation, Planner, PolicySet,
-                                   ProfilingPolicy)
+from sextant_core.policies import (
+    AdmitAll,
+    Classifier,
+    FirstFitPlanner,
+    NoAdaptation,
+    Planner,
+    PolicySet,
+    ProfilingPolicy,
+)
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
