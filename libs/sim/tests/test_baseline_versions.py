@@ -1,4 +1,4 @@
-"""The placement baselines' versions: `@2` classifies and profiles as `sextant` 9 (issue 16's "best
+"""The placement baselines' versions: `@2` classifies and profiles as `sextant` 9 (the acceptance's "best
 baseline"); the unsuffixed name and `@1` keep the default engine and the papers' plan."""
 
 from __future__ import annotations

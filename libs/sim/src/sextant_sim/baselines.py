@@ -36,8 +36,9 @@ Versions of the four placement baselines (`BASELINE_VERSIONS`; `least-loaded@2` 
 unsuffixed name is version 1, unchanged): 1 classifies with the default engine
 (`CollaborativeClassifier()`, engine 1) and profiles with the papers' plan (`DefaultProfilingPlan()`,
 5 runs); 2 uses `sextant` 9's classification engine (`policysets.ENGINE_OF["9"]`) and profiling plan
-(`policysets.PROFILING_OF["9"]`, the adaptive plan, ≤ 10 runs) — issue 16's "best baseline": the
-baselines on the same engine and profiling plan as `sextant`. Version 2 is pinned to `sextant` 9,
+(`policysets.PROFILING_OF["9"]`, the adaptive plan, ≤ 10 runs) — the decision-quality
+acceptance's "best baseline": the baselines on the same engine and profiling plan as `sextant`
+(docs/quality/planning.md, "Stress world against the baselines at version 2"). Version 2 is pinned to `sextant` 9,
 not to whatever `sextant`'s default later becomes, so its decisions replay.
 Profiles registered in `sextant_core.profiles` (e.g. `foundation`, later `sextant`, `paragon`) run
 as registered.
