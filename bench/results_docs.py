@@ -221,6 +221,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "--no-robustness --profiles sextant,paragon,least-loaded,heterogeneity-oblivious,"
         "interference-oblivious,random --json bench/results/quality-stress-v3.json`. Reading: "
         "docs/quality/planning.md, \"Stress world\"."),
+    "quality-stress-v3-baselines2": (
+        "Decision quality in the stress world (v3 interference): the baselines at version 2",
+        "`paragon-ec2-2500` run in the v3 world, seeds 6–10, the placement baselines at version 2 "
+        "(`least-loaded@2` …: `sextant` 9's classification engine and adaptive profiling plan, the "
+        "decision-quality acceptance's \"best baseline\"; `sextant_sim.baselines`). Written by `bench/quality.py --world v3 "
+        "--scenarios paragon-ec2-2500 --seeds 6-10 --no-robustness --profiles least-loaded@2,"
+        "heterogeneity-oblivious@2,… --json bench/results/quality-stress-v3-baselines2.json`. Reading: "
+        "docs/quality/planning.md, \"Stress world against the baselines at version 2\"."),
     "quality-paragon8500-seed6": (
         "Decision quality on paragon-ec2-8500, seed 6, `sextant` 9",
         "`sextant` (engine, adaptive profiling) alone, `bench/quality.py --ladder --scenarios "

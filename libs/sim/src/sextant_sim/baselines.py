@@ -31,6 +31,15 @@ for analytics, peak provisioning by an autoscaler for services) instead of the r
 
 Every profile profiles (the default plan), admits everything (`AdmitAll`) and never adapts
 (`NoAdaptation`): the baselines differ only where the papers' baselines differ — in placement.
+
+Versions of the four placement baselines (`BASELINE_VERSIONS`; `least-loaded@2` etc., the
+unsuffixed name is version 1, unchanged): 1 classifies with the default engine
+(`CollaborativeClassifier()`, engine 1) and profiles with the papers' plan (`DefaultProfilingPlan()`,
+5 runs); 2 uses `sextant` 9's classification engine (`policysets.ENGINE_OF["9"]`) and profiling plan
+(`policysets.PROFILING_OF["9"]`, the adaptive plan, ≤ 10 runs) — the decision-quality
+acceptance's "best baseline": the baselines on the same engine and profiling plan as `sextant`
+(docs/quality/planning.md, "Stress world against the baselines at version 2"). Version 2 is pinned to `sextant` 9,
+not to whatever `sextant`'s default later becomes, so its decisions replay.
 Profiles registered in `sextant_core.profiles` (e.g. `foundation`, later `sextant`, `paragon`) run
 as registered.
 """
@@ -42,7 +51,15 @@ from typing import Any
 from sextant_core import profiles as core_profiles
 from sextant_core.classification.classifier import CollaborativeClassifier
 from sextant_core.placement import planner_for
-from sextant_core.policies import AdmitAll, Classifier, FirstFitPlanner, NoAdaptation, Planner, PolicySet
+from sextant_core.policies import (
+    AdmitAll,
+    Classifier,
+    FirstFitPlanner,
+    NoAdaptation,
+    Planner,
+    PolicySet,
+    ProfilingPolicy,
+)
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
@@ -52,6 +69,11 @@ from .reservations import reservation_size
 BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
              "reservation-least-loaded", "oracle")
 VERSION = "1"
+# the placement baselines kept at more than one version ("NAME@VERSION"), and the `sextant`
+# version whose classification engine and profiling plan each version uses (None: the default
+# engine and the papers' plan)
+VERSIONED = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random")
+BASELINE_VERSIONS: dict[str, str | None] = {VERSION: None, "2": "9"}
 
 
 def framework_planner(profile: str) -> tuple[Planner, str]:
@@ -65,7 +87,19 @@ def framework_planner(profile: str) -> tuple[Planner, str]:
 
 
 def names() -> list[str]:
-    return sorted(set(BASELINES) | set(ORACLE_ESTIMATES) | set(TRUE_ROWS) | set(core_profiles.names()))
+    versioned = {f"{b}@{v}" for b in VERSIONED for v in BASELINE_VERSIONS if v != VERSION}
+    return sorted(set(BASELINES) | versioned | set(ORACLE_ESTIMATES) | set(TRUE_ROWS) | set(core_profiles.names()))
+
+
+def _engine_and_plan(version: str) -> tuple[Classifier, ProfilingPolicy]:
+    """The classifier and profiling plan of baseline version `version` (`BASELINE_VERSIONS`)."""
+    sextant = BASELINE_VERSIONS[version]
+    if sextant is None:
+        return CollaborativeClassifier(), DefaultProfilingPlan()
+    from sextant_core.classification.engine import ENGINE_VERSIONS
+    from sextant_core.planning import policysets
+
+    return CollaborativeClassifier(ENGINE_VERSIONS[policysets.ENGINE_OF[sextant]]), policysets.PROFILING_OF[sextant]
 
 
 CLASSIFIERS = ("cf", "estimates")
@@ -105,19 +139,26 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
         return reservation_paragon_policy_set(classifier=chosen, sizer=reservation_size)
     if profile in ("sextant", "sextant-dense", "sextant-adaptive-profiling", "paragon") and chosen is not None:
         return _planning_set(profile, chosen)
+    base, at, version = profile.partition("@")
+    if at and base in VERSIONED:
+        if version not in BASELINE_VERSIONS:
+            raise KeyError(f"policy profile {base!r} has no version {version!r} kept")
+    else:
+        base, version = profile, VERSION
     is_oracle = profile == "oracle" or profile in ORACLE_ESTIMATES
-    if profile not in BASELINES and not is_oracle:
+    if base not in BASELINES and not is_oracle:
         return core_profiles.policy_set(profile)
+    engine, plan = _engine_and_plan(version)
     if is_oracle:
         if profile in ORACLE_ESTIMATES and not isinstance(oracle, EstimatedOracleView):
             raise ValueError(f"{profile} needs its estimated view: build it with oracle.oracle_view")
         cls: Classifier = EstimateClassifier(estimates)
     else:
-        cls = chosen if chosen is not None else CollaborativeClassifier()
+        cls = chosen if chosen is not None else engine
     if is_oracle:
         planner: Planner = OraclePlanner(oracle)
         source = "oracle"
     else:
-        planner, source = framework_planner(profile)
-    return PolicySet(profile=profile, version=f"{VERSION}+{source}", profiling=DefaultProfilingPlan(),
+        planner, source = framework_planner(base)
+    return PolicySet(profile=profile, version=f"{version}+{source}", profiling=plan,
                      classifier=cls, admission=AdmitAll(), planner=planner, reprovisioner=NoAdaptation())
