@@ -229,6 +229,14 @@ INTRO: dict[str, tuple[str, str]] = {
         "--scenarios paragon-ec2-2500 --seeds 6-10 --no-robustness --profiles least-loaded@2,"
         "heterogeneity-oblivious@2,… --json bench/results/quality-stress-v3-baselines2.json`. Reading: "
         "docs/quality/planning.md, \"Stress world against the baselines at version 2\"."),
+    "quality-v4-baselines2": (
+        "Decision quality on paragon-ec2-2500 (v4): the classification-reading baselines at version 2",
+        "`interference-oblivious@2` and `heterogeneity-oblivious@2` (`sextant` 9's classification engine "
+        "and adaptive profiling plan, the decision-quality acceptance's \"best baseline\") on the v4 twin, "
+        "seeds 6–10. Written by `bench/quality.py --scenarios paragon-ec2-2500 --profiles "
+        "interference-oblivious@2,heterogeneity-oblivious@2 --seeds 6-10 --no-robustness --json "
+        "bench/results/quality-v4-baselines2.json`. Reading: docs/quality/planning.md, \"The v4 world "
+        "against the baselines at version 2\"."),
     "quality-paragon8500-seed6": (
         "Decision quality on paragon-ec2-8500, seed 6, `sextant` 9",
         "`sextant` (engine, adaptive profiling) alone, `bench/quality.py --ladder --scenarios "
