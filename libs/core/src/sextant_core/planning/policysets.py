@@ -59,6 +59,8 @@ from .sextant import SextantParams, SextantPlanner
 # `sextant-dense` seeds 1–2 +2.9 / +4.2 points, `sextant` seeds 1–5 mean 0.423 → 0.421 (not better)
 # 9.2: 9 with engine 3.2 — services' scale-up reads a measured 0 through shifted analogs
 # (`classification.analogs.shift_bank`; docs/classification/engine-3.2.md)
+# 9.3: 9 without the D1 check for workloads with a target (`SextantParams.d1_filter`); seeds 1/2
+# 0.362/0.453 → 0.380/0.432: not better (docs/quality/planning.md, "Which interference check loses")
 VERSION = "9"
 PARAGON_VERSION = "5.1"
 # measured for version 9 on paragon-ec2-2500 seed 1 with the adaptive plan (QoS met 0.361; docs/
@@ -67,6 +69,7 @@ PARAGON_VERSION = "5.1"
 _WIDE = SizingParams(units="wide")  # the unit reading of planner 8 and older
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
+    "9.3": SextantParams(d1_filter=False),
     "9.2": SextantParams(),
     "9.1": SextantParams(),
     VERSION: SextantParams(),
@@ -80,12 +83,12 @@ PLANNER_VERSIONS: dict[str, SextantParams] = {
     "5.1": SextantParams(sizing=_WIDE, choice="rank", scale_out_memory="request", residents="d1",
                          closest_guard=False, resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
-ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in ("9.2", "9.1", VERSION, "8.2", "8.1", "8")}
+ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in ("9.3", "9.2", "9.1", VERSION, "8.2", "8.1", "8")}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
 # versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
-ENGINE_OF: dict[str, str] = {"9.2": "3.2", "9.1": "3.1", VERSION: "3", "8.2": "3", "8.1": "2", "8": "2"}
+ENGINE_OF: dict[str, str] = {"9.3": "3", "9.2": "3.2", "9.1": "3.1", VERSION: "3", "8.2": "3", "8.1": "2", "8": "2"}
 
 
 def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:
@@ -112,7 +115,7 @@ DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
 ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
 # sextant version -> its profiling plan when none is passed (versions not listed: the papers' plan,
 # `DefaultProfilingPlan()`); 9: `ADAPTIVE_PROFILING`, at most 10 runs a workload
-PROFILING_OF: dict[str, ProfilingPolicy] = {"9.2": ADAPTIVE_PROFILING, "9.1": ADAPTIVE_PROFILING, VERSION: ADAPTIVE_PROFILING}
+PROFILING_OF: dict[str, ProfilingPolicy] = {"9.3": ADAPTIVE_PROFILING, "9.2": ADAPTIVE_PROFILING, "9.1": ADAPTIVE_PROFILING, VERSION: ADAPTIVE_PROFILING}
 
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,

@@ -93,29 +93,32 @@ class _Deferral:
 
 
 def sextant_profile(quality: float = 4.0, packing: float = 1.0, pressure: float = 1.0, cap: float = 1.1,
-                    name: str = "sextant", spread: float = 0.0, scored: bool = True) -> Profile:
+                    name: str = "sextant", spread: float = 0.0, scored: bool = True, d1: bool = True) -> Profile:
     """The single-node pass; `scored` False: its filters only (the satisficing choice orders the
-    feasible rows itself, `satisfice.py`)."""
+    feasible rows itself, `satisfice.py`); `d1` False: without the D1 filter."""
     scorers: list[Any] = [("quasar-quality", quality, {"cap": cap}), ("quasar-packing", packing),
                           ("least-added-pressure", pressure)] if scored else []
     if spread > 0 and scored:
         scorers.append(("least-allocated", spread, {"cores_weight": 1.0, "memory_weight": 0.0}))
-    return make_profile(name, filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual", "quasar-target"],
+    return make_profile(name, filters=["paragon-arq-pool", "quasar-fit", *_D1[d1], "quasar-target"],
                         scorers=scorers, scale_out=False)
 
 
-def closest_profile(cap: float = 1.0) -> Profile:
-    return make_profile("sextant-closest", filters=["paragon-arq-pool", "quasar-fit", "paragon-d1-residual",
+_D1: dict[bool, tuple[str, ...]] = {True: ("paragon-d1-residual",), False: ()}
+
+
+def closest_profile(cap: float = 1.0, d1: bool = True) -> Profile:
+    return make_profile("sextant-closest", filters=["paragon-arq-pool", "quasar-fit", *_D1[d1],
                                                     ("quasar-target", {"min_ratio": 0.0})],
                         scorers=[("quasar-quality", 100.0, {"cap": cap}), ("quasar-packing", 1.0)],
                         scale_out=False)
 
 
-def necessary_profile(d1_max: float) -> Profile:
+def necessary_profile(d1_max: float, d1: bool = True) -> Profile:
     """What any server that `sextant-closest` (D1 relaxed to at most `d1_max`) or the spread
-    accepts passes for a one-core request: schedulable, room, and D1 within `d1_max`."""
-    return make_profile("sextant-necessary", filters=["schedulable", "fit",
-                                                      ("paragon-d1-residual", {"slack": d1_max})],
+    accepts passes for a one-core request: schedulable, room, and D1 within `d1_max` (`d1`)."""
+    d1_filter: list[Any] = [("paragon-d1-residual", {"slack": d1_max})] if d1 else []
+    return make_profile("sextant-necessary", filters=["schedulable", "fit", *d1_filter],
                         scorers=[], scale_out=False)
 
 
@@ -165,6 +168,10 @@ class SextantParams:
     # which satisficing row "waive" takes when each breaks a resident: "fewest" broken (7), or the
     # least "shortfall" (Σ over the broken residents of how far below 1 they are predicted to fall)
     resident_waive: str = "shortfall"
+    # version 9.3: False = no D1 check for the workloads with a target (single node, as close as
+    # possible, scale-out; best-effort keeps it): their interference is the predicted slowdown's
+    # and the resident guard's only (docs/quality/planning.md, "Which interference check loses")
+    d1_filter: bool = True
 
     def __post_init__(self) -> None:
         if self.choice not in CHOICES:
@@ -214,10 +221,10 @@ class SextantPlanner:
         self.assessor = assessor if assessor is not None else Assessor(p.sizing)
         self.top_k = top_k
         self.profile = sextant_profile(p.quality_weight, p.packing_weight, p.pressure_weight, p.quality_cap,
-                                       spread=p.spread_weight, scored=p.choice == "rank")
-        self.closest = closest_profile()
+                                       spread=p.spread_weight, scored=p.choice == "rank", d1=p.d1_filter)
+        self.closest = closest_profile(d1=p.d1_filter)
         self.best_effort = best_effort_profile()
-        self.necessary = necessary_profile(p.d1_max + 1e-9)
+        self.necessary = necessary_profile(p.d1_max + 1e-9, d1=p.d1_filter)
         self.guard = ResidentGuard(p.sizing, p.resident_pessimism, p.resident_min_head) \
             if p.residents == "protect" else None
         self._deferred: dict[str, _Deferral] = {}
@@ -278,7 +285,7 @@ class SextantPlanner:
         if waive and not self.params.closest_guard:  # the guard only chooses among the rows that meet the target
             guarded = None
         row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
-        if row is None and PROTECTED not in notes:
+        if row is None and PROTECTED not in notes and self.params.d1_filter:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
                 backtracks = int(round(slack / self.params.d1_step))
