@@ -203,7 +203,6 @@ class ConsumerStats:
 class ConsumerLoop:
     """One consumer (`name` = its tracking id and, by convention, its Kafka group id)."""
 
-
     def __init__(self, *, name: str, source: RecordSource, store: TrackingRecorder, handler: Handler,
                  dead_letters: Publisher, dead_letter_topic: str = DEAD_LETTERS.name,
                  output_source: str | None = None, retry: RetryPolicy | None = None,
