@@ -226,8 +226,8 @@ class AdaptationParams:
     # node estimate, j ≤ this + 1) onto j − 1 of the strongest free servers that pass the
     # interference check, when the result still holds the load ahead at the target utilisation: one
     # node fewer, on stronger servers. None: off (≤ 8.14). Measured need: quasar-memcached-diurnal
-    # seeds 1–5 (sextant 9, ladder 8.14): server choice cost 27.8 of 1 010.6 server-hours (
-    # the rule acted on no tuning seed: docs/adaptation/diurnal.md, "Ladder 8.15").
+    # seeds 1–5 (sextant 9, ladder 8.14): server choice cost 27.8 of 1 010.6 server-hours
+    # (the rule acted on no tuning seed: docs/adaptation/diurnal.md, "Ladder 8.15").
     consolidate_max_moves: int | None = None
     calibrated_share: float = 0.99  # the capacity is the load at which this share of requests meets the bound
     calibrated_scale_up_utilisation: float = 1.0
