@@ -55,6 +55,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,13 @@ def verdicts(results: dict[str, dict[str, list[dict[str, Any]]]]) -> tuple[list[
 
 LADDER_SCENARIOS = ("paragon-ec2-2500", "paragon-ec2-5000", "quasar-ec2-200")
 LADDER_BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random")
+
+
+def baseline_rows(rows: Iterable[str]) -> list[str]:
+    """The rows of `rows` that are a placement baseline at any version (`least-loaded`,
+    `least-loaded@2` …). Issue 16's "best baseline" uses `sextant`'s engine and plan, i.e. the `@2`
+    rows (`sextant_sim.baselines.BASELINE_VERSIONS`); where a run has both, the highest counts."""
+    return sorted(r for r in rows if r.split("@", 1)[0] in LADDER_BASELINES)
 # ladder row -> (profile, on the estimate port); "best-baseline" is derived from LADDER_BASELINES
 LADDER: tuple[tuple[str, str, bool], ...] = (
     ("oracle", "oracle", False),
@@ -289,7 +297,7 @@ def ladder_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dic
     for sc, rows in runs.items():
         table = {row: _row_stats({seed: r["qos_met_fraction"] for seed, r in by_seed.items()})
                  for row, by_seed in rows.items()}
-        base = {b: table[b] for b in LADDER_BASELINES if b in table and table[b]["mean"] is not None}
+        base = {b: table[b] for b in baseline_rows(table) if table[b]["mean"] is not None}
         if base:
             best = max(base, key=lambda b: (base[b]["mean"], b))
             table["best-baseline"] = {**base[best], "profile": best}
@@ -350,7 +358,7 @@ def scenarios_summary(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> 
 
 def margins(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dict[str, Any]:
     """How far `sextant` is ahead in QoS met, per scenario ({scenario: {row: {seed: run}}}): against
-    `paragon` and against the best baseline (`LADDER_BASELINES`, the highest *per seed*), each as
+    `paragon` and against the best baseline (`baseline_rows`, the highest *per seed*), each as
     {"per_seed": {seed: sextant − other}, "worst": the smallest}, over the seeds both ran (the issue's
     stress-world bar: ≥ 0.05 on the worst seed and on every seed)."""
     out: dict[str, Any] = {}
@@ -362,7 +370,7 @@ def margins(runs: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> dict[str, 
         others: dict[str, dict[int, float]] = {}
         if "paragon" in q:
             others["paragon"] = q["paragon"]
-        base = [b for b in LADDER_BASELINES if b in q]
+        base = baseline_rows(q)
         if base:
             seeds = set.intersection(*(set(q[b]) for b in base))
             others["best-baseline"] = {s: max(q[b][s] for b in base) for s in seeds}

@@ -62,3 +62,15 @@ def test_margins_against_paragon_and_the_best_baseline_per_seed(quality: ModuleT
     assert m["best-baseline"]["per_seed"] == {"6": pytest.approx(0.30), "7": pytest.approx(0.04)}
     assert m["best-baseline"]["worst"] == pytest.approx(0.04)
     assert quality.margins({"s": {"paragon": runs["s@v3"]["paragon"]}}) == {}
+
+
+def test_the_best_baseline_counts_versioned_baselines(quality: ModuleType) -> None:
+    # issue 16's best baseline runs sextant's engine and plan: `interference-oblivious@2` counts
+    q = {"sextant": (0.45, 0.40), "least-loaded": (0.20, 0.10), "interference-oblivious@2": (0.43, 0.41),
+         "sextant-true-rows": (0.9, 0.9)}
+    runs = {"s": {p: {6: {"qos_met_fraction": a}, 7: {"qos_met_fraction": b}} for p, (a, b) in q.items()}}
+    m = json.loads(json.dumps(quality.margins(runs)))["s"]["best-baseline"]
+    assert m["per_seed"] == {"6": pytest.approx(0.02), "7": pytest.approx(-0.01)}
+    assert quality.baseline_rows(q) == ["interference-oblivious@2", "least-loaded"]
+    best = quality.ladder_summary(runs)["ladder"]["s"]["best-baseline"]
+    assert best["profile"] == "interference-oblivious@2"
