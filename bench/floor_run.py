@@ -29,8 +29,9 @@ from typing import Any
 import asyncpg
 import httpx
 from e2e import appends_by_consumer, code_version, pct, pg_transactions, pyspy_start
-from floor_chain import chain
+from floor_chain import Hop, chain
 from proc_cpu import cpu_seconds
+from sextant_contracts.topics import ALL_TOPICS
 from sextant_infra.processes import free_port, spawn
 from sextant_kit.runtime import EVENT_TOPICS
 
@@ -57,7 +58,7 @@ async def start_at_end(bootstrap: str, groups: list[str]) -> None:
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
         await consumer.start()
         try:
-            parts = [TopicPartition(t, p) for t in EVENT_TOPICS for p in sorted(consumer.partitions_for_topic(t) or ())]
+            parts = [TopicPartition(t.name, p) for t in ALL_TOPICS if t.name in EVENT_TOPICS for p in range(t.partitions)]
             consumer.assign(parts)
             ends = await consumer.end_offsets(parts)
             await consumer.commit(ends)
@@ -83,28 +84,26 @@ async def wait_done(url: str, tag: str, last_type: str, n: int, cap_s: float) ->
     return False
 
 
-async def chain_latency(url: str, tag: str) -> dict[str, float | int]:
-    """p50/p99 ms of submission → last event (the last hop's decision time) and → PlacementDecided."""
+async def chain_latency(url: str, tag: str, hops: list[Hop]) -> dict[str, Any]:
+    """p50/p99 ms of submission → the last event (the last hop's decision time) and →
+    PlacementDecided; p50 ms of each hop (its decision time − the previous one's)."""
     conn = await asyncpg.connect(url.replace("+asyncpg", ""))
     try:
         rows = await conn.fetch("SELECT stream, type, time FROM events WHERE stream LIKE $1", f"workload-{tag}-%")
     finally:
         await conn.close()
-    sub: dict[str, float] = {}
-    last: dict[str, float] = {}
-    placed: dict[str, float] = {}
+    marks = ["WorkloadSubmitted", *(h.outputs[0] for h in hops)]  # the first event each writer stamps
+    at: dict[str, dict[str, float]] = {}
     for r in rows:
-        s = r["stream"]
-        last[s] = max(last.get(s, 0.0), r["time"])
-        if r["type"] == "WorkloadSubmitted":
-            sub[s] = r["time"]
-        elif r["type"] == "PlacementDecided":
-            placed[s] = r["time"]
-    end = [1000 * (last[s] - t) for s, t in sub.items()]
-    place = [1000 * (placed[s] - t) for s, t in sub.items() if s in placed]
-    return {"events_per_workload": round(len(rows) / max(len(sub), 1), 2),
+        at.setdefault(r["stream"], {}).setdefault(r["type"], r["time"])
+    done = [t for t in at.values() if all(m in t for m in marks)]
+    end = [1000 * (t[marks[-1]] - t[marks[0]]) for t in done]
+    place = [1000 * (t["PlacementDecided"] - t[marks[0]]) for t in done]
+    return {"events_per_workload": round(len(rows) / max(len(at), 1), 2),
             "chain_p50_ms": round(pct(end, 50), 1), "chain_p99_ms": round(pct(end, 99), 1),
-            "placement_p50_ms": round(pct(place, 50), 1), "placement_p99_ms": round(pct(place, 99), 1)}
+            "placement_p50_ms": round(pct(place, 50), 1), "placement_p99_ms": round(pct(place, 99), 1),
+            "hop_p50_ms": [round(pct([1000 * (t[b] - t[a]) for t in done], 50), 1)
+                           for a, b in zip(marks, marks[1:], strict=False)]}
 
 
 def wait_ready(ports: dict[str, int], procs: dict[str, subprocess.Popen[bytes]], logs: Path,
@@ -196,7 +195,7 @@ def measure(url: str, bootstrap: str, infra: dict[str, int], hops: int, rate: fl
         stop_all(procs)
         time.sleep(1.0)  # the backends flush their statistics when they exit
         xacts = asyncio.run(pg_transactions(url)) - xacts0
-        lat = asyncio.run(chain_latency(url, tag))
+        lat = asyncio.run(chain_latency(url, tag, chain(hops, events)))
     finally:
         stop_all(procs)
     by = {k: round(1000 * (cpu1[k] - cpu0[k]) / n, 2) for k in cpu1 if k in cpu0}
