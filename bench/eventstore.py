@@ -243,6 +243,8 @@ def main() -> int:
     ap.add_argument("--seeds", default="6", help="--floor: repetition ids (nothing is random), e.g. 6-10")
     ap.add_argument("--events", type=int, default=25, help="--floor: logged events per workload")
     ap.add_argument("--pyspy", type=Path, help="--floor: py-spy of the first configuration into DIR")
+    ap.add_argument("--update", action="store_true",
+                    help="--floor: keep the --json file's other configurations and repetitions")
     args = ap.parse_args()
     if args.floor:
         return floor(args)
@@ -277,6 +279,7 @@ def floor(args: argparse.Namespace) -> int:
     import floor_run
     from quality import seeds_of
 
+    previous = json.loads(Path(args.json_path).read_text()) if args.update and args.json_path else None
     db_url, bootstrap = os.environ.get("SEXTANT_DATABASE_URL"), os.environ.get("SEXTANT_KAFKA_BOOTSTRAP")
     stack, infra = None, {}
     if not (db_url and bootstrap):
@@ -288,7 +291,7 @@ def floor(args: argparse.Namespace) -> int:
     try:
         results = floor_run.run_floor(db_url, bootstrap, infra, configs=floor_run.parse_configs(args.configs),
                                       seeds=seeds_of(args.seeds), seconds=5.0 if args.quick else args.seconds,
-                                      events=args.events, pyspy=args.pyspy)
+                                      events=args.events, pyspy=args.pyspy, previous=previous)
     finally:
         if stack is not None:
             stack.stop()

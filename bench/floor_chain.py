@@ -147,7 +147,7 @@ class EchoDecider:
         event = envelope.event()
         if envelope.type != self.hop.trigger:
             return Step(())
-        return Step(outputs_for(self.hop, getattr(event, "workload_id")))
+        return Step(outputs_for(self.hop, event.workload_id))  # type: ignore[attr-defined]
 
     def snapshot(self) -> bytes:
         return str(self.state).encode()
@@ -183,19 +183,15 @@ async def run_driver(args: argparse.Namespace) -> None:
     while line := (await loop.run_in_executor(None, sys.stdin.readline)).split():
         n, rate, tag = int(line[0]), float(line[1]), line[2]
         late: list[float] = []
-
-        async def one(i: int, due: float) -> None:
-            late.append(max(0.0, time.monotonic() - due))
-            command = SubmitWorkload.model_validate({**body, "workload_id": f"{tag}-{i}", "name": f"{tag}-{i}"})
-            await submit(store, command, idempotency_key=f"{tag}-{i}")
-
         start = time.monotonic()
         tasks = []
         for i in range(n):
             due = start + i / rate
             if (delay := due - time.monotonic()) > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(i, due)))
+            late.append(max(0.0, time.monotonic() - due))
+            command = SubmitWorkload.model_validate({**body, "workload_id": f"{tag}-{i}", "name": f"{tag}-{i}"})
+            tasks.append(asyncio.create_task(submit(store, command, idempotency_key=f"{tag}-{i}")))
         await asyncio.gather(*tasks)
         print(json.dumps({"submitted": n, "seconds": round(time.monotonic() - start, 2),
                           "late_p99_ms": round(1000 * statistics.quantiles(late, n=100)[-1], 1) if n > 1 else 0.0}),

@@ -201,7 +201,7 @@ def measure(url: str, bootstrap: str, infra: dict[str, int], hops: int, rate: fl
     by = {k: round(1000 * (cpu1[k] - cpu0[k]) / n, 2) for k in cpu1 if k in cpu0}
     client = {k: v for k, v in by.items() if k not in INFRA}
     hops_ms = sum(v for k, v in client.items() if k.startswith("echo"))
-    return {"hops": hops, "rate_per_s": rate, "workloads": n, "drive_s": sent["seconds"],
+    return {"hops": hops, "rate_per_s": rate, "workloads": n, "seconds": seconds, "drive_s": sent["seconds"],
             "window_s": round(window, 1), "drained": drained,
             "cpu_ms_per_workload": round(sum(client.values()), 2),
             "cpu_ms_by_process": by,
@@ -244,12 +244,15 @@ async def drop_database(admin: str, url: str) -> None:
 
 
 def run_floor(db_url: str, bootstrap: str, infra: dict[str, int], *, configs: list[tuple[int, float]],
-              seeds: list[int], seconds: float, events: int, pyspy: Path | None) -> dict[str, Any]:
-    """Every configuration once per repetition (`seeds`: repetition ids; nothing is random)."""
+              seeds: list[int], seconds: float, events: int, pyspy: Path | None,
+              previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every configuration once per repetition (`seeds`: repetition ids; nothing is random). With
+    `previous` (an earlier document of this bench), its rows are kept but for the configurations
+    and repetitions run again, and the summary covers them all."""
     load_start = os.getloadavg()
-    per_seed: dict[str, list[dict[str, Any]]] = {}
+    version = code_version()
+    per_seed: dict[str, list[dict[str, Any]]] = {k: list(v) for k, v in (previous or {}).get("per_seed", {}).items()}
     for seed in seeds:
-        rows = per_seed.setdefault(str(seed), [])
         for k, (hops, rate) in enumerate(configs):
             url, admin = asyncio.run(fresh_database(db_url))
             try:
@@ -257,28 +260,35 @@ def run_floor(db_url: str, bootstrap: str, infra: dict[str, int], *, configs: li
                 row = measure(url, bootstrap, infra, hops, rate, seconds, events, spy)
             finally:
                 asyncio.run(drop_database(admin, url))
-            rows.append(row)
+            rows = [r for r in per_seed.get(str(seed), []) if (r["hops"], r["rate_per_s"]) != (hops, rate)]
+            per_seed[str(seed)] = [*rows, {**row, "code_version": version}]
             print(f"seed {seed} {hops} hops @{rate:g}/s: {row['cpu_ms_per_workload']} ms/workload client "
                   f"({row['cpu_ms_by_process']}), chain p50/p99 {row['chain_p50_ms']}/{row['chain_p99_ms']} ms, "
                   f"load {row['load_avg_before'][0]}", flush=True)
+    return {"code_version": version, "twin_version": "none (no twin: real PostgreSQL and Kafka)",
+            "events_per_workload": events, **summary(per_seed, events),
+            "load_avg": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]}}
+
+
+def summary(per_seed: dict[str, list[dict[str, Any]]], events: int) -> dict[str, Any]:
+    """The chains run, the worst repetition of each configuration (most client CPU per workload),
+    the least-squares CPU per added hop at each rate, and `per_seed` itself."""
+    runs = [r for rows in per_seed.values() for r in rows]
+    configs = sorted({(r["hops"], r["rate_per_s"]) for r in runs}, key=lambda c: (c[1], -c[0]))
     worst: dict[str, dict[str, Any]] = {}
     for hops, rate in configs:
-        runs = [r for rows in per_seed.values() for r in rows if (r["hops"], r["rate_per_s"]) == (hops, rate)]
-        w = max(runs, key=lambda r: r["cpu_ms_per_workload"])
+        mine = [r for r in runs if (r["hops"], r["rate_per_s"]) == (hops, rate)]
+        w = max(mine, key=lambda r: r["cpu_ms_per_workload"])
         worst[f"{hops}@{rate:g}"] = {key: w[key] for key in (
             "cpu_ms_per_workload", "cpu_ms_per_workload_hops", "cpu_ms_per_hop", "chain_p50_ms",
             "chain_p99_ms", "placement_p99_ms")} | {
-            "chain_p99_ms_worst": max(r["chain_p99_ms"] for r in runs),
+            "chain_p99_ms_worst": max(r["chain_p99_ms"] for r in mine), "repetitions": len(mine),
             "cpu_ms_by_process": w["cpu_ms_by_process"], "load_avg_before": w["load_avg_before"]}
     by_rate: dict[str, Any] = {}
     for rate in sorted({r for _, r in configs}):
         pts = [(h, worst[f"{h}@{r:g}"]["cpu_ms_per_workload"]) for h, r in configs if r == rate]
         hop_pts = [(h, worst[f"{h}@{r:g}"]["cpu_ms_per_workload_hops"]) for h, r in configs if r == rate]
         by_rate[f"{rate:g}"] = {"client_ms_per_hop": slope(pts), "hops_ms_per_hop": slope(hop_pts)}
-    return {"code_version": code_version(), "twin_version": "none (no twin: real PostgreSQL and Kafka)",
-            "events_per_workload": events, "seconds": seconds, "seeds": seeds,
-            "chain": {str(h): [{"hop": hop.name, "reacts_to": hop.trigger, "answers": len(hop.outputs)}
+    return {"chain": {str(h): [{"hop": hop.name, "reacts_to": hop.trigger, "answers": len(hop.outputs)}
                                for hop in chain(h, events)] for h in sorted({h for h, _ in configs})},
-            "worst": worst, "slope_by_rate": by_rate, "per_seed": per_seed,
-            "load_avg": {"start": [round(x, 2) for x in load_start],
-                         "end": [round(x, 2) for x in os.getloadavg()]}}
+            "worst": worst, "slope_by_rate": by_rate, "per_seed": per_seed}
