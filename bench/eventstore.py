@@ -243,6 +243,8 @@ def main() -> int:
     ap.add_argument("--seeds", default="6", help="--floor: repetition ids (nothing is random), e.g. 6-10")
     ap.add_argument("--events", type=int, default=25, help="--floor: logged events per workload")
     ap.add_argument("--pyspy", type=Path, help="--floor: py-spy of the first configuration into DIR")
+    ap.add_argument("--variant", default="", choices=("", "gc-freeze"),
+                    help="--floor: gc-freeze = the hops call gc.freeze() before serving (not the platform's code)")
     ap.add_argument("--update", action="store_true",
                     help="--floor: keep the --json file's other configurations and repetitions")
     args = ap.parse_args()
@@ -291,7 +293,8 @@ def floor(args: argparse.Namespace) -> int:
     try:
         results = floor_run.run_floor(db_url, bootstrap, infra, configs=floor_run.parse_configs(args.configs),
                                       seeds=seeds_of(args.seeds), seconds=5.0 if args.quick else args.seconds,
-                                      events=args.events, pyspy=args.pyspy, previous=previous)
+                                      events=args.events, pyspy=args.pyspy, previous=previous,
+                                      variant=args.variant)
     finally:
         if stack is not None:
             stack.stop()

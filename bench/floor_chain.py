@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import gzip
 import json
 import statistics
@@ -164,6 +165,8 @@ def run_hop(args: argparse.Namespace) -> None:
 
     hop = chain(args.hops, args.events)[args.index]
     task = decider_task(EchoDecider(hop), code_packages=("sextant_contracts",))
+    if args.gc_freeze:  # a variant, not the platform's behaviour: what is imported is never collected again
+        gc.freeze()
     asyncio.run(serve(KitSettings(), [task]))  # type: ignore[call-arg]
 
 
@@ -204,6 +207,8 @@ def main() -> int:
     sub = ap.add_subparsers(dest="role", required=True)
     hop = sub.add_parser("hop", help="one echo decider process (SEXTANT_* settings)")
     hop.add_argument("--index", type=int, required=True)
+    hop.add_argument("--gc-freeze", action="store_true",
+                     help="gc.freeze() before serving (a variant: full collections skip the imported modules)")
     driver = sub.add_parser("driver", help="the submissions' appender")
     driver.add_argument("--db", required=True)
     for p in (hop, driver):

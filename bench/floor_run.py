@@ -136,8 +136,9 @@ def stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:
 
 
 def measure(url: str, bootstrap: str, infra: dict[str, int], hops: int, rate: float, seconds: float,
-            events: int, pyspy: Path | None) -> dict[str, Any]:
-    """One configuration on the empty database `url` (module doc)."""
+            events: int, pyspy: Path | None, variant: str = "") -> dict[str, Any]:
+    """One configuration on the empty database `url` (module doc). `variant` "gc-freeze": the hops
+    call `gc.freeze()` before serving (not the platform's behaviour: what it would save)."""
     tag = uuid.uuid4().hex[:6]
     run_dir = Path(tempfile.mkdtemp(prefix="sextant-bench-floor-"))
     logs = run_dir / "logs"
@@ -157,7 +158,8 @@ def measure(url: str, bootstrap: str, infra: dict[str, int], hops: int, rate: fl
         for k, (name, group) in enumerate(zip(names, groups, strict=True)):
             ports[name] = free_port()
             procs[name] = spawn([sys.executable, str(HERE / "floor_chain.py"), "hop", "--index", str(k),
-                                 "--hops", str(hops), "--events", str(events)], log_path=logs / f"{name}.log",
+                                 "--hops", str(hops), "--events", str(events),
+                                 *(["--gc-freeze"] if variant == "gc-freeze" else [])], log_path=logs / f"{name}.log",
                                 env={**base_env, "SEXTANT_SERVICE_NAME": group, "SEXTANT_HTTP_PORT": str(ports[name])},
                                 die_with_parent=True)
         wait_ready(ports, procs, logs)
@@ -201,7 +203,7 @@ def measure(url: str, bootstrap: str, infra: dict[str, int], hops: int, rate: fl
     by = {k: round(1000 * (cpu1[k] - cpu0[k]) / n, 2) for k in cpu1 if k in cpu0}
     client = {k: v for k, v in by.items() if k not in INFRA}
     hops_ms = sum(v for k, v in client.items() if k.startswith("echo"))
-    return {"hops": hops, "rate_per_s": rate, "workloads": n, "seconds": seconds, "drive_s": sent["seconds"],
+    return {"hops": hops, "rate_per_s": rate, "variant": variant, "workloads": n, "seconds": seconds, "drive_s": sent["seconds"],
             "window_s": round(window, 1), "drained": drained,
             "cpu_ms_per_workload": round(sum(client.values()), 2),
             "cpu_ms_by_process": by,
@@ -213,6 +215,11 @@ def measure(url: str, bootstrap: str, infra: dict[str, int], hops: int, rate: fl
             **lat, "driver_late_p99_ms": sent["late_p99_ms"],
             "load_avg_before": [round(x, 2) for x in load_before],
             "load_avg_during": [round(x, 2) for x in load_during]}
+
+
+def key(row: dict[str, Any]) -> str:
+    """A configuration's name: `HOPS@RATE`, `+VARIANT` when it is one."""
+    return f"{row['hops']}@{row['rate_per_s']:g}" + (f"+{row['variant']}" if row.get("variant") else "")
 
 
 def slope(points: list[tuple[int, float]]) -> float | None:
@@ -245,7 +252,7 @@ async def drop_database(admin: str, url: str) -> None:
 
 def run_floor(db_url: str, bootstrap: str, infra: dict[str, int], *, configs: list[tuple[int, float]],
               seeds: list[int], seconds: float, events: int, pyspy: Path | None,
-              previous: dict[str, Any] | None = None) -> dict[str, Any]:
+              previous: dict[str, Any] | None = None, variant: str = "") -> dict[str, Any]:
     """Every configuration once per repetition (`seeds`: repetition ids; nothing is random). With
     `previous` (an earlier document of this bench), its rows are kept but for the configurations
     and repetitions run again, and the summary covers them all."""
@@ -257,12 +264,12 @@ def run_floor(db_url: str, bootstrap: str, infra: dict[str, int], *, configs: li
             url, admin = asyncio.run(fresh_database(db_url))
             try:
                 spy = pyspy / f"{hops}at{rate:g}-seed{seed}" if pyspy is not None and k == 0 and seed == seeds[0] else None
-                row = measure(url, bootstrap, infra, hops, rate, seconds, events, spy)
+                row = measure(url, bootstrap, infra, hops, rate, seconds, events, spy, variant)
             finally:
                 asyncio.run(drop_database(admin, url))
-            rows = [r for r in per_seed.get(str(seed), []) if (r["hops"], r["rate_per_s"]) != (hops, rate)]
+            rows = [r for r in per_seed.get(str(seed), []) if key(r) != key(row)]
             per_seed[str(seed)] = [*rows, {**row, "code_version": version}]
-            print(f"seed {seed} {hops} hops @{rate:g}/s: {row['cpu_ms_per_workload']} ms/workload client "
+            print(f"seed {seed} {key(row)}: {row['cpu_ms_per_workload']} ms/workload client "
                   f"({row['cpu_ms_by_process']}), chain p50/p99 {row['chain_p50_ms']}/{row['chain_p99_ms']} ms, "
                   f"load {row['load_avg_before'][0]}", flush=True)
     return {"code_version": version, "twin_version": "none (no twin: real PostgreSQL and Kafka)",
@@ -274,12 +281,13 @@ def summary(per_seed: dict[str, list[dict[str, Any]]], events: int) -> dict[str,
     """The chains run, the worst repetition of each configuration (most client CPU per workload),
     the least-squares CPU per added hop at each rate, and `per_seed` itself."""
     runs = [r for rows in per_seed.values() for r in rows]
-    configs = sorted({(r["hops"], r["rate_per_s"]) for r in runs}, key=lambda c: (c[1], -c[0]))
+    configs = sorted({(r["hops"], r["rate_per_s"]) for r in runs if not r.get("variant")}, key=lambda c: (c[1], -c[0]))
     worst: dict[str, dict[str, Any]] = {}
-    for hops, rate in configs:
-        mine = [r for r in runs if (r["hops"], r["rate_per_s"]) == (hops, rate)]
+    for name in sorted({key(r) for r in runs}, key=lambda k: next(
+            (r["rate_per_s"], -r["hops"], r.get("variant", "")) for r in runs if key(r) == k)):
+        mine = [r for r in runs if key(r) == name]
         w = max(mine, key=lambda r: r["cpu_ms_per_workload"])
-        worst[f"{hops}@{rate:g}"] = {key: w[key] for key in (
+        worst[name] = {key: w[key] for key in (
             "cpu_ms_per_workload", "cpu_ms_per_workload_hops", "cpu_ms_per_hop", "chain_p50_ms",
             "chain_p99_ms", "placement_p99_ms")} | {
             "chain_p99_ms_worst": max(r["chain_p99_ms"] for r in mine), "repetitions": len(mine),
