@@ -293,7 +293,7 @@ def summary(per_seed: dict[str, list[dict[str, Any]]], events: int) -> dict[str,
             "chain_p99_ms_worst": max(r["chain_p99_ms"] for r in mine), "repetitions": len(mine),
             "cpu_ms_by_process": w["cpu_ms_by_process"], "load_avg_before": w["load_avg_before"]}
     by_rate: dict[str, Any] = {}
-    for rate in sorted({r for _, r in configs}):
+    for rate in sorted({r for _, r in configs if sum(1 for _, q in configs if q == r) > 1}):
         pts = [(h, worst[f"{h}@{r:g}"]["cpu_ms_per_workload"]) for h, r in configs if r == rate]
         hop_pts = [(h, worst[f"{h}@{r:g}"]["cpu_ms_per_workload_hops"]) for h, r in configs if r == rate]
         by_rate[f"{rate:g}"] = {"client_ms_per_hop": slope(pts), "hops_ms_per_hop": slope(hop_pts)}
