@@ -326,7 +326,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "latency from the envelopes' times, per configuration `HOPS@RATE` and repetition (`per_seed`; "
         "`worst`: the repetition with the most client CPU). Written by `bench/eventstore.py --floor "
         "--configs 5@50,3@50,1@50,5@100 --seconds 30 --seeds 6-7 --json "
-        "bench/results/eventstore-floor.json`. Method and reading: docs/platform/floor.md."),
+        "bench/results/eventstore-floor.json`, then runs with `--update` adding repetitions and "
+        "configurations (the commands: docs/platform/floor.md, \"Reproduce\")."),
     "chaos": (
         "Chaos under supervision",
         "While twin workloads are submitted over REST to the platform as `make up` runs it (under "
