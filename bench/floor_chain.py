@@ -211,9 +211,8 @@ def main() -> int:
                      help="gc.freeze() before serving (a variant: full collections skip the imported modules)")
     driver = sub.add_parser("driver", help="the submissions' appender")
     driver.add_argument("--db", required=True)
-    for p in (hop, driver):
-        p.add_argument("--hops", type=int, default=len(HOPS))
-        p.add_argument("--events", type=int, default=25, help="logged events per workload")
+    hop.add_argument("--hops", type=int, default=len(HOPS))
+    hop.add_argument("--events", type=int, default=25, help="logged events per workload")
     args = ap.parse_args()
     if args.role == "hop":
         run_hop(args)
