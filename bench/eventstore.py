@@ -11,11 +11,18 @@ Measures, against a real PostgreSQL and a real Kafka:
   committed. Appender (this process), relay (`relay_worker --forever`) and consumer
   (`echo_worker`) are three processes, as in the deployed system; times are wall-clock.
 
+With `--floor` (instead of the three above): the platform's event traffic without its decisions —
+a driver of submissions, the relay and 5 (or `--configs`) echo decider processes chained like the
+deciders, 25 events per workload — and its client CPU per workload (`floor_run.py`,
+docs/platform/floor.md).
+
 Infrastructure: `SEXTANT_DATABASE_URL` + `SEXTANT_KAFKA_BOOTSTRAP` when set (a scratch database
 is created next to the given one and dropped afterwards), else a private stack started with
 `sextant_infra.stack.start_stack` and stopped at the end.
 
     .venv/bin/python bench/eventstore.py [--quick] [--json PATH]
+    .venv/bin/python bench/eventstore.py --floor [--configs 5@50,3@50,1@50] [--seconds 30] [--seeds 6]
+        [--pyspy DIR] --json bench/results/eventstore-floor.json
 """
 
 from __future__ import annotations
@@ -230,7 +237,19 @@ def main() -> int:
     ap.add_argument("--rates", type=lambda v: [float(x) for x in v.split(",")], default=[10.0, 50.0, 100.0],
                     help="events/s of the latency runs (comma-separated)")
     ap.add_argument("--json", dest="json_path")
+    ap.add_argument("--floor", action="store_true", help="the transport floor per workload (module doc)")
+    ap.add_argument("--configs", default="5@50,3@50,1@50", help="--floor: HOPS@WORKLOADS_PER_S, comma-separated")
+    ap.add_argument("--seconds", type=float, default=30.0, help="--floor: drive per configuration")
+    ap.add_argument("--seeds", default="6", help="--floor: repetition ids (nothing is random), e.g. 6-10")
+    ap.add_argument("--events", type=int, default=25, help="--floor: logged events per workload")
+    ap.add_argument("--pyspy", type=Path, help="--floor: py-spy of the first configuration into DIR")
+    ap.add_argument("--variant", default="", choices=("", "gc-freeze"),
+                    help="--floor: gc-freeze = the hops call gc.freeze() before serving (not the platform's code)")
+    ap.add_argument("--update", action="store_true",
+                    help="--floor: keep the --json file's other configurations and repetitions")
     args = ap.parse_args()
+    if args.floor:
+        return floor(args)
     db_url, bootstrap = os.environ.get("SEXTANT_DATABASE_URL"), os.environ.get("SEXTANT_KAFKA_BOOTSTRAP")
     stack = None
     if not (db_url and bootstrap):
@@ -254,6 +273,36 @@ def main() -> int:
     if args.json_path:
         with open(args.json_path, "w") as f:
             json.dump(results, f, indent=2, sort_keys=True)
+    return 0
+
+
+def floor(args: argparse.Namespace) -> int:
+    """`--floor`: `floor_run.run_floor` on a private stack with the platform's topics."""
+    import floor_run
+    from quality import seeds_of
+
+    previous = json.loads(Path(args.json_path).read_text()) if args.update and args.json_path else None
+    db_url, bootstrap = os.environ.get("SEXTANT_DATABASE_URL"), os.environ.get("SEXTANT_KAFKA_BOOTSTRAP")
+    stack, infra = None, {}
+    if not (db_url and bootstrap):
+        from sextant_infra.stack import start_stack
+
+        stack = start_stack(Path(tempfile.mkdtemp(prefix="sextant-bench-")), die_with_parent=True)
+        db_url, bootstrap = stack.env["SEXTANT_DATABASE_URL"], stack.env["SEXTANT_KAFKA_BOOTSTRAP"]
+        infra = {"postgres": stack.postgres.pid, "kafka": stack.kafka.pid}
+    try:
+        results = floor_run.run_floor(db_url, bootstrap, infra, configs=floor_run.parse_configs(args.configs),
+                                      seeds=seeds_of(args.seeds), seconds=5.0 if args.quick else args.seconds,
+                                      events=args.events, pyspy=args.pyspy, previous=previous,
+                                      variant=args.variant)
+    finally:
+        if stack is not None:
+            stack.stop()
+    results = {"machine": machine(), "quick": args.quick, **results}
+    print(json.dumps(results["worst"], indent=1))
+    if args.json_path:
+        with open(args.json_path, "w") as f:
+            json.dump(results, f, indent=2)
     return 0
 
 

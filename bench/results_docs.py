@@ -317,6 +317,17 @@ INTRO: dict[str, tuple[str, str]] = {
         "output and tracking row are committed). Written by `bench/eventstore.py --json "
         "bench/results/eventstore.json` (real PostgreSQL with fsync on, real Kafka). "
         "Design: docs/platform.md."),
+    "eventstore-floor": (
+        "Event store: the transport floor per workload",
+        "The platform's event traffic without its decisions, at fixed workloads/s: a driver appending "
+        "submissions as admission does, the production relay and N echo decider processes "
+        "(`runtime.decider_task` around a decider that only answers its trigger type), 25 logged "
+        "events per workload. CPU ms per workload by process (PostgreSQL and Kafka apart), chain "
+        "latency from the envelopes' times, per configuration `HOPS@RATE` and repetition (`per_seed`; "
+        "`worst`: the repetition with the most client CPU). Written by `bench/eventstore.py --floor "
+        "--configs 5@50,3@50,1@50,5@100 --seconds 30 --seeds 6-7 --json "
+        "bench/results/eventstore-floor.json`, then runs with `--update` adding repetitions and "
+        "configurations (the commands: docs/platform/floor.md, \"Reproduce\")."),
     "chaos": (
         "Chaos under supervision",
         "While twin workloads are submitted over REST to the platform as `make up` runs it (under "
