@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel, Field, PrivateAttr
 
 from . import codec
-from .builders import Untrusted, builder
 from .events import Event, event_class
 from .model import Frozen
 from .upcasters import upcast
@@ -30,15 +29,13 @@ class EnvelopeError(ValueError):
 
 
 class _Memo:
-    """The envelope's decoded event, once `Envelope.event` has decoded it, and whether the envelope
-    was read back trusted (`Envelope.trusted`: its event is built without validation). Every memo
-    equals every other: an envelope's equality, hash and dump are its fields', decoded or not."""
+    """The envelope's decoded event, once `Envelope.event` has decoded it. Every memo equals every
+    other: an envelope's equality, hash and dump are its fields', decoded or not."""
 
-    __slots__ = ("event", "trusted")
+    __slots__ = ("event",)
 
-    def __init__(self, trusted: bool = False) -> None:
+    def __init__(self) -> None:
         self.event: Event | None = None
-        self.trusted = trusted
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Memo)
@@ -46,7 +43,7 @@ class _Memo:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[type[_Memo], tuple[()]]:
-        return _Memo, ()  # a pickled envelope decodes again, validated
+        return _Memo, ()  # a pickled envelope decodes again
 
 
 class Envelope(Frozen):
@@ -87,7 +84,7 @@ class Envelope(Frozen):
                         "correlation_id": correlation_id})
         _set_fields_set(env, set(_ALL_FIELDS))
         _set_extra(env, None)
-        _set_private(env, {"_memo": _Memo(True)})
+        _set_private(env, {"_memo": _Memo()})
         return env
 
     @classmethod
@@ -106,13 +103,7 @@ class Envelope(Frozen):
             return memo.event
         cls = event_class(self.type)
         if self.schema_version == cls.SCHEMA_VERSION:  # `upcast` would return the payload itself
-            build = builder(cls) if memo is not None and memo.trusted else None
-            try:  # a trusted row's event built as validation builds it (`sextant_contracts.builders`)
-                event = build(self.payload) if build is not None else None
-            except Untrusted:
-                event = None
-            if event is None:
-                event = cls.__pydantic_validator__.validate_python(self.payload)  # = `model_validate`
+            event = cls.__pydantic_validator__.validate_python(self.payload)  # = `model_validate`
         else:
             event = cls.model_validate(upcast(self.type, self.schema_version, self.payload))
         if memo is not None:
