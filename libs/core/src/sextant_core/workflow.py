@@ -11,7 +11,7 @@ events *immediately after* `state.position` (a head-conditional append), so ever
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,7 +23,7 @@ from sextant_contracts.envelope import Envelope
 from .decide import DECIDED_COMMANDS, Decision, decide, seed_for
 from .policies import PolicySet
 from .process import react, reacts_to
-from .state.evolve import evolve
+from .state.evolve import evolve, fold_events
 from .state.model import ClusterState
 
 SERVICES = ("admission", "profiling", "classification", "planning", "reprovisioning", "telemetry")
@@ -132,14 +132,17 @@ class Decider:
         return max(self.state.position, 0)
 
     def fold(self, envelopes: Iterable[Envelope]) -> None:
-        """Advance over `envelopes`, the cyclic garbage collector paused (as `state.fold`)."""
-        state = self.state
-        with collector_paused():
+        """Advance over `envelopes`, the cyclic garbage collector paused (as `state.fold`; a run
+        of one workload's samples in one copy, `fold_events`)."""
+        def unfolded(last: int) -> Iterator[tuple[ev.Event, int]]:
             for env in envelopes:
-                if env.position is None or env.position <= state.position:
+                if env.position is None or env.position <= last:
                     continue  # already folded (or not from the log)
-                state = evolve(state, env.event(), env.position)
-        self.state = state
+                last = env.position  # the state's position once `env` is folded
+                yield env.event(), last
+
+        with collector_paused():
+            self.state = fold_events(unfolded(self.state.position), self.state)
 
     def snapshot(self) -> bytes:
         """The folded state as bytes (a disposable cache; only the same code may restore it)."""

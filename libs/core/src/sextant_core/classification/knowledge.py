@@ -220,12 +220,28 @@ def _(event: ev.ProfilingPlanned, kb: KnowledgeBase) -> KnowledgeBase:
 
 
 @_apply.register
-def _(event: ev.ProfileSampleRecorded, kb: KnowledgeBase) -> KnowledgeBase:
+def _sample_recorded(event: ev.ProfileSampleRecorded, kb: KnowledgeBase) -> KnowledgeBase:
     p = kb.pending.get(event.workload_id)
     if p is None:
         return kb
     s: Sample = (event.run_id, event.classification.value, event.column, event.value, event.caused)
     return replace(kb, pending=kb.pending.set(event.workload_id, replace(p, samples=p.samples + (s,))))
+
+
+def samples_batchable() -> bool:
+    """Whether `add_samples` is what this fold's `ProfileSampleRecorded` handler does (no other
+    handler registered for the type)."""
+    return _apply.dispatch(ev.ProfileSampleRecorded) is _sample_recorded
+
+
+def add_samples(kb: KnowledgeBase, workload_id: str, events: list[ev.ProfileSampleRecorded]) -> KnowledgeBase:
+    """`evolve` of each of `events` (samples of `workload_id`, in order) in one copy: the same
+    knowledge base (`state.evolve.fold_events`)."""
+    p = kb.pending.get(workload_id)
+    if p is None:
+        return kb
+    new = (*p.samples, *[(e.run_id, e.classification.value, e.column, e.value, e.caused) for e in events])
+    return replace(kb, pending=kb.pending.set(workload_id, replace(p, samples=new)))
 
 
 @_apply.register
@@ -267,5 +283,6 @@ def _(event: ev.ModelRetrained, kb: KnowledgeBase) -> KnowledgeBase:
     return replace(kb, matrices=kb.matrices.set(m.key, replace(m, model=fact)))
 
 
-__all__ = ["EMPTY_KB", "GROUP_ALL", "KnowledgeBase", "Matrix", "ModelFact", "Pending", "evolve",
+__all__ = ["EMPTY_KB", "GROUP_ALL", "KnowledgeBase", "Matrix", "ModelFact", "Pending", "add_samples", "evolve",
+           "samples_batchable",
            "matrix_key", "model_version"]

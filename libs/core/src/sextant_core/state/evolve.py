@@ -30,9 +30,10 @@ from sextant_contracts.collector import collector_paused
 from sextant_contracts.envelope import Envelope
 from sextant_contracts.model import Allocation
 
+from ..classification.knowledge import add_samples, samples_batchable
 from ..classification.knowledge import evolve as evolve_knowledge
 from ..dispatch import Dispatch
-from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, is_late_fact, next_phase
+from ..domain.lifecycle import QUARANTINED, TERMINAL, WorkloadPhase, allows, is_late_fact, next_phase
 from ..fairness.load import moved
 from ..fairness.vcstate import evolve_vc
 from ..kwiken.platform import evolve_kwiken
@@ -97,14 +98,81 @@ def evolve(state: ClusterState, event: ev.Event, position: int | None = None) ->
 
 def fold(items: Iterable[Envelope | ev.Event], state: ClusterState = EMPTY) -> ClusterState:
     """Fold envelopes (with positions) or bare events into `state`, the cyclic garbage collector
-    paused (`sextant_contracts.collector`: the fold allocates no cycles)."""
+    paused (`sextant_contracts.collector`: the fold allocates no cycles); a run of one workload's
+    samples in one copy (`fold_events`)."""
     with collector_paused():
-        for item in items:
-            if isinstance(item, Envelope):
-                state = evolve(state, item.event(), item.position)
-            else:
-                state = evolve(state, item)
-    return state
+        return fold_events(((item.event(), item.position) if isinstance(item, Envelope) else (item, None)
+                            for item in items), state)
+
+
+def fold_events(pairs: Iterable[tuple[ev.Event, int | None]], state: ClusterState) -> ClusterState:
+    """`evolve` of every (event, position) in order — the same state — except that a run of
+    consecutive `ProfileSampleRecorded` of one workload (a profiling plan's samples, recorded
+    together) is folded in one copy of the state, its workload and its pending row
+    (`_fold_samples`) instead of one per event."""
+    run: list[tuple[ev.ProfileSampleRecorded, int | None]] = []
+    for event, position in pairs:
+        if event.__class__ is _SAMPLE:
+            if run and run[0][0].workload_id != event.workload_id:  # type: ignore[attr-defined]
+                state = _fold_samples(state, run)
+                run = []
+            run.append((event, position))  # type: ignore[arg-type]
+            continue
+        if run:
+            state = _fold_samples(state, run)
+            run = []
+        state = evolve(state, event, position)
+    return _fold_samples(state, run) if run else state
+
+
+_SAMPLE = ev.ProfileSampleRecorded
+_SAMPLE_TYPE = ev.ProfileSampleRecorded.TYPE
+
+
+def _fold_samples(state: ClusterState, run: list[tuple[ev.ProfileSampleRecorded, int | None]]) -> ClusterState:
+    """`evolve` of each of `run` (one workload's consecutive samples), in one copy when nothing
+    but the samples, the clock and the position changes: the workload exists, its phase takes
+    samples (a sample never changes the phase), and the folds' handlers of the type are this
+    module's and the knowledge base's own (a registration elsewhere, e.g. a test's, folds one by
+    one). The workload's and the pending row's samples get every sample, in order; the clock and
+    the position end where the per-event fold leaves them. Otherwise: one by one."""
+    first = run[0][0]
+    w = state.workloads.get(first.workload_id)
+    if (len(run) == 1 or w is None or is_late_fact(w.phase, _SAMPLE_TYPE)
+            or not allows(w.phase, _SAMPLE_TYPE) or _apply.dispatch(_SAMPLE) is not _sample_recorded
+            or not samples_batchable()):
+        for event, position in run:
+            state = evolve(state, event, position)
+        return state
+    phase = next_phase(w.workload_id, w.phase, _SAMPLE_TYPE)  # the same phase (TRANSITIONS)
+    new = (*w.samples, *[(e.run_id, e.classification.value, e.column, e.value, e.caused) for e, _ in run])
+    w2 = replace(w, phase=phase, samples=new)
+    changes: dict[str, object] = {"workloads": state.workloads.set(w.workload_id, w2)}
+    # as `_step`
+    if phase != WorkloadPhase.QUEUED and w.workload_id in state.queued:
+        changes["queued"] = tuple(x for x in state.queued if x != w.workload_id)
+    if phase != WorkloadPhase.DEFERRED and w.workload_id in state.deferred:
+        changes["deferred"] = tuple(x for x in state.deferred if x != w.workload_id)
+    # as `evolve`
+    load = moved(state.load, w, w2)
+    if load is not state.load:
+        changes["load"] = load
+    kb = add_samples(state.knowledge, w.workload_id, [e for e, _ in run])
+    if kb is not state.knowledge:
+        changes["knowledge"] = kb
+    now = state.now
+    position = state.position
+    moved_clock = moved_position = False
+    for e, at in run:
+        if e.at > now:
+            now, moved_clock = e.at, True
+        if at is not None:
+            position, moved_position = at, True
+    if moved_clock:
+        changes["now"] = now
+    if moved_position:
+        changes["position"] = position
+    return replace(state, **changes)
 
 
 @Dispatch
@@ -263,7 +331,8 @@ def _(event: ev.ProfilingPlanned, state: ClusterState) -> ClusterState:
 
 
 @_apply.register
-def _(event: ev.ProfileSampleRecorded, state: ClusterState) -> ClusterState:
+def _sample_recorded(event: ev.ProfileSampleRecorded, state: ClusterState) -> ClusterState:
+    """(`_fold_samples` folds a run of them at once: the same state.)"""
     w = _workload(state, event)
     sample = (event.run_id, event.classification.value, event.column, event.value, event.caused)
     return _step(state, event, samples=w.samples + (sample,))
