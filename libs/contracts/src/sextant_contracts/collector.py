@@ -28,3 +28,22 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+@contextmanager
+def held_frozen() -> Iterator[None]:
+    """The objects alive at the block's start out of the collector's reach inside it (`gc.freeze`),
+    then back in its oldest generation (`gc.unfreeze`). For work that holds a large, long-lived
+    heap it does not change while it allocates and frees its own objects (re-deriving the
+    decisions of a decoded log, `sextant_core.replay`): the collections its allocations trigger
+    traverse only what it made, not the held heap; its own garbage, cycles included, is collected
+    as always. A caller that has frozen objects of its own (`gc.get_freeze_count()`) is left as it
+    is (an unfreeze would release its objects too): the block then runs without this."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

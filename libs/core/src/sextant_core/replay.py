@@ -49,6 +49,7 @@ from typing import Any
 
 from sextant_contracts import codec
 from sextant_contracts import events as ev
+from sextant_contracts.collector import held_frozen
 from sextant_contracts.envelope import Envelope
 
 from .classification.engine import ModelMismatch
@@ -98,7 +99,18 @@ def replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
 
     `policies(profile)` returns the PolicySet a recorded profile name denotes. When replaying from
     a snapshot, a decision's cause may precede the snapshot: `lookup(event_id)` fetches it.
+
+    The objects alive when it starts (the decoded log, typically) are kept out of the cyclic
+    collector's reach while it runs (`collector.held_frozen`): its collections traverse only what
+    the re-derivation allocates (docs/platform/replay.md, "Sixth round").
     """
+    with held_frozen():
+        return _replay(log, policies, state=state, lookup=lookup)
+
+
+def _replay(log: Iterable[Envelope], policies: Callable[[str], PolicySet], *,
+            state: ClusterState | None,
+            lookup: Callable[[str], ev.Event | None] | None) -> ReplayReport:
     report = ReplayReport(state=state if state is not None else ClusterState())
     st = report.state
     by_id: dict[str, ev.Event] = {}

@@ -77,15 +77,17 @@ def _float_bits(x: Any) -> Any:
 def _reference_classify(clf: CollaborativeClassifier, state: ClusterState, w: WorkloadState,
                         monkeypatch: pytest.MonkeyPatch) -> Classified:
     """`classify` as before: with engine 3, every matrix's fit computed and `_other` (the `fsum`
-    comprehension) passed to every matrix's estimate — the current loop when every matrix is
-    taken to read the others' fits (`_joint`)."""
+    comprehension) passed to every matrix's estimate as a dict, read by `dict.get` — the current
+    loop when every matrix is taken to read the others' fits (`_joint`) and none by bank row
+    (`analogs.JointEvidence`)."""
     with monkeypatch.context() as m:
         m.setattr(classifier, "_joint", lambda *_: True)
-        m.setattr(classifier, "_other", _reference_other)
+        m.setattr(classifier, "_other_evidence", lambda fits, cls: _reference_other(
+            {c: f.as_dict() for c, f in fits.items() if f is not None}, cls))
         return clf.classify(state, w, None)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("engine", ["2", "3"])
+@pytest.mark.parametrize("engine", ["2", "3", "3.2"])
 def test_classify_equals_the_previous_loop_at_every_classification_of_the_platform_log(
         engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from sextant_cli.demo import read_recorded
@@ -93,6 +95,15 @@ def test_classify_equals_the_previous_loop_at_every_classification_of_the_platfo
     clf = CollaborativeClassifier(ENGINE_VERSIONS[engine])
     state = ClusterState()
     compared = joint_used = 0
+    by_row = []  # whether each joint read took the bank-row path (`analogs.JointEvidence`)
+    current = classifier._other_evidence
+
+    def spy(fits, cls):  # type: ignore[no-untyped-def]
+        out = current(fits, cls)
+        by_row.append(isinstance(out, analogs.JointEvidence))
+        return out
+
+    monkeypatch.setattr(classifier, "_other_evidence", spy)
     clear_memo()
     for env in read_recorded(FIXTURE):
         event = env.event()
@@ -107,7 +118,8 @@ def test_classify_equals_the_previous_loop_at_every_classification_of_the_platfo
             joint_used += any(p.joint for _, p in clf.params.analogs)
         state = evolve(state, event, env.position)
     assert compared >= 20
-    assert (joint_used > 0) == (engine == "3")
+    assert (joint_used > 0) == (engine != "2")
+    assert (sum(by_row) > 0) == (engine != "2")  # the bank-row path was compared
 
 
 def _reference_obs(columns, values):  # type: ignore[no-untyped-def]

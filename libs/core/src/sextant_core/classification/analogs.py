@@ -195,21 +195,129 @@ def evidence(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, b
     return dict(zip([b.ids[i] for i in rows.tolist()], (lw[rows] - top).tolist(), strict=True))
 
 
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """One matrix's fit of a new row (`fit`): its bank, the rows with every observed column, and
+    each row's log weight relative to the best (`lw - top`; read only where `ok`)."""
+
+    bank: AnalogBank
+    ok: BoolArray
+    weight: FloatArray
+
+    def as_dict(self) -> dict[str, float]:
+        """`evidence`'s dict: row id -> log weight of every usable row (the same values)."""
+        rows = np.flatnonzero(self.ok)
+        return dict(zip([self.bank.ids[i] for i in rows.tolist()], self.weight[rows].tolist(), strict=True))
+
+
+def fit(b: AnalogBank, columns: IntArray, values: FloatArray, tau: float, beta: float | None = None,
+        zeros: IntArray | None = None, zero_penalty: float | None = None) -> Fit | None:
+    """`evidence` by bank row: None where `evidence` is empty (no usable row, or a bank without ids)."""
+    got = _fit(b, columns, values, tau, beta, zeros, zero_penalty)
+    if got is None or not b.ids:
+        return None
+    ok, lw, _, _, _ = got
+    top = float(lw[ok].max())
+    return Fit(bank=b, ok=ok, weight=lw - top)  # element-wise: `evidence`'s `lw[rows] - top` at its rows
+
+
+# a bank's ids -> (that tuple, row of each id, or None when an id repeats); and (reader's ids,
+# other's ids) -> (both tuples, the other's row of each of the reader's ids, -1 = absent). Keyed by
+# the tuples' identity and kept in the entry (so an id is never reused while it is cached): banks
+# are memoised per row prefix (`engine.analog_bank`), and a new prefix is a new bank, a new tuple
+_POSITIONS: dict[int, tuple[tuple[str, ...], dict[str, int] | None]] = {}
+_ALIGNED: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...], IntArray]] = {}
+_ALIGN_SIZE = 256
+
+
+def _positions(ids: tuple[str, ...]) -> dict[str, int] | None:
+    hit = _POSITIONS.get(id(ids))
+    if hit is None or hit[0] is not ids:
+        pos = {i: r for r, i in enumerate(ids)}
+        if len(_POSITIONS) >= _ALIGN_SIZE:
+            _POSITIONS.clear()
+        hit = _POSITIONS[id(ids)] = (ids, pos if len(pos) == len(ids) else None)
+    return hit[1]
+
+
+def _aligned(reader: tuple[str, ...], other: tuple[str, ...]) -> IntArray:
+    """The row of `other` holding each id of `reader` (-1: absent); `other`'s ids are unique."""
+    key = (id(reader), id(other))
+    hit = _ALIGNED.get(key)
+    if hit is None or hit[0] is not reader or hit[1] is not other:
+        pos = _positions(other)
+        assert pos is not None
+        rows = np.fromiter(map(pos.get, reader, repeat(-1)), dtype=np.int64, count=len(reader))
+        rows.setflags(write=False)
+        if len(_ALIGNED) >= _ALIGN_SIZE:
+            _ALIGNED.clear()
+        hit = _ALIGNED[key] = (reader, other, rows)
+    return hit[2]
+
+
+class JointEvidence:
+    """The fits of a workload's other matrices (`AnalogParams.joint`), read by the rows of the
+    reading matrix's bank: what `classifier._other`'s dict gives each of that bank's ids (absent:
+    0.0), without building the dict. Exact (`exact`) for one or two fits whose banks' ids are
+    unique and whose usable weights are finite and above -1e307 (so no sum of two overflows and
+    `_other` takes its IEEE branch): one fit's weight + 0.0, or the two weights (NO_EVIDENCE where a
+    fit lacks the row) summed + 0.0, the same operations on the same values, element-wise."""
+
+    __slots__ = ("fits",)
+
+    def __init__(self, fits: Sequence[Fit]) -> None:
+        self.fits = tuple(fits)
+
+    def __bool__(self) -> bool:
+        return bool(self.fits)  # a fit has a usable row by construction: `_other`'s dict is not empty
+
+    def exact(self) -> bool:
+        if not 1 <= len(self.fits) <= 2:
+            return False
+        for f in self.fits:
+            w = f.weight[f.ok]
+            if _positions(f.bank.ids) is None or not (np.isfinite(w).all() and (w > -1e307).all()):
+                return False
+        return True
+
+    def rows(self, b: AnalogBank) -> FloatArray:
+        """Per row of `b`: the summed evidence of its id (0.0 where no fit has it)."""
+        parts = []
+        for f in self.fits:
+            at = _aligned(b.ids, f.bank.ids)
+            has = at >= 0
+            safe = np.where(has, at, 0)
+            has &= f.ok[safe]
+            parts.append((has, f.weight[safe]))
+        if len(parts) == 1:
+            (has, w), = parts
+            return np.where(has, w + 0.0, 0.0)
+        (ha, wa), (hb, wb) = parts
+        total = np.where(ha, wa, NO_EVIDENCE) + np.where(hb, wb, NO_EVIDENCE) + 0.0
+        return np.where(ha | hb, total, 0.0)
+
+
 def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: FloatArray, fm_std: FloatArray,
              params: AnalogParams, zeros: IntArray | None = None,
-             other: dict[str, float] | None = None) -> FloatArray:
+             other: dict[str, float] | JointEvidence | None = None) -> FloatArray:
     """Model-space estimate of every column of a new row observed at `columns` (`values`), given
     the factor model's predictive mean and std per column. Observed columns are returned as the
     factor model has them (the caller keeps the measured values). `zeros`: columns where the new
     row measured 0 (used with `zero_penalty`; estimated like any hidden cell); `other`: row id ->
-    summed log weight of the workload's other matrices (used with `joint`; absent rows: 0)."""
+    summed log weight of the workload's other matrices (used with `joint`; absent rows: 0), or the
+    same by bank row (`JointEvidence`)."""
     n = len(fm_mean)
     fm_mean, fm_std = np.asarray(fm_mean, dtype=np.float64), np.asarray(fm_std, dtype=np.float64)
     out = np.array(fm_mean, dtype=np.float64, copy=True)
     shifted = None
+    joint: dict[str, float] | FloatArray | None = other if not isinstance(other, JointEvidence) else (
+        other.rows(b) if other and params.joint and b.ids else None)
     if params.shift_grid and zeros is not None and len(zeros):
+        base = b
         b, shifted = shift_bank(b, zeros, columns, params.shift_grid, served=params.shift is not None)
-    got = _analogs(b, columns, values, params, zeros, other, shifted)
+        if b is not base and isinstance(joint, np.ndarray):  # the shifted bank: its ids once per step
+            joint = np.tile(joint, len(params.shift_grid))
+    got = _analogs(b, columns, values, params, zeros, joint, shifted)
     if got is None:
         return out if len(columns) == 0 or b.y.shape[0] == 0 else _fm_only(out, fm_mean, fm_std)
     ya, ma, lw, off, uniq, obs = got
@@ -245,7 +353,7 @@ def estimate(b: AnalogBank, columns: IntArray, values: FloatArray, fm_mean: Floa
 
 
 def _analogs(b: AnalogBank, columns: IntArray, values: FloatArray, params: AnalogParams, zeros: IntArray | None,
-             other: dict[str, float] | None, shifted: FloatArray | None = None
+             other: dict[str, float] | FloatArray | None, shifted: FloatArray | None = None
              ) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray, IntArray, FloatArray] | None:
     """(values, mask, log weight, level offset) of the usable analog rows, the observed columns and
     their values — `estimate`'s posterior before its hidden cells; None without an analog. `shifted`:
@@ -262,7 +370,9 @@ def _analogs(b: AnalogBank, columns: IntArray, values: FloatArray, params: Analo
     if params.shrink and params.beta is not None:
         k = len(uniq) / params.tau ** 2
         off = off * (k / (k + 1.0 / params.beta ** 2))
-    if params.joint and other and b.ids:
+    if isinstance(other, np.ndarray):  # `JointEvidence.rows` of this bank (set only where it is read)
+        lw = lw + params.joint * other
+    elif params.joint and other and b.ids:
         # `dict.get` mapped in C over the bank's ids (one per analog row): the same values as a
         # comprehension, without a Python frame per row
         lw = lw + params.joint * np.array(list(map(other.get, b.ids, repeat(0.0))))

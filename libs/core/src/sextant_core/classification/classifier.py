@@ -76,9 +76,11 @@ class CollaborativeClassifier(RetrainingClassifier):
     # --- classification --------------------------------------------------------------------
 
     def estimate(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]],
-                 other: dict[str, float] | None = None) -> tuple[dict[str, float], float, str]:
+                 other: dict[str, float] | analogs.JointEvidence | None = None
+                 ) -> tuple[dict[str, float], float, str]:
         """(column -> raw estimate, confidence 0..1, model version) for one matrix row; `other`:
-        the workload's fit in its other matrices (`analogs.evidence`, engine 3's `joint`)."""
+        the workload's fit in its other matrices (`analogs.evidence`, engine 3's `joint`; or the
+        same by bank row, `analogs.JointEvidence`)."""
         known = _known(matrix, observed)
         if matrix is None:
             return known, 0.0, "none"
@@ -110,21 +112,27 @@ class CollaborativeClassifier(RetrainingClassifier):
 
     def evidence(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]], *,
                  weights: bool = True) -> dict[str, float]:
-        """Row id -> log weight of the analog rows of a performance matrix given the workload's
-        entries there (`analogs.evidence`, with the matrix's analog parameters); empty where the
+        """`fit` as `analogs.evidence`'s dict (empty where `fit` is None)."""
+        f = self.fit(matrix, observed, weights=weights)
+        return {} if f is None else f.as_dict()
+
+    def fit(self, matrix: Matrix | None, observed: Sequence[tuple[str, float]], *,
+            weights: bool = True) -> analogs.Fit | None:
+        """The log weights of the analog rows of a performance matrix given the workload's entries
+        there, by bank row (`analogs.fit`, with the matrix's analog parameters); None where the
         matrix has no analog fold-in or no model. `weights` False: only the model and the analog
         bank are fetched (what a classification whose other matrices do not read this fit still
         does, in the same order: a model that cannot be rebuilt fails at the same matrix), and
-        the result is empty."""
+        the result is None."""
         ap = self.params.analog_params(matrix.key) if matrix is not None else None
         if matrix is None or ap is None or matrix.normalisation is not Normalisation.LOG:
-            return {}
+            return None
         model = model_for(matrix, self.params)
         bk = analog_bank(matrix)
         if bk is None or model is None or not weights:
-            return {}
+            return None
         ci, z, zeros = _model_entries(matrix, model.n_columns, _known(matrix, observed), observed)
-        return analogs.evidence(bk, ci, z, ap.tau, ap.beta, zeros=zeros, zero_penalty=ap.zero_penalty)
+        return analogs.fit(bk, ci, z, ap.tau, ap.beta, zeros=zeros, zero_penalty=ap.zero_penalty)
 
     def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
         kb = state.knowledge
@@ -138,16 +146,15 @@ class CollaborativeClassifier(RetrainingClassifier):
         # only they get `_other`, and a fit only they read is computed (the others' models and
         # banks are still fetched, in the same order)
         reads = {cls for cls in CLASSIFICATIONS if joint and _joint(self.params, cls, kind)}
-        fits: dict[Classification, dict[str, float]] = {}
+        fits: dict[Classification, analogs.Fit | None] = {}
         for cls in CLASSIFICATIONS if joint else ():
             group = group_of(cls, kind)
-            fits[cls] = self.evidence(kb.matrix(cls, group), pending.get((cls, group), []),
-                                      weights=bool(reads - {cls}))
+            fits[cls] = self.fit(kb.matrix(cls, group), pending.get((cls, group), []), weights=bool(reads - {cls}))
         for cls in CLASSIFICATIONS:
             group = group_of(cls, kind)
             m = kb.matrix(cls, group)
             values, c, version = self.estimate(m, pending.get((cls, group), []),
-                                               _other(fits, cls) if cls in reads else None)
+                                               _other_evidence(fits, cls) if cls in reads else None)
             rows[cls] = values
             conf[cls.value] = round(c, 6)
             versions[f"{cls.value}/{group}"] = version
@@ -212,6 +219,16 @@ def _other(fits: dict[Classification, dict[str, float]], cls: Classification) ->
     if all(math.isfinite(v) for v in out.values()):
         return out
     return {i: math.fsum(f.get(i, analogs.NO_EVIDENCE) for f in others) for i in ids}  # inf/nan: fsum's own rules
+
+
+def _other_evidence(fits: dict[Classification, analogs.Fit | None], cls: Classification
+                    ) -> analogs.JointEvidence | dict[str, float]:
+    """What `cls`'s analog fold-in reads of the workload's other matrices: by bank row
+    (`analogs.JointEvidence`) where that is exactly `_other`'s dict, else `_other`'s dict."""
+    joint = analogs.JointEvidence([f for c, f in fits.items() if c is not cls and f is not None])
+    if joint.exact():
+        return joint
+    return _other({c: f.as_dict() for c, f in fits.items() if f is not None}, cls)
 
 
 def _joint(params: EngineParams, cls: Classification, kind: str) -> bool:
