@@ -264,7 +264,7 @@ LADDER_BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-obl
 
 def baseline_rows(rows: Iterable[str]) -> list[str]:
     """The rows of `rows` that are a placement baseline at any version (`least-loaded`,
-    `least-loaded@2` …). Issue 16's "best baseline" uses `sextant`'s engine and plan, i.e. the `@2`
+    `least-loaded@2` …). The decision-quality "best baseline" uses `sextant`'s engine and plan, i.e. the `@2`
     rows (`sextant_sim.baselines.BASELINE_VERSIONS`); where a run has both, the highest counts."""
     return sorted(r for r in rows if r.split("@", 1)[0] in LADDER_BASELINES)
 # ladder row -> (profile, on the estimate port); "best-baseline" is derived from LADDER_BASELINES

@@ -65,7 +65,7 @@ def test_margins_against_paragon_and_the_best_baseline_per_seed(quality: ModuleT
 
 
 def test_the_best_baseline_counts_versioned_baselines(quality: ModuleType) -> None:
-    # issue 16's best baseline runs sextant's engine and plan: `interference-oblivious@2` counts
+    # the best baseline of the decision-quality bars runs sextant's engine and plan: `interference-oblivious@2` counts
     q = {"sextant": (0.45, 0.40), "least-loaded": (0.20, 0.10), "interference-oblivious@2": (0.43, 0.41),
          "sextant-true-rows": (0.9, 0.9)}
     runs = {"s": {p: {6: {"qos_met_fraction": a}, 7: {"qos_met_fraction": b}} for p, (a, b) in q.items()}}
