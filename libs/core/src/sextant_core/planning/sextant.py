@@ -70,7 +70,7 @@ from ..placement.retry import rows_pass
 from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
-from .assess import FACTOR, Assessment, Assessor, SizingParams, node_memory
+from .assess import FACTOR, Assessment, Assessor, SizingParams, floor_cores, node_memory
 from .protect import ResidentGuard, first_unbroken
 from .satisfice import SatisficeParams, margin_for, satisficing_order
 from .scaleout import spread
@@ -408,6 +408,10 @@ class SextantPlanner:
         t = a.table
         conf = w.classification.confidence if w.classification is not None else None
         margin = margin_for(self.params.satisfice, conf)
+        sp = self.params.satisfice
+        level = a.model.factors(t.platforms)[t.platform_code] \
+            if sp.platform_tier > 0 and conf is not None and conf.get("heterogeneity", 0.0) < 1.0 else None
+        min_cores = floor_cores(w, self.params.sizing.request_floor)
         feasible = np.flatnonzero(ev.feasible)
         k, skipped = self.top_k, 0
         least: tuple[float, int, int, float, bool] | None = None  # (harm, row, cores, ratio, sure)
@@ -415,7 +419,8 @@ class SextantPlanner:
             choice = satisficing_order(feasible, base=a.base, factor=t.extra[FACTOR],
                                        used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
                                        ratio=t.extra["predicted_ratio"], required=a.required.value,
-                                       curve=a.model.curve, margin=margin, params=self.params.satisfice, k=k)
+                                       curve=a.model.curve, margin=margin, params=sp, k=k, level=level,
+                                       min_cores=min_cores)
             if choice is None or (skipped >= self.params.resident_scan and least is not None):
                 if least is not None and self.params.resident_fallback == "waive":
                     _, row, cores, ratio, sure = least
