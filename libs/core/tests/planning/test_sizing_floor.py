@@ -22,7 +22,7 @@ from sextant_core.planning.policysets import (
 from sextant_core.planning.satisfice import SatisficeParams
 from sextant_core.planning.sextant import SextantPlanner
 
-from .conftest import World, chosen, place
+from .conftest import World, chosen, place, vec
 
 UP = {"c1": 10.0, "c2": 18.0, "c4": 30.0, "c8": 40.0}  # S(1) = 1, S(2) = 1.8, S(4) = 3, S(8) = 4
 UNSURE = {"scale_up": 0.5, "heterogeneity": 0.5, "interference": 0.5}
@@ -91,3 +91,24 @@ def test_the_new_knobs_are_checked() -> None:
         SizingParams(request_floor=1.5)
     with pytest.raises(ValueError):
         SatisficeParams(platform_tier=1.0)
+
+
+# nothing meets 1000 ips: as close as possible. a1 (A, level 10) hosts a resident causing 57 on
+# core, where the newcomer tolerates 20: predicted f ≈ 0.6, so a1 predicts 6 per core-unit against
+# b1's 7 (B, level 7, empty). 9 takes b1 (the best predicted ratio); 9.4 with an unsure
+# heterogeneity row puts B (30 % below A) last and takes a1's 7 free cores; with a sure row as 9.
+@pytest.mark.parametrize(("version", "confidence", "expected"), [
+    ("9", UNSURE, ("b1", 8, 1.0)),
+    ("9.4", UNSURE, ("a1", 7, 1.0)),
+    ("9.4", SURE, ("b1", 8, 1.0)),
+])
+def test_as_close_as_possible_keeps_the_best_platforms_first_for_unsure_rows(
+        version: str, confidence: dict[str, float], expected: tuple[str, int, float]) -> None:
+    het = {"A": 10.0, "B": 7.0}
+    st = (World().server("a1", platform="A").server("b1", platform="B")
+          .workload("r", on=(("a1", 1, 1.0),), heterogeneity=het, scale_up=UP, caused=vec(0, core=57))
+          .workload("new", target=ips(1000), heterogeneity=het, scale_up=UP, tolerated=vec(100, core=20),
+                    confidence=confidence).state())
+    d = place(st, SextantPlanner(PLANNER_VERSIONS[version]))
+    assert chosen(d) == (expected,)
+    assert "as_close_as_possible" in d.events[0].trace.notes  # type: ignore[attr-defined]

@@ -75,6 +75,7 @@ PLANNER_VERSIONS: dict[str, SextantParams] = {
     "9.4f": SextantParams(sizing=_FLOOR),
     "9.4t": SextantParams(satisfice=SatisficeParams(platform_tier=0.05)),
     "9.4t2": SextantParams(sizing=_FLOOR, satisfice=SatisficeParams(platform_tier=0.02)),
+    "9.4t0": SextantParams(sizing=_FLOOR, satisfice=SatisficeParams(platform_tier=0.005)),
     "9.3": SextantParams(d1_filter=False),
     "9.2": SextantParams(),
     "9.1": SextantParams(),
@@ -89,12 +90,12 @@ PLANNER_VERSIONS: dict[str, SextantParams] = {
     "5.1": SextantParams(sizing=_WIDE, choice="rank", scale_out_memory="request", residents="d1",
                          closest_guard=False, resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
-ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in ("9.4", "9.4f", "9.4t", "9.4t2", "9.3", "9.2", "9.1", VERSION, "8.2", "8.1", "8")}
+ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in ("9.4", "9.4f", "9.4t", "9.4t2", "9.4t0", "9.3", "9.2", "9.1", VERSION, "8.2", "8.1", "8")}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
 # versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
-ENGINE_OF: dict[str, str] = {"9.4": "3", "9.4f": "3", "9.4t": "3", "9.4t2": "3", "9.3": "3", "9.2": "3.2", "9.1": "3.1", VERSION: "3", "8.2": "3", "8.1": "2", "8": "2"}
+ENGINE_OF: dict[str, str] = {"9.4": "3", "9.4f": "3", "9.4t": "3", "9.4t2": "3", "9.4t0": "3", "9.3": "3", "9.2": "3.2", "9.1": "3.1", VERSION: "3", "8.2": "3", "8.1": "2", "8": "2"}
 
 
 def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:
@@ -122,7 +123,7 @@ ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
 # sextant version -> its profiling plan when none is passed (versions not listed: the papers' plan,
 # `DefaultProfilingPlan()`); 9: `ADAPTIVE_PROFILING`, at most 10 runs a workload
 PROFILING_OF: dict[str, ProfilingPolicy] = {"9.4": ADAPTIVE_PROFILING, "9.4f": ADAPTIVE_PROFILING,
-                                             "9.4t": ADAPTIVE_PROFILING, "9.4t2": ADAPTIVE_PROFILING,
+                                             "9.4t": ADAPTIVE_PROFILING, "9.4t2": ADAPTIVE_PROFILING, "9.4t0": ADAPTIVE_PROFILING,
                                              "9.3": ADAPTIVE_PROFILING, "9.2": ADAPTIVE_PROFILING, "9.1": ADAPTIVE_PROFILING, VERSION: ADAPTIVE_PROFILING}
 
 

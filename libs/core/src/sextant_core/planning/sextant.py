@@ -284,7 +284,8 @@ class SextantPlanner:
         waive = self.params.resident_fallback == "waive"
         if waive and not self.params.closest_guard:  # the guard only chooses among the rows that meet the target
             guarded = None
-        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
+        level = self._tier_level(a, w)
+        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive, level=level)
         if row is None and PROTECTED not in notes and self.params.d1_filter:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
@@ -293,7 +294,7 @@ class SextantPlanner:
                                  reuse=close, scores_if_feasible=True)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
-                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
+                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive, level=level)
         if spread_out is not None and row is not None:
             single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
             if spread_out.aggregate > single_perf:
@@ -368,8 +369,18 @@ class SextantPlanner:
 
     # --- outcomes ------------------------------------------------------------------------------
 
+    def _tier_level(self, a: Assessment, w: WorkloadState) -> np.ndarray | None:
+        """The predicted platform level H(p) per row when the platform tier applies (version 9.4:
+        `SatisficeParams.platform_tier` > 0 and `w`'s heterogeneity confidence below 1), else None."""
+        conf = w.classification.confidence if w.classification is not None else None
+        if self.params.satisfice.platform_tier <= 0 or conf is None or conf.get("heterogeneity", 0.0) >= 1.0:
+            return None
+        t = a.table
+        out: np.ndarray = a.model.factors(t.platforms)[t.platform_code]
+        return out
+
     def _pick(self, a: Assessment, ev: Evaluation, *, least_cores: bool, guarded: _Guarded | None = None,
-              notes: list[str] | None = None, waive: bool = False) -> int | None:
+              notes: list[str] | None = None, waive: bool = False, level: np.ndarray | None = None) -> int | None:
         """The row chosen among the feasible ones: the fewest sized cores first when `least_cores`
         ("the least amount of resources"), then the total score, then the server id. With
         `guarded`: the first in that order that breaks no resident (`protect.py`); when every
@@ -381,6 +392,9 @@ class SextantPlanner:
             return None
         sized = a.table.extra[SIZED]
         keys = (feasible, -ev.total[feasible], sized[feasible]) if least_cores else (feasible, -ev.total[feasible])
+        if level is not None:  # 9.4: the rows of platforms well below the best feasible one last
+            lv = level[feasible]
+            keys = (*keys, (lv < (1.0 - self.params.satisfice.platform_tier) * float(lv.max())).astype(np.int64))
         order = feasible[np.lexsort(keys)]
         if guarded is None:
             return int(order[0])
@@ -409,8 +423,7 @@ class SextantPlanner:
         conf = w.classification.confidence if w.classification is not None else None
         margin = margin_for(self.params.satisfice, conf)
         sp = self.params.satisfice
-        level = a.model.factors(t.platforms)[t.platform_code] \
-            if sp.platform_tier > 0 and conf is not None and conf.get("heterogeneity", 0.0) < 1.0 else None
+        level = self._tier_level(a, w)
         min_cores = floor_cores(w, self.params.sizing.request_floor)
         feasible = np.flatnonzero(ev.feasible)
         k, skipped = self.top_k, 0
