@@ -26,6 +26,13 @@ factor f(s) and base(s) = H(platform) · f(s) (`assess.py`), with a margin
      (⌊ln base / ln(1 + platform_bucket)⌋, descending);
    - the row (server id): the deterministic tie-break.
 
+Version 9.4 (`platform_tier`): with a heterogeneity confidence below 1 a first key comes before
+these — the rows of platforms whose predicted level H(p) is more than `platform_tier` below the
+best level among the rows ordered come last. Paragon's QoS bar is 95 % of the best platform's
+performance: with estimated levels the workload's predicted best platform is the likeliest to
+clear it, and a slower one predicted to meet the target with more cores mostly does not (the
+twin's per-core speed caps what cores beyond the workload's threads give).
+
 [IMPL CHOICE] the confidence enters as a wider margin, not as a different order: a workload
 whose rows are uncertain asks for more predicted headroom before a server counts as sure. The
 estimate port reports confidence 1 (margin = `margin`); the classification engine reports its

@@ -29,7 +29,10 @@ For a workload w (one `Assessment`, `assess.py`):
    Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
 3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
    `sextant-closest` (the target filter relaxed to 0, ranked by predicted quality first) gives the
-   best single node; a spread that predicts more wins over it.
+   best single node; a spread that predicts more wins over it. Version 9.4: with an estimated
+   heterogeneity row, the platforms more than `SatisficeParams.platform_tier` below the best
+   feasible one come last here too (`_tier_level`), before the predicted quality — which reads
+   the predicted interference, and the engine's caused scores are biased upward.
 4. **Backtracking** (Paragon §3.2) — when even that is empty because the exact D1 check rejects
    every server with room, D1 is relaxed in steps of `d1_step` points up to `d1_max`: the first
    step at which some server passes is computed in one vectorised pass (`_needed_slack`: the same
