@@ -278,14 +278,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "pair, the workloads the baseline keeps and `sextant` 9 loses. Written by `bench/sizing_diagnosis.py "
         "--seeds 1-2 --json PATH` (`sextant@9,interference-oblivious@2`, then the 9.4 variants on seeds 1 and "
         "2 with `--profiles`, merged by hand under descriptive labels; tuning seeds only). Reading: "
-        "docs/quality/planning.md, \"Sizing and platform choice against the interference-oblivious baseline\"."),
+        "docs/quality/planning.md, \"Sizing and platform choice\"."),
     "quality-sextant94": (
         "Decision quality on paragon-ec2-2500 (v4), `sextant` 9.4, seeds 6-10",
         "QoS met and the other quality metrics of `sextant@9.4` (9 with the request as the sizing floor "
         "and the platform tier for estimated rows). Written by `bench/quality.py --scenarios paragon-ec2-2500 "
         "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json bench/results/quality-sextant94.json`. "
-        "Reading: docs/quality/planning.md, \"Sizing and platform choice against the interference-oblivious "
-        "baseline\"."),
+        "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
     "planner-rows-diagnosis": (
         "What the sextant planner was told beside the truth (paragon-ec2-2500, seed 1)",
         "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "

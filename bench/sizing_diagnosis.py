@@ -1,6 +1,6 @@
 """Where `sextant` loses workloads a baseline keeps: per workload kind, the QoS met, the cores
 placed against the request and the true need, the platform chosen and why each lost workload
-missed (docs/quality/planning.md, "Sizing against the interference-oblivious baseline").
+missed (docs/quality/planning.md, "Sizing and platform choice").
 
     .venv/bin/python bench/sizing_diagnosis.py [--scenario paragon-ec2-2500] [--seeds 1-2]
                                                [--profiles sextant@9,interference-oblivious@2]

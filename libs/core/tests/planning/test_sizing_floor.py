@@ -1,8 +1,8 @@
 """Planner version 9.4: with estimated (not measured) rows, a single node gets at least the
 workload's requested cores (`SizingParams.request_floor`) and the rows of platforms predicted more
 than `SatisficeParams.platform_tier` below the best feasible one come last; with rows reported
-sure (confidence 1: the estimate port, true rows) 9.4 decides as 9 (docs/quality/planning.md,
-"Sizing and platform choice against the interference-oblivious baseline")."""
+sure (confidence 1: the estimate port, true rows) 9.4 decides as 9
+(docs/quality/planning.md, "Sizing and platform choice")."""
 
 from __future__ import annotations
 

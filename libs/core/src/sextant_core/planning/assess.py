@@ -244,8 +244,7 @@ def floor_cores(w: WorkloadState, threshold: float) -> int:
     0 (no floor). The fewest cores predicted to meet the target are what Quasar sizes to; with
     estimated scale-up entries the predicted curve is flatter or steeper than the truth by the
     estimate's error, and the fewest cores that meet the bar on it leave no room for that error
-    (measured on paragon-ec2-2500: docs/quality/planning.md, "Sizing and platform choice against
-    the interference-oblivious baseline")."""
+    (measured on paragon-ec2-2500: docs/quality/planning.md, "Sizing and platform choice")."""
     c = w.classification
     if threshold <= 0 or c is None or not w.requested_cores:
         return 0

@@ -66,8 +66,7 @@ from .sextant import SextantParams, SextantPlanner
 # (`SizingParams.request_floor`) and the platforms predicted more than 5 % (the QoS bar's width)
 # below the best feasible one ordered last, satisficing and as close as possible
 # (`SatisficeParams.platform_tier`); seeds 1/2 0.362/0.453 → 0.453/0.496 (floor alone 0.439 on
-# seed 1; tier 0.02: 0.456/0.490); docs/quality/planning.md, "Sizing and platform choice against
-# the interference-oblivious baseline (sextant 9.4)"
+# seed 1; tier 0.02: 0.456/0.490); docs/quality/planning.md, "Sizing and platform choice"
 VERSION = "9"
 PARAGON_VERSION = "5.1"
 # measured for version 9 on paragon-ec2-2500 seed 1 with the adaptive plan (QoS met 0.361; docs/
