@@ -285,6 +285,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "and the platform tier for estimated rows). Written by `bench/quality.py --scenarios paragon-ec2-2500 "
         "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json bench/results/quality-sextant94.json`. "
         "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
+    "quality-stress-v3-sextant94": (
+        "Stress world (v3 interference), `sextant` 9.4, seed 8",
+        "QoS met and the other quality metrics of `sextant@9.4` on paragon-ec2-2500 in the v3 world, "
+        "seed 8 (the deciding seed of the stress-world bar). Written by `bench/quality.py --world v3 "
+        "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 8 --no-robustness --json "
+        "bench/results/quality-stress-v3-sextant94.json`. Reading: docs/quality/planning.md, "
+        "\"Sizing and platform choice\"."),
     "planner-rows-diagnosis": (
         "What the sextant planner was told beside the truth (paragon-ec2-2500, seed 1)",
         "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "
