@@ -292,6 +292,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 8 --no-robustness --json "
         "bench/results/quality-stress-v3-sextant94.json`. Reading: docs/quality/planning.md, "
         "\"Sizing and platform choice\"."),
+    "quality-quasar-sextant94": (
+        "Decision quality on quasar-ec2-200, `sextant` 9.4, seeds 6-10",
+        "QoS met, performance against the target, CPU utilisation and over-provisioning of "
+        "`sextant@9.4` on quasar-ec2-200 (v4). Written by `bench/quality.py --scenarios quasar-ec2-200 "
+        "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
+        "bench/results/quality-quasar-sextant94.json`. Reading: docs/quality/planning.md, "
+        "\"Sizing and platform choice\"."),
     "planner-rows-diagnosis": (
         "What the sextant planner was told beside the truth (paragon-ec2-2500, seed 1)",
         "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "
