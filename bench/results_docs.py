@@ -286,10 +286,10 @@ INTRO: dict[str, tuple[str, str]] = {
         "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json bench/results/quality-sextant94.json`. "
         "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
     "quality-stress-v3-sextant94": (
-        "Stress world (v3 interference), `sextant` 9.4, seed 8",
+        "Stress world (v3 interference), `sextant` 9.4, seeds 6-10",
         "QoS met and the other quality metrics of `sextant@9.4` on paragon-ec2-2500 in the v3 world, "
-        "seed 8 (the deciding seed of the stress-world bar). Written by `bench/quality.py --world v3 "
-        "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 8 --no-robustness --json "
+        "seeds 6-10. Written by `bench/quality.py --world v3 "
+        "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
         "bench/results/quality-stress-v3-sextant94.json`. Reading: docs/quality/planning.md, "
         "\"Sizing and platform choice\"."),
     "quality-quasar-sextant94": (
