@@ -292,6 +292,12 @@ INTRO: dict[str, tuple[str, str]] = {
         "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
         "bench/results/quality-stress-v3-sextant94.json`. Reading: docs/quality/planning.md, "
         "\"Sizing and platform choice\"."),
+    "quality-sextant94-tuning": (
+        "Sextant 9.4 against 9 and interference-oblivious@2 on paragon-ec2-2500, tuning seeds 3-5",
+        "QoS met and the other quality metrics, seeds 3-5 (seeds 1-2: `sizing-diagnosis`). Written by "
+        "`bench/quality.py --scenarios paragon-ec2-2500 --profiles sextant@9.4,sextant@9,interference-oblivious@2 "
+        "--seeds 3-5 --no-robustness --json bench/results/quality-sextant94-tuning.json`. Reading: "
+        "docs/quality/planning.md, \"Sizing and platform choice\"."),
     "quality-quasar-sextant94": (
         "Decision quality on quasar-ec2-200, `sextant` 9.4, seeds 6-10",
         "QoS met, performance against the target, CPU utilisation and over-provisioning of "
