@@ -290,8 +290,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "QoS met and the other quality metrics of `sextant@9.4` on paragon-ec2-2500 in the v3 world, "
         "seeds 6-10. Written by `bench/quality.py --world v3 "
         "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
-        "bench/results/quality-stress-v3-sextant94.json`. Reading: docs/quality/planning.md, "
-        "\"Sizing and platform choice\"."),
+        "bench/results/quality-stress-v3-sextant94.json`. "
+        "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
     "quality-sextant94-tuning": (
         "Sextant 9.4 against 9 and interference-oblivious@2 on paragon-ec2-2500, tuning seeds 3-5",
         "QoS met and the other quality metrics, seeds 3-5 (seeds 1-2: `sizing-diagnosis`). Written by "
@@ -303,8 +303,8 @@ INTRO: dict[str, tuple[str, str]] = {
         "QoS met, performance against the target, CPU utilisation and over-provisioning of "
         "`sextant@9.4` on quasar-ec2-200 (v4). Written by `bench/quality.py --scenarios quasar-ec2-200 "
         "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
-        "bench/results/quality-quasar-sextant94.json`. Reading: docs/quality/planning.md, "
-        "\"Sizing and platform choice\"."),
+        "bench/results/quality-quasar-sextant94.json`. "
+        "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
     "planner-rows-diagnosis": (
         "What the sextant planner was told beside the truth (paragon-ec2-2500, seed 1)",
         "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "
