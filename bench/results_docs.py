@@ -271,6 +271,40 @@ INTRO: dict[str, tuple[str, str]] = {
         "planner 6.1 on seeds 1–3 beside `oracle` and `oracle-estimates`, planners 7 and 8 on seeds 1–5 "
         "(tuning) and 6–10 (held out); each run's rows from one `bench/quality.py --ladder --scenarios "
         "paragon-ec2-2500 --profiles ...` JSON, condensed by hand. Reading: docs/quality/planning.md."),
+    "sizing-diagnosis": (
+        "Where sextant loses workloads interference-oblivious@2 keeps (paragon-ec2-2500, seeds 1-2)",
+        "Per profile and kind: QoS met, cores placed against the request and the true need, the share "
+        "placed on a platform within 0.95 of the workload's best, and the lost workloads by cause; per "
+        "pair, the workloads the baseline keeps and `sextant` 9 loses. Written by `bench/sizing_diagnosis.py "
+        "--seeds 1-2 --json PATH` (`sextant@9,interference-oblivious@2`, then the 9.4 variants on seeds 1 and "
+        "2 with `--profiles`, merged by hand under descriptive labels; tuning seeds only). Reading: "
+        "docs/quality/planning.md, \"Sizing and platform choice\"."),
+    "quality-sextant94": (
+        "Decision quality on paragon-ec2-2500 (v4), `sextant` 9.4, seeds 6-10",
+        "QoS met and the other quality metrics of `sextant@9.4` (9 with the request as the sizing floor "
+        "and the platform tier for estimated rows). Written by `bench/quality.py --scenarios paragon-ec2-2500 "
+        "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json bench/results/quality-sextant94.json`. "
+        "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
+    "quality-stress-v3-sextant94": (
+        "Stress world (v3 interference), `sextant` 9.4, seeds 6-10",
+        "QoS met and the other quality metrics of `sextant@9.4` on paragon-ec2-2500 in the v3 world, "
+        "seeds 6-10. Written by `bench/quality.py --world v3 "
+        "--scenarios paragon-ec2-2500 --profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
+        "bench/results/quality-stress-v3-sextant94.json`. "
+        "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
+    "quality-sextant94-tuning": (
+        "Sextant 9.4 against 9 and interference-oblivious@2 on paragon-ec2-2500, tuning seeds 3-5",
+        "QoS met and the other quality metrics, seeds 3-5 (seeds 1-2: `sizing-diagnosis`). Written by "
+        "`bench/quality.py --scenarios paragon-ec2-2500 --profiles sextant@9.4,sextant@9,interference-oblivious@2 "
+        "--seeds 3-5 --no-robustness --json bench/results/quality-sextant94-tuning.json`. Reading: "
+        "docs/quality/planning.md, \"Sizing and platform choice\"."),
+    "quality-quasar-sextant94": (
+        "Decision quality on quasar-ec2-200, `sextant` 9.4, seeds 6-10",
+        "QoS met, performance against the target, CPU utilisation and over-provisioning of "
+        "`sextant@9.4` on quasar-ec2-200 (v4). Written by `bench/quality.py --scenarios quasar-ec2-200 "
+        "--profiles sextant@9.4 --seeds 6-10 --no-robustness --json "
+        "bench/results/quality-quasar-sextant94.json`. "
+        "Reading: docs/quality/planning.md, \"Sizing and platform choice\"."),
     "planner-rows-diagnosis": (
         "What the sextant planner was told beside the truth (paragon-ec2-2500, seed 1)",
         "Per run spec, the workloads lost on a platform below 0.95 of their best by how the planner got "

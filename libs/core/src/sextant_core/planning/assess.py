@@ -31,7 +31,7 @@ from ..placement.plugins.quasar_sizing import RATIO, SIZED, interference_factor,
 from ..placement.request import PlacementRequest, request_for
 from ..placement.table import CandidateTable, TableIndex, without_workload
 from ..state.model import ClusterState, WorkloadState
-from .arrays import FloatArray
+from .arrays import FloatArray, IntArray
 from .model import PerformanceModel, model_for
 from .residual import ResidualIndex
 from .targets import UNIT_BAND, Requirement, requirement
@@ -64,12 +64,18 @@ class SizingParams:
     # the platforms with room for the workload's cores cannot meet a relative QoS bar; it counts
     # H(p) · `SLOW_FACTOR` when placing (0: off)
     slow_gate: float = 0.0
+    # version 9.4: a single node is sized to at least the workload's requested cores (the free
+    # cores where fewer) when its classification's scale-up confidence is below this (0: off;
+    # 1: whenever a scale-up entry was estimated, not measured — the estimate port reports 1)
+    request_floor: float = 0.0
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.alpha <= 0 or self.memory_headroom <= 0:
             raise ValueError("margin >= 0, alpha > 0 and memory_headroom > 0 are required")
         if not 0.0 <= self.unmeasured_discount < 1.0 or not 0.0 <= self.slow_gate < 1.0:
             raise ValueError("unmeasured_discount and slow_gate must be in [0, 1)")
+        if not 0.0 <= self.request_floor <= 1.0:
+            raise ValueError("request_floor must be in [0, 1]")
         if not 0 < self.resident_headroom <= 1:
             raise ValueError("resident_headroom must be in (0, 1]")
         if self.units not in ("wide", "kind"):
@@ -171,6 +177,9 @@ class Assessor:
             levels = slow_levels(levels, room, w, p.slow_gate)
         base = levels[table.platform_code] * factor
         sized, ratio = size_rows(base, req.value, model.curve, table.free_cores)
+        floor = floor_cores(w, p.request_floor)
+        if floor > 1:
+            sized, ratio = floored_rows(sized, ratio, floor, base, req.value, model.curve, table.free_cores)
         residual = self.residuals.residual(state, table, exclude=exclude)
         cols = {RESIDUAL: residual, SIZED: sized, RATIO: ratio, PRESSURE: pressure, FACTOR: factor}
         per_core = mem / max(w.requested_cores or 1, 1)
@@ -227,6 +236,31 @@ def slow_levels(levels: FloatArray, room: np.ndarray, w: WorkloadState, gate: fl
         return levels
     out: FloatArray = np.where(levels < (1.0 - gate) * top, levels * SLOW_FACTOR, levels)
     return out
+
+
+def floor_cores(w: WorkloadState, threshold: float) -> int:
+    """The fewest cores a single node of `w` is sized to (version 9.4, `SizingParams.request_floor`):
+    its requested cores when its classification's scale-up confidence is below `threshold`, else
+    0 (no floor). The fewest cores predicted to meet the target are what Quasar sizes to; with
+    estimated scale-up entries the predicted curve is flatter or steeper than the truth by the
+    estimate's error, and the fewest cores that meet the bar on it leave no room for that error
+    (measured on paragon-ec2-2500: docs/quality/planning.md, "Sizing and platform choice")."""
+    c = w.classification
+    if threshold <= 0 or c is None or not w.requested_cores:
+        return 0
+    return int(w.requested_cores) if float(c.confidence.get("scale_up", 0.0)) < threshold else 0
+
+
+def floored_rows(sized: IntArray, ratio: FloatArray, floor: int, base: FloatArray, required: float,
+                 curve: FloatArray, free_cores: IntArray) -> tuple[IntArray, FloatArray]:
+    """(sized, ratio) with every row given at least min(`floor`, its free cores); the ratio is
+    the prediction at the new size (unchanged where the size is)."""
+    out = np.maximum(sized, np.minimum(floor, np.maximum(free_cores, 0))).astype(np.int64)
+    if not (np.isfinite(required) and required > 0) or len(curve) == 0:
+        return out, ratio
+    up = np.concatenate(([0.0], curve))[np.minimum(out, len(curve))]
+    new: FloatArray = np.where(out != sized, up * base / required, ratio)
+    return out, new
 
 
 def node_memory(a: Assessment, cores: int, nodes: int, min_gb: float) -> float:

@@ -26,6 +26,13 @@ factor f(s) and base(s) = H(platform) · f(s) (`assess.py`), with a margin
      (⌊ln base / ln(1 + platform_bucket)⌋, descending);
    - the row (server id): the deterministic tie-break.
 
+Version 9.4 (`platform_tier`): with a heterogeneity confidence below 1 a first key comes before
+these — the rows of platforms whose predicted level H(p) is more than `platform_tier` below the
+best level among the rows ordered come last. Paragon's QoS bar is 95 % of the best platform's
+performance: with estimated levels the workload's predicted best platform is the likeliest to
+clear it, and a slower one predicted to meet the target with more cores mostly does not (the
+twin's per-core speed caps what cores beyond the workload's threads give).
+
 [IMPL CHOICE] the confidence enters as a wider margin, not as a different order: a workload
 whose rows are uncertain asks for more predicted headroom before a server counts as sure. The
 estimate port reports confidence 1 (margin = `margin`); the classification engine reports its
@@ -57,10 +64,16 @@ class SatisficeParams:
     confidence_margin: float = 0.05  # + this × (1 − confidence)
     quiet_bucket: float = 0.005  # f(s) buckets
     platform_bucket: float = 0.02  # relative base(s) buckets
+    # version 9.4: with a heterogeneity confidence below 1, the rows whose platform's predicted
+    # level H(p) is below (1 − platform_tier) × the best level among the feasible rows come after
+    # all the others (a first key of the order); 0: off
+    platform_tier: float = 0.0
 
     def __post_init__(self) -> None:
         if self.margin < 0 or self.confidence_margin < 0:
             raise ValueError("margins must be >= 0")
+        if not 0.0 <= self.platform_tier < 1.0:
+            raise ValueError("platform_tier must be in [0, 1)")
         if self.quiet_bucket <= 0 or self.platform_bucket <= 0:
             raise ValueError("buckets must be > 0")
 
@@ -105,9 +118,13 @@ def first_k(keys: tuple[FloatArray | IntArray, ...], k: int) -> IntArray:
 
 def satisficing_order(feasible: IntArray, *, base: FloatArray, factor: FloatArray, used: IntArray,
                       free_cores: IntArray, sized: IntArray, ratio: FloatArray, required: float,
-                      curve: FloatArray, margin: float, params: SatisficeParams, k: int = 5) -> Choice | None:
+                      curve: FloatArray, margin: float, params: SatisficeParams, k: int = 5,
+                      level: FloatArray | None = None, min_cores: int = 0) -> Choice | None:
     """The first `k` feasible rows (indices into the columns) in satisficing order; see the
-    module docstring. None when `feasible` is empty."""
+    module docstring. None when `feasible` is empty. `level` (version 9.4): the predicted
+    platform level H(p) per row, to put the rows of platforms more than `platform_tier` below the
+    best feasible one last; `min_cores` (9.4): the sizing floor (`assess.floor_cores`), applied
+    to the rows sized again for the margin."""
     if len(feasible) == 0:
         return None
     rows = feasible
@@ -115,11 +132,20 @@ def satisficing_order(feasible: IntArray, *, base: FloatArray, factor: FloatArra
     sure = margin <= 0
     if margin > 0 and math.isfinite(required) and required > 0:
         s_m, r_m = size_rows(base[rows], required * (1.0 + margin), curve, free_cores[rows])
+        if min_cores > 1:
+            s_f = np.maximum(s_m, np.minimum(min_cores, np.maximum(free_cores[rows], 0)))
+            r_m = np.where(s_f != s_m, np.concatenate(([0.0], curve))[np.minimum(s_f, len(curve))] * base[rows]
+                           / (required * (1.0 + margin)), r_m)
+            s_m = s_f
         ok = r_m >= 1.0
         if ok.any():
             rows, s_rows, r_rows = rows[ok], s_m[ok], r_m[ok] * (1.0 + margin)
             sure = True
     quiet = np.floor(factor[rows] / params.quiet_bucket + 1e-9)
-    level = np.floor(np.log(np.maximum(base[rows], 1e-300)) / math.log1p(params.platform_bucket) + 1e-9)
-    top = first_k((-quiet, used[rows], -level, rows), k)
+    level_key = np.floor(np.log(np.maximum(base[rows], 1e-300)) / math.log1p(params.platform_bucket) + 1e-9)
+    keys: tuple[FloatArray | IntArray, ...] = (-quiet, used[rows], -level_key, rows)
+    if level is not None and params.platform_tier > 0:
+        lv = level[rows]
+        keys = ((lv < (1.0 - params.platform_tier) * float(lv.max())).astype(np.int64), *keys)
+    top = first_k(keys, k)
     return Choice(rows=rows[top], sized=s_rows[top], ratio=r_rows[top], sure=sure)

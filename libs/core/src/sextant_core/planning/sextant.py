@@ -29,7 +29,10 @@ For a workload w (one `Assessment`, `assess.py`):
    Table 2) — `scaleout.spread` over the rows that fit a core and pass the strict D1 check.
 3. **As close as possible** (Quasar §3.1) — no allocation meets the target: the profile
    `sextant-closest` (the target filter relaxed to 0, ranked by predicted quality first) gives the
-   best single node; a spread that predicts more wins over it.
+   best single node; a spread that predicts more wins over it. Version 9.4: with an estimated
+   heterogeneity row, the platforms more than `SatisficeParams.platform_tier` below the best
+   feasible one come last here too (`_tier_level`), before the predicted quality — which reads
+   the predicted interference, and the engine's caused scores are biased upward.
 4. **Backtracking** (Paragon §3.2) — when even that is empty because the exact D1 check rejects
    every server with room, D1 is relaxed in steps of `d1_step` points up to `d1_max`: the first
    step at which some server passes is computed in one vectorised pass (`_needed_slack`: the same
@@ -70,7 +73,7 @@ from ..placement.retry import rows_pass
 from ..placement.trace import compact_trace, deferral_reasons, summary
 from ..policies import PlacementOutcome
 from ..state.model import ClusterState, ServerJournal, WorkloadState, interference_vectors
-from .assess import FACTOR, Assessment, Assessor, SizingParams, node_memory
+from .assess import FACTOR, Assessment, Assessor, SizingParams, floor_cores, node_memory
 from .protect import ResidentGuard, first_unbroken
 from .satisfice import SatisficeParams, margin_for, satisficing_order
 from .scaleout import spread
@@ -284,7 +287,8 @@ class SextantPlanner:
         waive = self.params.resident_fallback == "waive"
         if waive and not self.params.closest_guard:  # the guard only chooses among the rows that meet the target
             guarded = None
-        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
+        level = self._tier_level(a, w)
+        row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive, level=level)
         if row is None and PROTECTED not in notes and self.params.d1_filter:
             slack = self._needed_slack(a, close)
             if slack is not None and not budget.exhausted:
@@ -293,7 +297,7 @@ class SextantPlanner:
                                  reuse=close, scores_if_feasible=True)
                 budget.charge(len(a.table) * max(backtracks - 1, 0))  # the passes a step-by-step search makes
                 notes.append("d1_relaxed")
-                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive)
+                row = self._pick(a, close, least_cores=False, guarded=guarded, notes=notes, waive=waive, level=level)
         if spread_out is not None and row is not None:
             single_perf = float(a.table.extra["predicted_ratio"][row]) * a.required.value
             if spread_out.aggregate > single_perf:
@@ -368,8 +372,18 @@ class SextantPlanner:
 
     # --- outcomes ------------------------------------------------------------------------------
 
+    def _tier_level(self, a: Assessment, w: WorkloadState) -> np.ndarray | None:
+        """The predicted platform level H(p) per row when the platform tier applies (version 9.4:
+        `SatisficeParams.platform_tier` > 0 and `w`'s heterogeneity confidence below 1), else None."""
+        conf = w.classification.confidence if w.classification is not None else None
+        if self.params.satisfice.platform_tier <= 0 or conf is None or conf.get("heterogeneity", 0.0) >= 1.0:
+            return None
+        t = a.table
+        out: np.ndarray = a.model.factors(t.platforms)[t.platform_code]
+        return out
+
     def _pick(self, a: Assessment, ev: Evaluation, *, least_cores: bool, guarded: _Guarded | None = None,
-              notes: list[str] | None = None, waive: bool = False) -> int | None:
+              notes: list[str] | None = None, waive: bool = False, level: np.ndarray | None = None) -> int | None:
         """The row chosen among the feasible ones: the fewest sized cores first when `least_cores`
         ("the least amount of resources"), then the total score, then the server id. With
         `guarded`: the first in that order that breaks no resident (`protect.py`); when every
@@ -381,6 +395,9 @@ class SextantPlanner:
             return None
         sized = a.table.extra[SIZED]
         keys = (feasible, -ev.total[feasible], sized[feasible]) if least_cores else (feasible, -ev.total[feasible])
+        if level is not None:  # 9.4: the rows of platforms well below the best feasible one last
+            lv = level[feasible]
+            keys = (*keys, (lv < (1.0 - self.params.satisfice.platform_tier) * float(lv.max())).astype(np.int64))
         order = feasible[np.lexsort(keys)]
         if guarded is None:
             return int(order[0])
@@ -408,6 +425,9 @@ class SextantPlanner:
         t = a.table
         conf = w.classification.confidence if w.classification is not None else None
         margin = margin_for(self.params.satisfice, conf)
+        sp = self.params.satisfice
+        level = self._tier_level(a, w)
+        min_cores = floor_cores(w, self.params.sizing.request_floor)
         feasible = np.flatnonzero(ev.feasible)
         k, skipped = self.top_k, 0
         least: tuple[float, int, int, float, bool] | None = None  # (harm, row, cores, ratio, sure)
@@ -415,7 +435,8 @@ class SextantPlanner:
             choice = satisficing_order(feasible, base=a.base, factor=t.extra[FACTOR],
                                        used=t.cap_cores - t.free_cores, free_cores=t.free_cores, sized=t.extra[SIZED],
                                        ratio=t.extra["predicted_ratio"], required=a.required.value,
-                                       curve=a.model.curve, margin=margin, params=self.params.satisfice, k=k)
+                                       curve=a.model.curve, margin=margin, params=sp, k=k, level=level,
+                                       min_cores=min_cores)
             if choice is None or (skipped >= self.params.resident_scan and least is not None):
                 if least is not None and self.params.resident_fallback == "waive":
                     _, row, cores, ratio, sure = least

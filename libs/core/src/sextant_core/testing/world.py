@@ -58,7 +58,8 @@ class World:
                  heterogeneity: Mapping[str, float] | None = None, scale_up: Mapping[str, float] | None = None,
                  scale_out: Mapping[str, float] | None = None, tolerated: Mapping[str, float] | None = None,
                  caused: Mapping[str, float] | None = None, ref: str | None = "A", at: float = 1.0,
-                 on: tuple[tuple[str, int, float], ...] | None = None, admit: bool = True) -> World:
+                 on: tuple[tuple[str, int, float], ...] | None = None, admit: bool = True,
+                 confidence: Mapping[str, float] | None = None) -> World:
         self.n += 1
         e: list[ev.Event] = [ev.WorkloadSubmitted.model_validate(dict(
             at=at, workload_id=wid, tenant="t", kind=kind, target=dict(target or IPS),
@@ -71,7 +72,7 @@ class World:
               ev.WorkloadClassified(at=at, workload_id=wid, decision=record(self.n),
                                     heterogeneity=dict(heterogeneity or {}), scale_up=dict(scale_up or {}),
                                     scale_out=dict(scale_out or {}), tolerated=dict(tolerated or {}),
-                                    caused=dict(caused or {}))]
+                                    caused=dict(caused or {}), confidence=dict(confidence or {}))]
         if admit or on is not None:
             e.append(ev.WorkloadAdmitted(at=at, workload_id=wid, decision=record(self.n), arq_class=0))
         if on is not None:
