@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     from sextant_sim.groundtruth import TWIN_VERSION
 
     if args.ladder:
-        from sextant_core.planning.policysets import VERSION as PLANNER
+        from sextant_core.planning.policysets import ADAPTATION_VERSION as PLANNER
         from sextant_core.reprovisioning.adaptive import LADDERS
 
         if args.ladder not in LADDERS:

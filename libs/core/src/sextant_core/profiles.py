@@ -170,10 +170,10 @@ def _sextant_adaptive() -> PolicySet:
     proposes the migrations."""
     from dataclasses import replace
 
-    from .planning.policysets import sextant_policy_set
+    from .planning.policysets import ADAPTATION_VERSION, sextant_policy_set
     from .reprovisioning.adaptive import LADDERS, VERSION, Adaptive
 
-    base = sextant_policy_set(name="sextant-adaptive")
+    base = sextant_policy_set(name="sextant-adaptive", version=ADAPTATION_VERSION)
     return replace(base, version=f"{base.version}+{VERSION}",
                    reprovisioner=Adaptive(planner=base.planner, params=LADDERS[VERSION]))
 
@@ -196,6 +196,6 @@ def _sextant_adaptive_past(version: str) -> PolicySet:
 @register("no-adaptation")
 def _no_adaptation() -> PolicySet:
     """`sextant` that never adjusts a running workload (the `no-adaptation` baseline)."""
-    from .planning.policysets import sextant_policy_set
+    from .planning.policysets import ADAPTATION_VERSION, sextant_policy_set
 
-    return sextant_policy_set(name="no-adaptation")
+    return sextant_policy_set(name="no-adaptation", version=ADAPTATION_VERSION)

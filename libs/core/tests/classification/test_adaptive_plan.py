@@ -159,7 +159,7 @@ def test_sextant_9_profiles_with_the_adaptive_plan_and_8_with_the_papers() -> No
     from sextant_core.profiles import policy_set
 
     now = policy_set("sextant")
-    assert now.version == "9" and now.profiling is ADAPTIVE_PROFILING
+    assert now.version == "9.4" and now.profiling is ADAPTIVE_PROFILING
     for old in ("8", "7", "6.1"):  # logs recorded under them replay with the papers' plan
         plan = policy_set(f"sextant@{old}").profiling
         assert type(plan) is DefaultProfilingPlan and plan.entries == 2

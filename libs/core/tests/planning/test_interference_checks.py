@@ -29,7 +29,7 @@ def ips(x: float) -> dict[str, Any]:
 
 def test_9_3_is_9_without_d1_and_no_default_moved() -> None:
     assert PLANNER_VERSIONS["9.3"] == dataclasses.replace(PLANNER_VERSIONS["9"], d1_filter=False)
-    assert PLANNER_VERSIONS["9"].d1_filter and VERSION == "9"
+    assert PLANNER_VERSIONS["9"].d1_filter and VERSION == "9.4"
     assert (ENGINE_OF["9.3"], ARQ_VERSIONS["9.3"], PROFILING_OF["9.3"]) == \
         (ENGINE_OF["9"], ARQ_VERSIONS["9"], PROFILING_OF["9"])
 

@@ -92,7 +92,7 @@ def test_when_every_row_breaks_a_resident_waive_places_and_closest_defers() -> N
 
 def test_the_versions_are_kept() -> None:
     now = policy_set("sextant")
-    assert now.version == "9" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
+    assert now.version == "9.4" and now.planner.params.residents == "protect"  # type: ignore[attr-defined]
     assert not now.admission.params.class_fifo and now.planner.params.sizing.units == "kind"  # type: ignore[attr-defined]
     for v, units in (("8.2", "wide"), ("8.1", "kind"), ("8", "wide")):
         kept = policy_set(f"sextant@{v}")  # the same admission; planner 8 or 8.1; engine 3 or 2

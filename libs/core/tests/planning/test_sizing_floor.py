@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from sextant_core.planning.assess import SizingParams, floored_rows
 from sextant_core.planning.policysets import (
+    ADAPTATION_VERSION,
     ARQ_VERSIONS,
     ENGINE_OF,
     PLANNER_VERSIONS,
@@ -39,7 +40,7 @@ def test_9_4_is_9_with_the_floor_and_the_tier_and_no_default_moved() -> None:
         nine, sizing=dataclasses.replace(nine.sizing, request_floor=1.0),
         satisfice=dataclasses.replace(nine.satisfice, platform_tier=PLANNER_VERSIONS["9.4"].satisfice.platform_tier))
     assert PLANNER_VERSIONS["9.4"].satisfice.platform_tier > 0
-    assert nine.sizing.request_floor == 0 and nine.satisfice.platform_tier == 0 and VERSION == "9"
+    assert nine.sizing.request_floor == 0 and nine.satisfice.platform_tier == 0 and VERSION == "9.4" and ADAPTATION_VERSION == "9"
     assert (ENGINE_OF["9.4"], ARQ_VERSIONS["9.4"], PROFILING_OF["9.4"]) == \
         (ENGINE_OF["9"], ARQ_VERSIONS["9"], PROFILING_OF["9"])
 
@@ -112,3 +113,14 @@ def test_as_close_as_possible_keeps_the_best_platforms_first_for_unsure_rows(
     d = place(st, SextantPlanner(PLANNER_VERSIONS[version]))
     assert chosen(d) == (expected,)
     assert "as_close_as_possible" in d.events[0].trace.notes  # type: ignore[attr-defined]
+
+
+def test_the_adaptation_profiles_keep_planner_9() -> None:
+    # `sextant` moved to 9.4; the adaptation profiles stay at 9 until their studies are re-run
+    from sextant_core.profiles import policy_set
+
+    assert policy_set("sextant").version == VERSION == "9.4"
+    assert policy_set("sextant-adaptive").version.startswith(f"{ADAPTATION_VERSION}+")
+    assert policy_set("no-adaptation").version == ADAPTATION_VERSION
+    assert policy_set("no-adaptation").planner.params == PLANNER_VERSIONS["9"]  # type: ignore[attr-defined]
+    assert policy_set("sextant").planner.params == PLANNER_VERSIONS["9.4"]  # type: ignore[attr-defined]

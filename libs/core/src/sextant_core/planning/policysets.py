@@ -67,7 +67,10 @@ from .sextant import SextantParams, SextantPlanner
 # below the best feasible one ordered last, satisficing and as close as possible
 # (`SatisficeParams.platform_tier`); seeds 1/2 0.362/0.453 → 0.453/0.496 (floor alone 0.439 on
 # seed 1; tier 0.02: 0.456/0.490); docs/quality/planning.md, "Sizing and platform choice"
-VERSION = "9"
+VERSION = "9.4"
+# the planner of the adaptation profiles (`sextant-adaptive`, `no-adaptation`, the reprovisioning
+# baselines): 9 until their studies (docs/adaptation.md: phases, stragglers, diurnal) are re-run at 9.4
+ADAPTATION_VERSION = "9"
 PARAGON_VERSION = "5.1"
 # measured for version 9 on paragon-ec2-2500 seed 1 with the adaptive plan (QoS met 0.361; docs/
 # quality/profiling.md, "Sextant 9") and not adopted: `SizingParams.unmeasured_discount` 0.05 → 0.351,
@@ -75,11 +78,11 @@ PARAGON_VERSION = "5.1"
 _WIDE = SizingParams(units="wide")  # the unit reading of planner 8 and older
 # sextant planner version -> its parameters (the current one and every earlier one still replayed)
 PLANNER_VERSIONS: dict[str, SextantParams] = {
-    "9.4": SextantParams(sizing=SizingParams(request_floor=1.0), satisfice=SatisficeParams(platform_tier=0.05)),
+    VERSION: SextantParams(sizing=SizingParams(request_floor=1.0), satisfice=SatisficeParams(platform_tier=0.05)),
     "9.3": SextantParams(d1_filter=False),
     "9.2": SextantParams(),
     "9.1": SextantParams(),
-    VERSION: SextantParams(),
+    "9": SextantParams(),
     "8.2": SextantParams(sizing=_WIDE),
     "8.1": SextantParams(),
     "8": SextantParams(sizing=_WIDE),
@@ -90,12 +93,12 @@ PLANNER_VERSIONS: dict[str, SextantParams] = {
     "5.1": SextantParams(sizing=_WIDE, choice="rank", scale_out_memory="request", residents="d1",
                          closest_guard=False, resident_waive="fewest")}
 # sextant planner version -> the ARQ parameters of its admission (`ArqParams()` when not listed)
-ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in ("9.4", "9.3", "9.2", "9.1", VERSION, "8.2", "8.1", "8")}
+ARQ_VERSIONS: dict[str, ArqParams] = {v: ArqParams(class_fifo=False) for v in (VERSION, "9.3", "9.2", "9.1", "9", "8.2", "8.1", "8")}
 
 
 # sextant version -> the classification engine's version (`classification.engine.ENGINE_VERSIONS`);
 # versions not listed classify with engine 1 (as do `paragon`, `reservation-paragon` and the baselines)
-ENGINE_OF: dict[str, str] = {"9.4": "3", "9.3": "3", "9.2": "3.2", "9.1": "3.1", VERSION: "3", "8.2": "3", "8.1": "2", "8": "2"}
+ENGINE_OF: dict[str, str] = {VERSION: "3", "9.3": "3", "9.2": "3.2", "9.1": "3.1", "9": "3", "8.2": "3", "8.1": "2", "8": "2"}
 
 
 def _classifier(classifier: Classifier | None, engine: str = "1") -> Classifier:
@@ -122,7 +125,7 @@ DENSE_PROFILING = DefaultProfilingPlan(entries=64, interference_entries=64)
 ADAPTIVE_PROFILING = AdaptiveProfilingPlan(max_runs=10, platform_weight=20.0)
 # sextant version -> its profiling plan when none is passed (versions not listed: the papers' plan,
 # `DefaultProfilingPlan()`); 9: `ADAPTIVE_PROFILING`, at most 10 runs a workload
-PROFILING_OF: dict[str, ProfilingPolicy] = {"9.4": ADAPTIVE_PROFILING, "9.3": ADAPTIVE_PROFILING, "9.2": ADAPTIVE_PROFILING, "9.1": ADAPTIVE_PROFILING, VERSION: ADAPTIVE_PROFILING}
+PROFILING_OF: dict[str, ProfilingPolicy] = {v: ADAPTIVE_PROFILING for v in (VERSION, "9.3", "9.2", "9.1", "9")}
 
 
 def sextant_policy_set(*, classifier: Classifier | None = None, params: SextantParams | None = None,

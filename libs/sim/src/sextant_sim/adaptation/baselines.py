@@ -41,7 +41,7 @@ import numpy as np
 from sextant_contracts import commands as cmd
 from sextant_contracts import events as ev
 from sextant_contracts.model import Allocation, Assignment, DecisionTrace, ThroughputLatencyTarget
-from sextant_core.planning.policysets import sextant_policy_set
+from sextant_core.planning.policysets import ADAPTATION_VERSION, sextant_policy_set
 from sextant_core.policies import ObservationAssessor, PlacementOutcome, Planner, PolicySet, TaskAssessor
 from sextant_core.reprovisioning import ladder
 from sextant_core.reprovisioning.estimate import performance_model
@@ -277,7 +277,7 @@ class Speculative(_MonitoringOnly, TaskAssessor):
 
 def policy_set(profile: str, utilisation: Utilisation | None = None) -> PolicySet:
     """`autoscaling[-<threshold>]`, `hadoop-speculative`, `late` on top of `sextant`."""
-    base = sextant_policy_set(name=profile)
+    base = sextant_policy_set(name=profile, version=ADAPTATION_VERSION)
     if profile.startswith("autoscaling"):
         assert utilisation is not None
         thr = float(profile.split("-", 1)[1]) if "-" in profile else 0.7
