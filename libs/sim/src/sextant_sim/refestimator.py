@@ -123,13 +123,16 @@ def censored_normal_loglik(true: np.ndarray, sd: np.ndarray, measured: float, lo
 class ReferenceEstimator:
     """The Monte-Carlo posterior over `draws` prior workloads of `families` in `setup`'s world."""
 
-    def __init__(self, setup: Setup, families: Sequence[str], draws: int, stream: str = "reference") -> None:
-        if not families or draws < 1:
-            raise ValueError("need at least one family and one draw")
+    def __init__(self, setup: Setup, families: Sequence[str], draws: int, stream: str = "reference",
+                 prior: Sequence[WorkloadTruth] | None = None) -> None:
+        """`prior`: the draws themselves (e.g. `refrows.prior_draws`: the scenario's own mix)
+        instead of `draws` round-robin draws of `families`."""
+        if not families or draws < 1 or (prior is not None and len(prior) != draws):
+            raise ValueError("need at least one family and one draw (and `draws` prior draws when given)")
         self.setup = setup
         self.families = tuple(families)
         self.draws = draws
-        self.prior: tuple[WorkloadTruth, ...] = tuple(
+        self.prior: tuple[WorkloadTruth, ...] = tuple(prior) if prior is not None else tuple(
             seeding.draw(setup, self.families[j % len(self.families)], j, stream=stream) for j in range(draws))
         self._perf: dict[tuple[int, int, int], np.ndarray] = {}
         self._scores: dict[int, tuple[np.ndarray, np.ndarray]] = {}

@@ -1,0 +1,241 @@
+"""Reference rows: the information yardstick of issue 16 (docs/quality/information.md).
+
+A `Classifier` that returns, for every workload, the rows the reference estimator
+(`refestimator`: the twin's own prior over workloads + the profiler's noise model, a Monte-Carlo
+posterior) infers from **exactly the entries the workload's profiling plan measured** — the
+best any classifier can do with those entries on this world. Fed to `sextant`'s planner
+(`baselines.REFERENCE_ROWS`) it answers: what QoS is reachable from the entries Sextant's plan
+buys? It is a yardstick, never a policy: it reads the twin's generator and profiler
+(`SANCTIONED_TRUTH_READ`), and only the baselines' wiring and benchmarks import it
+(`tests/architecture/test_no_peeking.py`).
+
+Method (choices marked [choice]):
+
+* **prior** — `draws` workloads of the workload's kind from the scenario's own generative
+  process: each draw picks (group, family) with probability ∝ the group's submissions × the
+  family's share of its mix, restricted to the kind (the submission's kind is in the log), and is
+  generated with the group's `DrawOptions` on the stream ``reference-rows`` (fresh seeds, never
+  the workloads under test). The submission's name (which carries the family) and its request are
+  not used: the reference sees the measured entries only.
+* **likelihood** — [choice] *joint*: every measured entry of the workload (scale-up, scale-out,
+  heterogeneity runs and interference ramps, tolerated and caused) multiplies into one
+  likelihood (`ReferenceEstimator.loglik`). This is the stronger floor: the reference of
+  `bench/classification.py` weights each classification on its own two entries only
+  (`joint=False` does that here: one posterior per classification).
+* **rows** — in the estimate port's units (`estimates.py`), so the planner reads them exactly as
+  it reads the true rows of `sextant-true-rows` and the port's noisy rows: `heterogeneity` = the
+  per-core speed relative to the fastest platform (`WorkloadTruth.speed`), `scale_up` = speed-up
+  relative to all its threads on the high-end platform, `scale_out` = aggregate relative to one
+  node, `tolerated` / `caused` = the scores of a ramp on the high-end platform.
+* **point estimate** — [choice] the posterior *median* of each cell (`point="median"`; "mean":
+  the posterior mean). The planner compares a level with a target: the median is the estimate
+  that is as likely to be above the truth as below it. Measured cells are estimated like every
+  other cell ([choice]: a measured raw value is not in the port's relative units; the posterior
+  of a measured cell is centred on it within the profiler's noise, `test_refrows.py`).
+* **confidence** — 1.0 for every classification, as the port and the true rows report it: the
+  planner takes the rows as they are (`confidence < 1` switches on the planner's hedges for the
+  engine's rows, `planning.assess.unmeasured_levels`).
+
+Diagnostics (`stats`): per classified workload its kind, the posterior's ESS, and the mean error
+of the rows against the truth (heterogeneity on the platforms not measured, relative %;
+interference in points over all 20 scores) — read from the truth only *after* the rows are
+made, for the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from sextant_contracts.model import Classification
+from sextant_core.policies import Classified
+from sextant_core.state.model import ClusterState, WorkloadState
+
+from .arrivals import in_cluster, rng_for
+from .estimates import SCALE_OUT_COLUMNS
+from .groundtruth import SOURCES
+from .refestimator import Observation, Posterior, ReferenceEstimator, posterior
+from .setup import Setup
+from .workloads.base import WorkloadTruth
+from .workloads.generate import DrawOptions, generate
+from .workloads.performance import concept_matrix
+
+if TYPE_CHECKING:
+    from sextant_core.decide import DecisionContext
+
+SANCTIONED_TRUTH_READ = "reference-rows"
+VERSION = "1"
+POINTS = ("median", "mean")
+UP_CORES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def prior_draws(setup: Setup, kind: str, draws: int, stream: str = "reference-rows") -> list[WorkloadTruth]:
+    """`draws` workloads of `kind` from the scenario's generative process (module docstring)."""
+    sc, gt = setup.scenario, setup.gt
+    subs = {g.name: 0 for g in sc.groups}
+    for s in setup.subs:
+        subs[s.group] = subs.get(s.group, 0) + 1
+    pairs: list[tuple[Any, str]] = []
+    weights: list[float] = []
+    for g in sc.groups:
+        total = sum(g.mix.values())
+        for fam in sorted(g.mix):
+            if gt.families[fam].kind == kind and g.mix[fam] > 0:
+                pairs.append((g, fam))
+                weights.append(max(subs.get(g.name, 0), 1) * g.mix[fam] / total)
+    if not pairs:
+        raise ValueError(f"the scenario has no family of kind {kind!r}")
+    p = np.array(weights) / sum(weights)
+    picks = rng_for(setup.seed, stream, kind, "pick").choice(len(pairs), size=draws, p=p)
+    concepts = concept_matrix(setup.cat, gt)
+    out = []
+    for j, k in enumerate(picks):
+        g, fam = pairs[int(k)]
+        opts = DrawOptions(reservations=g.reservations, phases=g.phases, load_trace=g.load_trace,
+                           trace_segment_s=g.trace_segment_s, duration_scale=g.duration_scale,
+                           lifetime_s=g.lifetime_s, stragglers=g.stragglers)
+        out.append(in_cluster(generate(f"{stream}:{fam}:{j}", fam, rng_for(setup.seed, stream, fam, j),
+                                       setup.cat, concepts, gt, opts), setup.cat))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PortRows:
+    """The port-unit rows of every prior draw, one (draws, columns) array per field, each column
+    pre-sorted (`order`) so a weighted median is one cumulative sum."""
+
+    columns: dict[str, tuple[str, ...]]
+    values: dict[str, np.ndarray]
+    order: dict[str, np.ndarray]
+
+    @classmethod
+    def of(cls, setup: Setup, prior: Sequence[WorkloadTruth]) -> PortRows:
+        cat, prof = setup.cat, setup.profiler
+        ref = cat.index(cat.reference().platform_id)
+        ups = [c for c in UP_CORES if c <= cat.platforms[ref].cores]
+        cols: dict[str, tuple[str, ...]] = {
+            "heterogeneity": tuple(p.platform_id for p in cat.platforms), "scale_up": tuple(f"c{c}" for c in ups),
+            "scale_out": tuple(f"n{k}" for k in SCALE_OUT_COLUMNS), "tolerated": SOURCES, "caused": SOURCES}
+        het = np.array([t.speed for t in prior], dtype=float)
+        up = np.array([[t.scale_up(c) / t.scale_up(t.threads) for c in ups] for t in prior])
+        out = np.array([[k * (t.analytics.efficiency(k) if t.analytics is not None else
+                              t.service.node_efficiency(k) if t.service is not None else 1.0)
+                         for k in SCALE_OUT_COLUMNS] for t in prior])
+        pairs = [prof.interference(t, ref) for t in prior]
+        values = {"heterogeneity": het, "scale_up": up, "scale_out": out,
+                  "tolerated": np.array([p[0] for p in pairs], dtype=float),
+                  "caused": np.array([p[1] for p in pairs], dtype=float)}
+        return cls(cols, values, {k: np.argsort(v, axis=0, kind="stable") for k, v in values.items()})
+
+    def point(self, field: str, post: Posterior, how: str) -> np.ndarray:
+        """Per column of `field`: the posterior median (the smallest value whose cumulative
+        weight reaches half, as `refestimator.weighted_median`) or mean."""
+        v = self.values[field]
+        if how == "mean":
+            return np.asarray(post.weights @ v)
+        o = self.order[field]
+        cum = np.cumsum(post.weights[o], axis=0)
+        k = np.argmax(cum >= 0.5 * cum[-1], axis=0)
+        cols = np.arange(v.shape[1])
+        return np.asarray(v[o[k, cols], cols])
+
+
+def observations(state: ClusterState, w: WorkloadState) -> list[Observation]:
+    """The workload's measured entries since its last classification: (run, value, caused)."""
+    p = state.knowledge.pending.get(w.workload_id)
+    if p is None:
+        return []
+    runs = {r.run_id: r for r in p.runs}
+    return [(runs[rid], float(v), c) for rid, _cls, _col, v, c in p.samples if rid in runs]
+
+
+def _entries(obs: list[Observation]) -> dict[str, list[Observation]]:
+    """Each classification's own entries (the split of `bench/classification_reference.entries`)."""
+    by = {c: [o for o in obs if o[0].classification is c] for c in Classification}
+    ref = by[Classification.SCALE_UP][:1]
+    return {"scale_up": by[Classification.SCALE_UP], "heterogeneity": ref + by[Classification.HETEROGENEITY],
+            "scale_out": ref + by[Classification.SCALE_OUT], "interference": by[Classification.INTERFERENCE]}
+
+
+class ReferenceRowsClassifier:
+    """`Classifier`: the reference estimator's posterior rows from the measured entries."""
+
+    SANCTIONED_TRUTH_READ: ClassVar[str] = "reference-rows"
+
+    def __init__(self, setup: Setup, draws: int = 4000, *, point: str = "median", joint: bool = True,
+                 stream: str = "reference-rows") -> None:
+        if point not in POINTS:
+            raise ValueError(f"point must be one of {POINTS}")
+        self.setup, self.draws, self.point, self.joint, self.stream = setup, draws, point, joint, stream
+        self._est: dict[str, ReferenceEstimator] = {}
+        self._rows: dict[str, PortRows] = {}
+        self.stats: list[dict[str, Any]] = []
+
+    def prior(self, kind: str) -> tuple[ReferenceEstimator, PortRows]:
+        """The prior sample of `kind` (drawn on first use) and its port-unit rows."""
+        if kind not in self._est:
+            draws = prior_draws(self.setup, kind, self.draws, self.stream)
+            self._est[kind] = ReferenceEstimator(self.setup, (kind,), self.draws, prior=draws)
+            self._rows[kind] = PortRows.of(self.setup, draws)
+        return self._est[kind], self._rows[kind]
+
+    def rows(self, kind: str, obs: list[Observation]) -> tuple[Classified, dict[str, float]]:
+        """The rows of a workload of `kind` with measured entries `obs`, and each posterior's ESS."""
+        est, rows = self.prior(kind)
+        if self.joint:
+            post = posterior(est.loglik(obs))
+            by = dict.fromkeys(("scale_up", "scale_out", "heterogeneity", "interference"), post)
+        else:
+            by = {c: posterior(est.loglik(o)) for c, o in _entries(obs).items()}
+        fields = {"heterogeneity": by["heterogeneity"], "scale_up": by["scale_up"], "scale_out": by["scale_out"],
+                  "tolerated": by["interference"], "caused": by["interference"]}
+        out: dict[str, dict[str, float]] = {}
+        for f, p in fields.items():
+            if f == "scale_out" and kind == "batch":
+                out[f] = {}
+                continue
+            vals = rows.point(f, p, self.point)
+            out[f] = {c: round(float(v), 6) for c, v in zip(rows.columns[f], vals, strict=True)}
+        classified = Classified(**out, confidence=dict.fromkeys(
+            ("scale_up", "scale_out", "heterogeneity", "interference"), 1.0),
+            model_versions={"reference-rows": f"{VERSION}/{self.point}/{'joint' if self.joint else 'split'}"
+                                              f"/{self.draws}"})
+        return classified, {c: p.ess for c, p in by.items()}
+
+    def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
+        obs = observations(state, w)
+        out, ess = self.rows(w.kind.value, obs)
+        self._record(w.workload_id, w.kind.value, obs, out, ess)
+        return out
+
+    def _record(self, wid: str, kind: str, obs: list[Observation], c: Classified, ess: dict[str, float]) -> None:
+        """Diagnostics for the report (the rows are already made): errors against the truth."""
+        t = self.setup.truths.get(wid)
+        if t is None:
+            return
+        cat = self.setup.cat
+        ref = cat.index(cat.reference().platform_id)
+        seen = {r.platform for r, _, _ in obs if r.classification in (Classification.HETEROGENEITY,
+                                                                       Classification.SCALE_UP)}
+        het = [abs(c.heterogeneity[p.platform_id] / float(t.speed[i]) - 1.0) * 100
+               for i, p in enumerate(cat.platforms) if p.platform_id not in seen and t.speed[i] > 0]
+        tol, cau = self.setup.profiler.interference(t, ref)
+        itf = [abs(c.tolerated[s] - float(tol[k])) for k, s in enumerate(SOURCES)]
+        itf += [abs(c.caused[s] - float(cau[k])) for k, s in enumerate(SOURCES)]
+        self.stats.append({"kind": kind, "entries": len(obs), "ess": min(ess.values()),
+                           "het_err": float(np.mean(het)) if het else None, "itf_err": float(np.mean(itf))})
+
+    def summary(self) -> dict[str, Any]:
+        """Per kind: workloads, median ESS, share of ESS < 10, mean entries, mean errors."""
+        out: dict[str, Any] = {}
+        for kind in sorted({s["kind"] for s in self.stats}):
+            rs = [s for s in self.stats if s["kind"] == kind]
+            het = [s["het_err"] for s in rs if s["het_err"] is not None]
+            out[kind] = {"workloads": len(rs), "entries": float(np.mean([s["entries"] for s in rs])),
+                         "ess_median": float(np.median([s["ess"] for s in rs])),
+                         "ess_below_10": float(np.mean([s["ess"] < 10 for s in rs])),
+                         "heterogeneity_error_pct": float(np.mean(het)) if het else None,
+                         "interference_error_points": float(np.mean([s["itf_err"] for s in rs]))}
+        return out
