@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 SANCTIONED_TRUTH_READ = "reference-rows"
 VERSION = "1"
 POINTS = ("median", "mean")
+CONFIDENCES = ("one", "posterior")
+TOLERANCE = {"heterogeneity": 0.10, "scale_up": 0.10, "scale_out": 0.10, "tolerated": 10.0, "caused": 10.0}
 UP_CORES = (1, 2, 4, 8, 16, 32, 64)
 
 
@@ -129,6 +131,15 @@ class PortRows:
                   "caused": np.array([p[1] for p in pairs], dtype=float)}
         return cls(cols, values, {k: np.argsort(v, axis=0, kind="stable") for k, v in values.items()})
 
+    def within(self, field: str, post: Posterior, est: np.ndarray, tol: float) -> np.ndarray:
+        """Per column: the posterior probability that the truth is within `tol` of `est`
+        (relative for performance fields, in points for scores) — the engine's confidence
+        (`classification.foldin.confidence`: P(|true − estimate| ≤ tolerance)) for these rows."""
+        v = self.values[field]
+        rel = field not in ("tolerated", "caused")
+        err = np.abs(v / np.where(est > 0, est, 1.0) - 1.0) if rel else np.abs(v - est)
+        return np.asarray(post.weights @ (err <= tol))
+
     def point(self, field: str, post: Posterior, how: str) -> np.ndarray:
         """Per column of `field`: the posterior median (the smallest value whose cumulative
         weight reaches half, as `refestimator.weighted_median`) or mean."""
@@ -140,6 +151,20 @@ class PortRows:
         k = np.argmax(cum >= 0.5 * cum[-1], axis=0)
         cols = np.arange(v.shape[1])
         return np.asarray(v[o[k, cols], cols])
+
+
+def _pin(vals: np.ndarray, columns: Sequence[str], measured: dict[str, float]) -> np.ndarray:
+    """The per-core speeds with the measured platforms' *ratios* as measured: measured platform p
+    gets s · m_p, the scale s fitted to the posterior estimates of those platforms (geometric
+    mean of est_p / m_p); the other platforms keep their posterior estimate."""
+    idx = [i for i, c in enumerate(columns) if c in measured and vals[i] > 0]
+    if not idx:
+        return vals
+    m = np.array([measured[columns[i]] for i in idx])
+    scale = float(np.exp(np.mean(np.log(vals[idx]) - np.log(m))))
+    out = vals.copy()
+    out[idx] = scale * m
+    return out
 
 
 def observations(state: ClusterState, w: WorkloadState) -> list[Observation]:
@@ -165,10 +190,11 @@ class ReferenceRowsClassifier:
     SANCTIONED_TRUTH_READ: ClassVar[str] = "reference-rows"
 
     def __init__(self, setup: Setup, draws: int = 4000, *, point: str = "median", joint: bool = True,
-                 stream: str = "reference-rows") -> None:
-        if point not in POINTS:
-            raise ValueError(f"point must be one of {POINTS}")
+                 pin: bool = True, confidence: str = "one", stream: str = "reference-rows") -> None:
+        if point not in POINTS or confidence not in CONFIDENCES:
+            raise ValueError(f"point must be one of {POINTS}, confidence one of {CONFIDENCES}")
         self.setup, self.draws, self.point, self.joint, self.stream = setup, draws, point, joint, stream
+        self.pin, self.confidence = pin, confidence
         self._est: dict[str, ReferenceEstimator] = {}
         self._rows: dict[str, PortRows] = {}
         self.stats: list[dict[str, Any]] = []
@@ -192,17 +218,49 @@ class ReferenceRowsClassifier:
         fields = {"heterogeneity": by["heterogeneity"], "scale_up": by["scale_up"], "scale_out": by["scale_out"],
                   "tolerated": by["interference"], "caused": by["interference"]}
         out: dict[str, dict[str, float]] = {}
+        conf: dict[str, list[float]] = {}
+        pinned = self._pinned(kind, obs)
         for f, p in fields.items():
             if f == "scale_out" and kind == "batch":
                 out[f] = {}
                 continue
             vals = rows.point(f, p, self.point)
+            if f == "heterogeneity" and pinned:
+                vals = _pin(vals, rows.columns[f], pinned)
             out[f] = {c: round(float(v), 6) for c, v in zip(rows.columns[f], vals, strict=True)}
-        classified = Classified(**out, confidence=dict.fromkeys(
-            ("scale_up", "scale_out", "heterogeneity", "interference"), 1.0),
-            model_versions={"reference-rows": f"{VERSION}/{self.point}/{'joint' if self.joint else 'split'}"
-                                              f"/{self.draws}"})
+            if self.confidence == "posterior":
+                hidden = [i for i, c in enumerate(rows.columns[f]) if not (f == "heterogeneity" and c in pinned)]
+                conf.setdefault("interference" if f in ("tolerated", "caused") else f, []).extend(
+                    rows.within(f, p, vals, TOLERANCE[f])[hidden].tolist())
+        confidence = {c: round(float(np.mean(conf[c])), 6) if conf.get(c) else 1.0 for c in
+                      ("scale_up", "scale_out", "heterogeneity", "interference")} \
+            if self.confidence == "posterior" else dict.fromkeys(("scale_up", "scale_out", "heterogeneity",
+                                                                   "interference"), 1.0)
+        classified = Classified(**out, confidence=confidence, model_versions={"reference-rows": self.version})
         return classified, {c: p.ess for c, p in by.items()}
+
+    @property
+    def version(self) -> str:
+        return (f"{VERSION}/{self.point}/{'joint' if self.joint else 'split'}/{self.draws}"
+                f"/{'pin' if self.pin else 'nopin'}/{self.confidence}")
+
+    def _pinned(self, kind: str, obs: list[Observation]) -> dict[str, float]:
+        """Platform -> its measured level (geometric mean of its runs), for the runs whose ratio
+        is the ratio of per-core speeds: single-node runs at the reference run's cores on platforms
+        with at least those cores, of a batch or analytics workload (a service's QPS within its
+        latency bound is not proportional to speed). Empty without pinning."""
+        if not self.pin or kind == "service":
+            return {}
+        perf = [(r, v) for r, v, _ in obs if r.classification in (Classification.SCALE_UP, Classification.HETEROGENEITY)]
+        if not perf:
+            return {}
+        cores = perf[0][0].cores
+        cat = self.setup.cat
+        logs: dict[str, list[float]] = {}
+        for r, v in perf:
+            if r.nodes == 1 and r.cores == cores and v > 0 and cat.platforms[cat.index(r.platform)].cores >= cores:
+                logs.setdefault(r.platform, []).append(float(np.log(v)))
+        return {p: float(np.exp(np.mean(v))) for p, v in logs.items()} if len(logs) >= 1 else {}
 
     def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
         obs = observations(state, w)
