@@ -4,8 +4,6 @@ cells, wired as `sextant-reference-rows` / `sextant-reference-dense`."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from sextant_contracts.events import ProfileRun
@@ -26,11 +24,6 @@ DRAWS = 300
 @pytest.fixture(scope="module")
 def setup() -> Setup:
     return prepare(load_scenario("smoke"), 1)
-
-
-@pytest.fixture(scope="module")
-def clf(setup: Setup) -> ReferenceRowsClassifier:
-    return ReferenceRowsClassifier(setup, DRAWS)
 
 
 def _run(cls: Classification, column: str, platform: str, cores: int = 1, nodes: int = 1) -> ProfileRun:
@@ -59,10 +52,12 @@ def test_the_prior_follows_the_scenario_mix(setup: Setup) -> None:
         prior_draws(setup, "no-such-kind", 5)
 
 
+@pytest.mark.parametrize("units", ["engine", "port"])
 @pytest.mark.parametrize("kind", ["batch", "analytics", "service"])
 def test_a_workload_the_prior_holds_is_recovered_exactly_from_dense_noise_free_entries(
-        setup: Setup, clf: ReferenceRowsClassifier, kind: str) -> None:
-    est, rows = clf.prior(kind)
+        setup: Setup, kind: str, units: str) -> None:
+    clf = ReferenceRowsClassifier(setup, DRAWS, units=units)
+    est, _ = clf.prior(kind)
     j = 7
     t = est.prior[j]
     obs = []
@@ -76,20 +71,28 @@ def test_a_workload_the_prior_holds_is_recovered_exactly_from_dense_noise_free_e
     got, ess = clf.rows(kind, obs)
     assert min(ess.values()) < 1.5  # the posterior sits on draw j
     plats = [p.platform_id for p in setup.cat.platforms]
-    assert got.heterogeneity == {p: round(float(t.speed[i]), 6) for i, p in enumerate(plats)}
-    tol, cau = setup.profiler.interference(t, setup.cat.index(setup.cat.reference().platform_id))
+    prof, high = setup.profiler, setup.cat.index(setup.cat.reference().platform_id)
+    tol, cau = prof.interference(t, high)
     assert got.tolerated == {s: round(float(tol[k]), 6) for k, s in enumerate(SOURCES)}
     assert got.caused == {s: round(float(cau[k]), 6) for k, s in enumerate(SOURCES)}
-    assert got.scale_up["c1"] == round(t.scale_up(1) / t.scale_up(t.threads), 6)
     assert bool(got.scale_out) == (kind != "batch")
-    if kind != "batch":
-        assert got.scale_out["n1"] == pytest.approx(1.0)
-    # the port's units: the fastest platform is 1, the rows are the port's columns
-    assert max(got.heterogeneity.values()) == pytest.approx(1.0)
-    assert set(got.scale_up) == set(rows.columns["scale_up"])
+    if units == "port":
+        assert got.heterogeneity == {p: round(float(t.speed[i]), 6) for i, p in enumerate(plats)}
+        assert got.scale_up["c1"] == round(t.scale_up(1) / t.scale_up(t.threads), 6)
+        assert max(got.heterogeneity.values()) == pytest.approx(1.0)  # the fastest platform is 1
+        if kind != "batch":
+            assert got.scale_out["n1"] == pytest.approx(1.0)
+    else:  # the run values at the reference configuration (1 core here), as the engine's rows hold them
+        assert got.heterogeneity == pytest.approx({p: prof.performance(t, i, 1, 1) for i, p in enumerate(plats)},
+                                                  rel=1e-6)
+        assert got.scale_up["c2"] == pytest.approx(prof.performance(t, high, 2, 1), rel=1e-6)
+        if kind != "batch":
+            assert got.scale_out["n8"] == pytest.approx(prof.performance(t, high, 1, 8), rel=1e-6)
 
 
-def test_measured_cells_are_estimated_within_the_profilers_noise(setup: Setup, clf: ReferenceRowsClassifier) -> None:
+@pytest.mark.parametrize("units", ["engine", "port"])
+def test_measured_cells_are_kept(setup: Setup, units: str) -> None:
+    clf = ReferenceRowsClassifier(setup, DRAWS, units=units)
     high = setup.cat.reference().platform_id
     sd = setup.gt.noise.perf_sd * setup.profiler.noise_scale
     checked = 0
@@ -101,9 +104,13 @@ def test_measured_cells_are_estimated_within_the_profilers_noise(setup: Setup, c
         runs = [_run(Classification.SCALE_UP, "c1", high), _run(Classification.HETEROGENEITY, other, other)]
         meas = [setup.profiler.measure(s.workload_id, t, r).value for r in runs]
         got, _ = clf.rows("batch", [(r, v, None) for r, v in zip(runs, meas, strict=True)])
-        # the posterior's platform ratio is the measured one within a few noise sd (two entries)
-        ratio = got.heterogeneity[other] / got.heterogeneity[high]
-        assert abs(math.log(ratio) - math.log(meas[1] / meas[0])) < 6 * sd * math.sqrt(2) + 0.03
+        if units == "engine":  # as measured (the reference run fills its platform's cell and c1)
+            assert got.heterogeneity[high] == round(meas[0], 6) and got.heterogeneity[other] == round(meas[1], 6)
+            assert got.scale_up["c1"] == round(meas[0], 6)
+        else:  # the measured ratio of per-core speeds, the level from the posterior
+            ratio = got.heterogeneity[other] / got.heterogeneity[high]
+            assert ratio == pytest.approx(meas[1] / meas[0], rel=1e-5)
+            assert 0.5 < got.heterogeneity[high] < 1.0 + 10 * sd
         checked += 1
         if checked == 3:
             break

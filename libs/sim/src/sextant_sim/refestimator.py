@@ -27,8 +27,8 @@ Method (Monte-Carlo posterior, exact as `draws` → ∞):
 
 `posterior` and `Posterior` are general (any log-likelihood vector over prior draws);
 `ReferenceEstimator` binds them to the twin. It reads the ground truth's generator: a sanctioned
-reader (`SANCTIONED_TRUTH_READ`), imported by benchmarks only — no decision-side module uses it
-(`tests/architecture/test_no_peeking.py`).
+reader (`SANCTIONED_TRUTH_READ`), imported by benchmarks and by `refrows` (the reference rows, itself
+a sanctioned yardstick) only — no policy uses it (`tests/architecture/test_no_peeking.py`).
 """
 
 from __future__ import annotations

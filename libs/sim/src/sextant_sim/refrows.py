@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from sextant_contracts.model import Classification
+from sextant_core.classification.observations import cells
 from sextant_core.policies import Classified
 from sextant_core.state.model import ClusterState, WorkloadState
 
@@ -69,6 +70,7 @@ SANCTIONED_TRUTH_READ = "reference-rows"
 VERSION = "1"
 POINTS = ("median", "mean")
 CONFIDENCES = ("one", "posterior")
+UNITS = ("engine", "port")
 TOLERANCE = {"heterogeneity": 0.10, "scale_up": 0.10, "scale_out": 0.10, "tolerated": 10.0, "caused": 10.0}
 UP_CORES = (1, 2, 4, 8, 16, 32, 64)
 
@@ -104,7 +106,7 @@ def prior_draws(setup: Setup, kind: str, draws: int, stream: str = "reference-ro
 
 
 @dataclass(frozen=True, slots=True)
-class PortRows:
+class Rows:
     """The port-unit rows of every prior draw, one (draws, columns) array per field, each column
     pre-sorted (`order`) so a weighted median is one cumulative sum."""
 
@@ -113,7 +115,44 @@ class PortRows:
     order: dict[str, np.ndarray]
 
     @classmethod
-    def of(cls, setup: Setup, prior: Sequence[WorkloadTruth]) -> PortRows:
+    def of(cls, values: dict[str, tuple[tuple[str, ...], np.ndarray]]) -> Rows:
+        """From field -> (columns, (draws, columns) values)."""
+        v = {f: np.asarray(a, dtype=float) for f, (_, a) in values.items()}
+        return cls({f: c for f, (c, _) in values.items()}, v,
+                   {f: np.argsort(a, axis=0, kind="stable") for f, a in v.items()})
+
+    @classmethod
+    def engine(cls, setup: Setup, est: ReferenceEstimator, kind: str, ref: int) -> Rows:
+        """The engine's units and columns (`bench/classification.py`'s `TruthClassifier`): raw
+        run values — heterogeneity per platform at the reference configuration (a batch or
+        analytics job's per-core level on 1 core × the high-end platform's ref/1-core ratio, so
+        a platform with fewer cores is not clipped; a service's at `ref` cores), scale-up on the
+        high-end platform per `seeding.scale_up_cores`, scale-out at `ref` cores per node on
+        `seeding.SCALE_OUT_NODES`, the scores of a ramp on the high-end platform."""
+        from .seeding import SCALE_OUT_NODES, scale_up_cores
+
+        cat = setup.cat
+        high = cat.reference()
+        if kind == "service":
+            het = np.stack([est.performance(p.platform_id, ref, 1) for p in cat.platforms], axis=1)
+        else:
+            one = est.performance(high.platform_id, 1, 1)
+            level = np.where(one > 0, est.performance(high.platform_id, ref, 1) / np.where(one > 0, one, 1.0), 1.0)
+            het = np.stack([est.performance(p.platform_id, 1, 1) * level for p in cat.platforms], axis=1)
+        ups = scale_up_cores(high.cores)
+        vals: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
+            "heterogeneity": (tuple(p.platform_id for p in cat.platforms), het),
+            "scale_up": (tuple(f"c{c}" for c in ups),
+                         np.stack([est.performance(high.platform_id, c, 1) for c in ups], axis=1))}
+        if kind != "batch":
+            vals["scale_out"] = (tuple(f"n{n}" for n in SCALE_OUT_NODES),
+                                 np.stack([est.performance(high.platform_id, ref, n) for n in SCALE_OUT_NODES], axis=1))
+        tol, cau = est.scores(high.platform_id)
+        vals["tolerated"], vals["caused"] = (SOURCES, tol), (SOURCES, cau)
+        return cls.of(vals)
+
+    @classmethod
+    def port(cls, setup: Setup, prior: Sequence[WorkloadTruth]) -> Rows:
         cat, prof = setup.cat, setup.profiler
         ref = cat.index(cat.reference().platform_id)
         ups = [c for c in UP_CORES if c <= cat.platforms[ref].cores]
@@ -167,6 +206,16 @@ def _pin(vals: np.ndarray, columns: Sequence[str], measured: dict[str, float]) -
     return out
 
 
+def _reference_cores(obs: list[Observation]) -> int:
+    """The plan's reference configuration (`planning.model.reference_cores`): the cores of its
+    heterogeneity runs, else of its first scale-up run (the reference run), else 1."""
+    for cls in (Classification.HETEROGENEITY, Classification.SCALE_UP):
+        for r, _, _ in obs:
+            if r.classification is cls:
+                return r.cores
+    return 1
+
+
 def observations(state: ClusterState, w: WorkloadState) -> list[Observation]:
     """The workload's measured entries since its last classification: (run, value, caused)."""
     p = state.knowledge.pending.get(w.workload_id)
@@ -190,26 +239,29 @@ class ReferenceRowsClassifier:
     SANCTIONED_TRUTH_READ: ClassVar[str] = "reference-rows"
 
     def __init__(self, setup: Setup, draws: int = 4000, *, point: str = "median", joint: bool = True,
-                 pin: bool = True, confidence: str = "one", stream: str = "reference-rows") -> None:
-        if point not in POINTS or confidence not in CONFIDENCES:
-            raise ValueError(f"point must be one of {POINTS}, confidence one of {CONFIDENCES}")
+                 units: str = "engine", pin: bool = True, confidence: str = "one",
+                 stream: str = "reference-rows") -> None:
+        if point not in POINTS or confidence not in CONFIDENCES or units not in UNITS:
+            raise ValueError(f"point: one of {POINTS}; confidence: {CONFIDENCES}; units: {UNITS}")
         self.setup, self.draws, self.point, self.joint, self.stream = setup, draws, point, joint, stream
-        self.pin, self.confidence = pin, confidence
+        self.units, self.pin, self.confidence = units, pin, confidence
         self._est: dict[str, ReferenceEstimator] = {}
-        self._rows: dict[str, PortRows] = {}
+        self._rows: dict[str, Rows] = {}
+        self._engine_rows: dict[tuple[str, int], Rows] = {}
         self.stats: list[dict[str, Any]] = []
 
-    def prior(self, kind: str) -> tuple[ReferenceEstimator, PortRows]:
+    def prior(self, kind: str) -> tuple[ReferenceEstimator, Rows]:
         """The prior sample of `kind` (drawn on first use) and its port-unit rows."""
         if kind not in self._est:
             draws = prior_draws(self.setup, kind, self.draws, self.stream)
             self._est[kind] = ReferenceEstimator(self.setup, (kind,), self.draws, prior=draws)
-            self._rows[kind] = PortRows.of(self.setup, draws)
+            self._rows[kind] = Rows.port(self.setup, draws)
         return self._est[kind], self._rows[kind]
 
     def rows(self, kind: str, obs: list[Observation]) -> tuple[Classified, dict[str, float]]:
         """The rows of a workload of `kind` with measured entries `obs`, and each posterior's ESS."""
-        est, rows = self.prior(kind)
+        est, port = self.prior(kind)
+        rows = port if self.units == "port" else self.engine_rows(kind, _reference_cores(obs))
         if self.joint:
             post = posterior(est.loglik(obs))
             by = dict.fromkeys(("scale_up", "scale_out", "heterogeneity", "interference"), post)
@@ -217,19 +269,22 @@ class ReferenceRowsClassifier:
             by = {c: posterior(est.loglik(o)) for c, o in _entries(obs).items()}
         fields = {"heterogeneity": by["heterogeneity"], "scale_up": by["scale_up"], "scale_out": by["scale_out"],
                   "tolerated": by["interference"], "caused": by["interference"]}
+        measured = self._measured(kind, obs)
         out: dict[str, dict[str, float]] = {}
         conf: dict[str, list[float]] = {}
-        pinned = self._pinned(kind, obs)
         for f, p in fields.items():
             if f == "scale_out" and kind == "batch":
                 out[f] = {}
                 continue
             vals = rows.point(f, p, self.point)
-            if f == "heterogeneity" and pinned:
-                vals = _pin(vals, rows.columns[f], pinned)
+            known = measured.get(f, {})
+            if self.units == "port":
+                vals = _pin(vals, rows.columns[f], known) if known else vals
+            else:
+                vals = np.array([known.get(c, v) for c, v in zip(rows.columns[f], vals, strict=True)])
             out[f] = {c: round(float(v), 6) for c, v in zip(rows.columns[f], vals, strict=True)}
             if self.confidence == "posterior":
-                hidden = [i for i, c in enumerate(rows.columns[f]) if not (f == "heterogeneity" and c in pinned)]
+                hidden = [i for i, c in enumerate(rows.columns[f]) if c not in known]
                 conf.setdefault("interference" if f in ("tolerated", "caused") else f, []).extend(
                     rows.within(f, p, vals, TOLERANCE[f])[hidden].tolist())
         confidence = {c: round(float(np.mean(conf[c])), 6) if conf.get(c) else 1.0 for c in
@@ -239,17 +294,46 @@ class ReferenceRowsClassifier:
         classified = Classified(**out, confidence=confidence, model_versions={"reference-rows": self.version})
         return classified, {c: p.ess for c, p in by.items()}
 
+    def engine_rows(self, kind: str, ref: int) -> Rows:
+        """The prior's rows of `kind` in the engine's units at reference cores `ref` (cached)."""
+        key = (kind, ref)
+        if key not in self._engine_rows:
+            self._engine_rows[key] = Rows.engine(self.setup, self.prior(kind)[0], kind, ref)
+        return self._engine_rows[key]
+
+    def _measured(self, kind: str, obs: list[Observation]) -> dict[str, dict[str, float]]:
+        """Field -> column -> the measured value the rows keep: in the engine's units every
+        performance cell the plan measured (`classification.observations.cells`: the reference run
+        also fills its platform's heterogeneity cell and `n1`; duplicates: geometric mean; a
+        measured 0 is left to the posterior); in the port's units the heterogeneity cells whose
+        ratios are speed ratios (`_pinned`). Scores are never kept: their Table III noise is
+        several points, and the posterior median is the better estimate."""
+        if self.units == "port":
+            pinned = self._pinned(kind, obs) if self.pin else {}
+            return {"heterogeneity": pinned} if pinned else {}
+        samples = [(r.run_id, r.classification.value, r.column, v, c) for r, v, c in obs]
+        out: dict[str, dict[str, float]] = {}
+        for (cls, _group), vals in cells(kind, [r for r, _, _ in obs], samples).items():
+            if cls is Classification.INTERFERENCE:
+                continue
+            by: dict[str, list[float]] = {}
+            for col, v in vals:
+                by.setdefault(col, []).append(v)
+            out[cls.value] = {col: vs[0] if len(vs) == 1 else float(np.exp(np.mean(np.log(vs))))
+                              for col, vs in by.items() if min(vs) > 0}
+        return out
+
     @property
     def version(self) -> str:
         return (f"{VERSION}/{self.point}/{'joint' if self.joint else 'split'}/{self.draws}"
-                f"/{'pin' if self.pin else 'nopin'}/{self.confidence}")
+                f"/{self.units}{'+pin' if self.units == 'port' and self.pin else ''}/{self.confidence}")
 
     def _pinned(self, kind: str, obs: list[Observation]) -> dict[str, float]:
         """Platform -> its measured level (geometric mean of its runs), for the runs whose ratio
         is the ratio of per-core speeds: single-node runs at the reference run's cores on platforms
         with at least those cores, of a batch or analytics workload (a service's QPS within its
         latency bound is not proportional to speed). Empty without pinning."""
-        if not self.pin or kind == "service":
+        if kind == "service":
             return {}
         perf = [(r, v) for r, v, _ in obs if r.classification in (Classification.SCALE_UP, Classification.HETEROGENEITY)]
         if not perf:
@@ -277,8 +361,13 @@ class ReferenceRowsClassifier:
         ref = cat.index(cat.reference().platform_id)
         seen = {r.platform for r, _, _ in obs if r.classification in (Classification.HETEROGENEITY,
                                                                        Classification.SCALE_UP)}
-        het = [abs(c.heterogeneity[p.platform_id] / float(t.speed[i]) - 1.0) * 100
-               for i, p in enumerate(cat.platforms) if p.platform_id not in seen and t.speed[i] > 0]
+        if self.units == "port":
+            true = np.asarray(t.speed, dtype=float)
+        else:  # the truth in the engine's units: the same rows of a one-draw prior holding `t`
+            one = ReferenceEstimator(self.setup, (kind,), 1, prior=[t])
+            true = Rows.engine(self.setup, one, kind, _reference_cores(obs)).values["heterogeneity"][0]
+        het = [abs(c.heterogeneity[p.platform_id] / float(true[i]) - 1.0) * 100
+               for i, p in enumerate(cat.platforms) if p.platform_id not in seen and true[i] > 0]
         tol, cau = self.setup.profiler.interference(t, ref)
         itf = [abs(c.tolerated[s] - float(tol[k])) for k, s in enumerate(SOURCES)]
         itf += [abs(c.caused[s] - float(cau[k])) for k, s in enumerate(SOURCES)]
