@@ -22,24 +22,30 @@ Method (choices marked [choice]):
   likelihood (`ReferenceEstimator.loglik`). This is the stronger floor: the reference of
   `bench/classification.py` weights each classification on its own two entries only
   (`joint=False` does that here: one posterior per classification).
-* **rows** — in the estimate port's units (`estimates.py`), so the planner reads them exactly as
-  it reads the true rows of `sextant-true-rows` and the port's noisy rows: `heterogeneity` = the
-  per-core speed relative to the fastest platform (`WorkloadTruth.speed`), `scale_up` = speed-up
-  relative to all its threads on the high-end platform, `scale_out` = aggregate relative to one
-  node, `tolerated` / `caused` = the scores of a ramp on the high-end platform.
+* **rows** — [choice] in the engine's units and columns (`units="engine"`, the default; what
+  `sextant` on the classification engine reads, `Rows.engine`): raw run values — heterogeneity
+  per platform at the reference configuration, scale-up on the high-end platform, scale-out per
+  node count, the scores of a ramp on the high-end platform. `units="port"`: the estimate port's
+  relative units (per-core speed relative to the fastest platform, `Rows.port`), as the true rows
+  of `sextant-true-rows`; measured on paragon-ec2-2500 seed 1 the two gave the same QoS (0.304 /
+  0.292, docs/quality/information.md).
 * **point estimate** — [choice] the posterior *median* of each cell (`point="median"`; "mean":
-  the posterior mean). The planner compares a level with a target: the median is the estimate
-  that is as likely to be above the truth as below it. Measured cells are estimated like every
-  other cell ([choice]: a measured raw value is not in the port's relative units; the posterior
-  of a measured cell is centred on it within the profiler's noise, `test_refrows.py`).
-* **confidence** — 1.0 for every classification, as the port and the true rows report it: the
-  planner takes the rows as they are (`confidence < 1` switches on the planner's hedges for the
-  engine's rows, `planning.assess.unmeasured_levels`).
+  the posterior mean): the planner compares a level with a target, and the median is as likely
+  to be above the truth as below it.
+* **measured cells** — [choice] in the engine's units every performance cell the plan measured
+  is returned as measured (`classification.observations.cells`, duplicates' geometric mean): the
+  profiler's noise (1.5 %) is finer than the Monte-Carlo posterior resolves. In the port's units
+  the measured platforms keep their measured *ratios* (`_pin`). Scores are always posterior
+  medians (Table III noise is several points: the posterior is the better estimate).
+* **confidence** — [choice] 1.0 for every classification (`confidence="one"`), as the port and
+  the true rows report it: the planner takes the rows as they are; `"posterior"`: the posterior
+  probability that a hidden cell is within ±10 % (±10 points) of its estimate, the engine's
+  definition (`classification.foldin.confidence`), which widens the planner's margin.
 
-Diagnostics (`stats`): per classified workload its kind, the posterior's ESS, and the mean error
-of the rows against the truth (heterogeneity on the platforms not measured, relative %;
-interference in points over all 20 scores) — read from the truth only *after* the rows are
-made, for the report.
+Diagnostics (`stats`, `summary`): per classified workload its kind, its entries, the posterior's
+ESS, and the mean error of the rows against the truth (heterogeneity on the platforms not
+measured, relative %, in the rows' units; interference in points over all 20 scores) — read from
+the truth only *after* the rows are made, for the report.
 """
 
 from __future__ import annotations
