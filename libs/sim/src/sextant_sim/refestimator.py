@@ -77,6 +77,17 @@ class Posterior:
         return weighted_median(values, w) if w.sum() > 0 else math.nan
 
 
+def entries(obs: Sequence[Observation]) -> dict[str, list[Observation]]:
+    """The measured entries each classification's row gets (`classification.observations.cells`):
+    scale-up, its runs; heterogeneity, the reference run (the first scale-up run) and the
+    heterogeneity runs; scale-out, the reference run (``n1``) and the scale-out runs;
+    interference, the ramps (tolerated and caused score of each)."""
+    by = {c: [o for o in obs if o[0].classification is c] for c in Classification}
+    ref = by[Classification.SCALE_UP][:1]
+    return {"scale_up": by[Classification.SCALE_UP], "heterogeneity": ref + by[Classification.HETEROGENEITY],
+            "scale_out": ref + by[Classification.SCALE_OUT], "interference": by[Classification.INTERFERENCE]}
+
+
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     """The smallest value whose cumulative weight reaches half the total (a minimiser of
     Σ w_i |e − v_i|). `weights` ≥ 0 with a positive sum."""

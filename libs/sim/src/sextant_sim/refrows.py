@@ -63,7 +63,7 @@ from sextant_core.state.model import ClusterState, WorkloadState
 from .arrivals import in_cluster, rng_for
 from .estimates import SCALE_OUT_COLUMNS
 from .groundtruth import SOURCES
-from .refestimator import Observation, Posterior, ReferenceEstimator, posterior
+from .refestimator import Observation, Posterior, ReferenceEstimator, entries, posterior
 from .setup import Setup
 from .workloads.base import WorkloadTruth
 from .workloads.generate import DrawOptions, generate
@@ -231,14 +231,6 @@ def observations(state: ClusterState, w: WorkloadState) -> list[Observation]:
     return [(runs[rid], float(v), c) for rid, _cls, _col, v, c in p.samples if rid in runs]
 
 
-def _entries(obs: list[Observation]) -> dict[str, list[Observation]]:
-    """Each classification's own entries (the split of `bench/classification_reference.entries`)."""
-    by = {c: [o for o in obs if o[0].classification is c] for c in Classification}
-    ref = by[Classification.SCALE_UP][:1]
-    return {"scale_up": by[Classification.SCALE_UP], "heterogeneity": ref + by[Classification.HETEROGENEITY],
-            "scale_out": ref + by[Classification.SCALE_OUT], "interference": by[Classification.INTERFERENCE]}
-
-
 class ReferenceRowsClassifier:
     """`Classifier`: the reference estimator's posterior rows from the measured entries."""
 
@@ -272,7 +264,7 @@ class ReferenceRowsClassifier:
             post = posterior(est.loglik(obs))
             by = dict.fromkeys(("scale_up", "scale_out", "heterogeneity", "interference"), post)
         else:
-            by = {c: posterior(est.loglik(o)) for c, o in _entries(obs).items()}
+            by = {c: posterior(est.loglik(o)) for c, o in entries(obs).items()}
         fields = {"heterogeneity": by["heterogeneity"], "scale_up": by["scale_up"], "scale_out": by["scale_out"],
                   "tolerated": by["interference"], "caused": by["interference"]}
         measured = self._measured(kind, obs)
