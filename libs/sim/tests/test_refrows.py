@@ -117,7 +117,7 @@ def test_measured_cells_are_kept(setup: Setup, units: str) -> None:
     assert checked == 3
 
 
-def test_joint_and_split_likelihoods_differ_and_points_are_ordered(setup: Setup) -> None:
+def test_joint_and_split_likelihoods_differ(setup: Setup) -> None:
     high = setup.cat.reference().platform_id
     s = next(x for x in setup.subs if x.truth.kind.value == "batch")
     runs = [_run(Classification.SCALE_UP, "c1", high), _run(Classification.SCALE_UP, "c4", high, 4),
