@@ -154,3 +154,15 @@ def test_a_run_classifies_every_workload_from_its_own_entries(setup: Setup) -> N
     assert all(s["entries"] > 0 for s in clf.stats)  # the plan's entries reached the classifier
     summ = clf.summary()
     assert all(np.isfinite(v["interference_error_points"]) for v in summ.values())
+
+
+def test_measured_scores_are_kept_on_request(setup: Setup) -> None:
+    high = setup.cat.reference().platform_id
+    s = next(x for x in setup.subs if x.truth.kind.value == "batch")
+    runs = [_run(Classification.SCALE_UP, "c1", high), _run(Classification.INTERFERENCE, SOURCES[0], high)]
+    obs = [(r, m.value, m.caused) for r in runs for m in [setup.profiler.measure(s.workload_id, s.truth, r)]]
+    kept, _ = ReferenceRowsClassifier(setup, DRAWS, scores="measured").rows("batch", obs)
+    post, _ = ReferenceRowsClassifier(setup, DRAWS).rows("batch", obs)
+    assert kept.tolerated[SOURCES[0]] == round(obs[1][1], 6) and kept.caused[SOURCES[0]] == round(obs[1][2], 6)
+    assert {k: v for k, v in kept.tolerated.items() if k != SOURCES[0]} == \
+        {k: v for k, v in post.tolerated.items() if k != SOURCES[0]}  # the hidden scores: the posterior's

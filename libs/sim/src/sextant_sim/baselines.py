@@ -111,11 +111,11 @@ def _engine_and_plan(version: str) -> tuple[Classifier, ProfilingPolicy]:
 CLASSIFIERS = ("cf", "estimates")
 # profile -> (planning profile it runs, noise factor of the estimate port it is fed)
 TRUE_ROWS: dict[str, tuple[str, float]] = {"sextant-true-rows": ("sextant", 0.0)}
-# profile -> (planning profile it runs: its profiling plan and planner, prior draws per kind) of
-# the reference rows (`refrows.ReferenceRowsClassifier`: the reference estimator's posterior rows
-# from exactly the entries the plan measured; docs/quality/information.md)
-REFERENCE_ROWS: dict[str, tuple[str, int]] = {"sextant-reference-rows": ("sextant", 4000),
-                                              "sextant-reference-dense": ("sextant-dense", 4000)}
+# profile -> (planning profile it runs: its profiling plan and planner, prior draws per kind, scores
+# posterior or as measured) of the reference rows (`refrows.ReferenceRowsClassifier`: the reference
+# estimator's posterior rows from exactly the entries the plan measured; docs/quality/information.md)
+REFERENCE_ROWS: dict[str, tuple[str, int, str]] = {"sextant-reference-rows": ("sextant", 4000, "posterior"),
+                                                   "sextant-reference-dense": ("sextant-dense", 4000, "measured")}
 
 
 def _planning_set(profile: str, classifier: Classifier, name: str | None = None) -> PolicySet:
@@ -142,8 +142,8 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
             raise ValueError(f"{profile} needs the run's setup (its prior is the scenario's generator)")
         from .refrows import ReferenceRowsClassifier
 
-        base, draws = REFERENCE_ROWS[profile]
-        return _planning_set(base, ReferenceRowsClassifier(setup, draws), name=profile)
+        base, draws, scores = REFERENCE_ROWS[profile]
+        return _planning_set(base, ReferenceRowsClassifier(setup, draws, scores=scores), name=profile)
     if classifier is None:
         classifier = "cf"
     if isinstance(classifier, str) and classifier not in CLASSIFIERS:

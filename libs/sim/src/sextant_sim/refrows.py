@@ -36,7 +36,9 @@ Method (choices marked [choice]):
   is returned as measured (`classification.observations.cells`, duplicates' geometric mean): the
   profiler's noise (1.5 %) is finer than the Monte-Carlo posterior resolves. In the port's units
   the measured platforms keep their measured *ratios* (`_pin`). Scores are always posterior
-  medians (Table III noise is several points: the posterior is the better estimate).
+  medians (Table III noise is several points: the posterior is the better estimate) unless
+  `scores="measured"` (`sextant-reference-dense`: with every entry measured the joint posterior
+  rests on one prior draw, and its scores are worse than the measured ones).
 * **confidence** — [choice] 1.0 for every classification (`confidence="one"`), as the port and
   the true rows report it: the planner takes the rows as they are; `"posterior"`: the posterior
   probability that a hidden cell is within ±10 % (±10 points) of its estimate, the engine's
@@ -56,7 +58,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from sextant_contracts.model import Classification
-from sextant_core.classification.observations import cells
+from sextant_core.classification.observations import TOLERATED_PREFIX, cells
 from sextant_core.policies import Classified
 from sextant_core.state.model import ClusterState, WorkloadState
 
@@ -77,6 +79,7 @@ VERSION = "1"
 POINTS = ("median", "mean")
 CONFIDENCES = ("one", "posterior")
 UNITS = ("engine", "port")
+SCORES = ("posterior", "measured")
 TOLERANCE = {"heterogeneity": 0.10, "scale_up": 0.10, "scale_out": 0.10, "tolerated": 10.0, "caused": 10.0}
 UP_CORES = (1, 2, 4, 8, 16, 32, 64)
 
@@ -212,6 +215,17 @@ def _pin(vals: np.ndarray, columns: Sequence[str], measured: dict[str, float]) -
     return out
 
 
+def _scores(out: dict[str, dict[str, float]], vals: list[tuple[str, float]]) -> None:
+    """The measured scores (``t:<source>`` / ``c:<source>`` cells, duplicates averaged) into
+    `out["tolerated"]` / `out["caused"]` by source."""
+    by: dict[str, list[float]] = {}
+    for col, v in vals:
+        by.setdefault(col, []).append(v)
+    for col, vs in by.items():
+        field = "tolerated" if col.startswith(TOLERATED_PREFIX) else "caused"
+        out.setdefault(field, {})[col.split(":", 1)[1]] = float(np.mean(vs))
+
+
 def _reference_cores(obs: list[Observation]) -> int:
     """The plan's reference configuration (`planning.model.reference_cores`): the cores of its
     heterogeneity runs, else of its first scale-up run (the reference run), else 1."""
@@ -237,12 +251,14 @@ class ReferenceRowsClassifier:
     SANCTIONED_TRUTH_READ: ClassVar[str] = "reference-rows"
 
     def __init__(self, setup: Setup, draws: int = 4000, *, point: str = "median", joint: bool = True,
-                 units: str = "engine", pin: bool = True, confidence: str = "one",
+                 units: str = "engine", pin: bool = True, confidence: str = "one", scores: str = "posterior",
                  stream: str = "reference-rows") -> None:
         if point not in POINTS or confidence not in CONFIDENCES or units not in UNITS:
             raise ValueError(f"point: one of {POINTS}; confidence: {CONFIDENCES}; units: {UNITS}")
         self.setup, self.draws, self.point, self.joint, self.stream = setup, draws, point, joint, stream
-        self.units, self.pin, self.confidence = units, pin, confidence
+        if scores not in SCORES:
+            raise ValueError(f"scores: one of {SCORES}")
+        self.units, self.pin, self.confidence, self.scores = units, pin, confidence, scores
         self._est: dict[str, ReferenceEstimator] = {}
         self._rows: dict[str, Rows] = {}
         self._engine_rows: dict[tuple[str, int], Rows] = {}
@@ -304,8 +320,10 @@ class ReferenceRowsClassifier:
         performance cell the plan measured (`classification.observations.cells`: the reference run
         also fills its platform's heterogeneity cell and `n1`; duplicates: geometric mean; a
         measured 0 is left to the posterior); in the port's units the heterogeneity cells whose
-        ratios are speed ratios (`_pinned`). Scores are never kept: their Table III noise is
-        several points, and the posterior median is the better estimate."""
+        ratios are speed ratios (`_pinned`). Scores are kept (their mean) only with
+        `scores="measured"`: their Table III noise is several points, and the posterior median is
+        the better estimate when the Monte-Carlo posterior resolves it (not when dozens of precise
+        performance entries leave one prior draw: ESS 1 with every entry measured)."""
         if self.units == "port":
             pinned = self._pinned(kind, obs) if self.pin else {}
             return {"heterogeneity": pinned} if pinned else {}
@@ -313,6 +331,8 @@ class ReferenceRowsClassifier:
         out: dict[str, dict[str, float]] = {}
         for (cls, _group), vals in cells(kind, [r for r, _, _ in obs], samples).items():
             if cls is Classification.INTERFERENCE:
+                if self.scores == "measured":
+                    _scores(out, vals)
                 continue
             by: dict[str, list[float]] = {}
             for col, v in vals:
@@ -324,7 +344,8 @@ class ReferenceRowsClassifier:
     @property
     def version(self) -> str:
         return (f"{VERSION}/{self.point}/{'joint' if self.joint else 'split'}/{self.draws}"
-                f"/{self.units}{'+pin' if self.units == 'port' and self.pin else ''}/{self.confidence}")
+                f"/{self.units}{'+pin' if self.units == 'port' and self.pin else ''}/{self.confidence}"
+                f"{'/measured-scores' if self.scores == 'measured' else ''}")
 
     def _pinned(self, kind: str, obs: list[Observation]) -> dict[str, float]:
         """Platform -> its measured level (geometric mean of its runs), for the runs whose ratio
