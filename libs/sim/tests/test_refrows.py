@@ -9,7 +9,7 @@ import pytest
 from sextant_contracts.events import ProfileRun
 from sextant_contracts.model import Classification
 from sextant_core.planning import policysets
-from sextant_sim import baselines
+from sextant_sim import baselines, seeding
 from sextant_sim.estimates import EstimateSource
 from sextant_sim.groundtruth import SOURCES
 from sextant_sim.oracle import OracleView
@@ -152,6 +152,8 @@ def test_a_run_classifies_every_workload_from_its_own_entries(setup: Setup) -> N
     assert res.engine.params.classifier is clf
     assert res.summary["decisions"] > 0 and len(clf.stats) > 0
     assert all(s["entries"] > 0 for s in clf.stats)  # the plan's entries reached the classifier
+    # the knowledge base is seeded as for the engine, so the adaptive plan has its prior
+    assert seeding.learns_from_knowledge(res.engine.params) and seeding.events_for(setup, res.engine.params)
     summ = clf.summary()
     assert all(np.isfinite(v["interference_error_points"]) for v in summ.values())
 

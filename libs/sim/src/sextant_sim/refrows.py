@@ -57,9 +57,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from sextant_contracts.events import ModelRetrained
 from sextant_contracts.model import Classification
 from sextant_core.classification.observations import TOLERATED_PREFIX, cells
-from sextant_core.policies import Classified
+from sextant_core.policies import Classified, RetrainingClassifier
 from sextant_core.state.model import ClusterState, WorkloadState
 
 from .arrivals import in_cluster, rng_for
@@ -245,8 +246,13 @@ def observations(state: ClusterState, w: WorkloadState) -> list[Observation]:
     return [(runs[rid], float(v), c) for rid, _cls, _col, v, c in p.samples if rid in runs]
 
 
-class ReferenceRowsClassifier:
-    """`Classifier`: the reference estimator's posterior rows from the measured entries."""
+class ReferenceRowsClassifier(RetrainingClassifier):
+    """`Classifier`: the reference estimator's posterior rows from the measured entries.
+
+    It declares the `RetrainingClassifier` capability (and never retrains) so that the twin seeds
+    the run's knowledge base with the offline campaign (`seeding.events_for`) exactly as for the
+    engine: `sextant`'s adaptive plan reads its prior from those seed rows, and without them falls
+    back to the papers' 5-run plan."""
 
     SANCTIONED_TRUTH_READ: ClassVar[str] = "reference-rows"
 
@@ -364,6 +370,10 @@ class ReferenceRowsClassifier:
             if r.nodes == 1 and r.cores == cores and v > 0 and cat.platforms[cat.index(r.platform)].cores >= cores:
                 logs.setdefault(r.platform, []).append(float(np.log(v)))
         return {p: float(np.exp(np.mean(v))) for p, v in logs.items()} if len(logs) >= 1 else {}
+
+    def retrains(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> tuple[ModelRetrained, ...]:
+        """No model to retrain (the prior is the twin's generator)."""
+        return ()
 
     def classify(self, state: ClusterState, w: WorkloadState, ctx: DecisionContext) -> Classified:
         obs = observations(state, w)
