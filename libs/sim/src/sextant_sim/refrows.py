@@ -1,4 +1,4 @@
-"""Reference rows: the information yardstick of issue 16 (docs/quality/information.md).
+"""Reference rows: the information yardstick of the decision-quality acceptance (docs/quality/information.md).
 
 A `Classifier` that returns, for every workload, the rows the reference estimator
 (`refestimator`: the twin's own prior over workloads + the profiler's noise model, a Monte-Carlo
