@@ -5,7 +5,7 @@ reference estimator (`sextant_sim.refestimator`: the twin's prior + the profiler
 a Monte-Carlo posterior) predicts from the *same* noisy entries the engine got, per
 classification (the entries `classification.observations.cells` gives each row):
 
-* scale-up: the scale-up runs; heterogeneity: the reference run (the first scale-up run) and the
+* (`refestimator.entries`) scale-up: the scale-up runs; heterogeneity: the reference run (the first scale-up run) and the
   heterogeneity runs; scale-out: the reference run (``n1``) and the scale-out runs; interference:
   the ramps (tolerated and caused score of each).
 
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sextant_contracts.model import Classification, WorkloadKind
-from sextant_sim.refestimator import Observation, Posterior, ReferenceEstimator, posterior
+from sextant_contracts.model import WorkloadKind
+from sextant_sim.refestimator import Posterior, ReferenceEstimator, entries, posterior
 
 FLOOR = {"scale_up": 8.0, "scale_out": 8.0, "heterogeneity": 8.0, "interference": 6.0}
 FACTOR = 1.25
@@ -48,14 +48,6 @@ class Predicted:
     heterogeneity: dict[str, float] = field(default_factory=dict)
     tolerated: dict[str, float] = field(default_factory=dict)
     caused: dict[str, float] = field(default_factory=dict)
-
-
-def entries(obs: list[Observation]) -> dict[str, list[Observation]]:
-    """The measured entries of each classification's row (see the module docstring)."""
-    by = {c: [o for o in obs if o[0].classification is c] for c in Classification}
-    ref = by[Classification.SCALE_UP][:1]
-    return {"scale_up": by[Classification.SCALE_UP], "heterogeneity": ref + by[Classification.HETEROGENEITY],
-            "scale_out": ref + by[Classification.SCALE_OUT], "interference": by[Classification.INTERFERENCE]}
 
 
 class ReferenceBench:

@@ -201,6 +201,9 @@ def run_one(scenario: str, model: str | None, noise: float | None, profile: str,
     s = dict(res.summary)
     s["alloc_vs_required"] = alloc_vs_required(res.engine)
     out = {k: s.get(k) for k in KEYS}
+    summarise = getattr(res.engine.params.classifier, "summary", None)
+    if callable(summarise):  # the reference rows' diagnostics (ESS, errors vs truth; sextant_sim.refrows)
+        out["reference_rows"] = summarise()
     out.update(scenario=key, profile=profile, seed=seed, code_version=version, classifier="estimates" if estimates else "cf",
                wall_seconds=round(time.perf_counter() - t0, 2), policy_version=s.get("policy_version"),
                world=setups[(key, seed)].scenario.world, twin_version=setups[(key, seed)].twin_version)

@@ -256,6 +256,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "of the previous ladder (this file at commit 99f5f92; `code_versions` per row); paragon-ec2-5000's "
         "`sextant` rungs from `quality-paragon5000-sextant9.json`. The table (`bench/ladder_doc.py`) is "
         "in docs/quality.md; reading: docs/quality/planning.md, \"The information ladder at sextant 9\"."),
+    "quality-reference-rows": (
+        "The information yardstick: `sextant` fed the reference rows",
+        "`bench/quality.py --scenarios paragon-ec2-2500 --profiles sextant-reference-rows,"
+        "sextant-reference-dense --seeds 6-10 --no-robustness --json bench/results/quality-reference-rows.json`: "
+        "`sextant`'s planner fed the reference estimator's posterior rows (`sextant_sim.refrows`) from "
+        "exactly the entries its plan measured (adaptive plan; dense plan); `reference_rows` per run: "
+        "posterior ESS and the rows' errors against the truth. Reading: docs/quality/information.md."),
     "quality-quasar-sextant9": (
         "Decision quality on quasar-ec2-200 at sextant 9",
         "`sextant-true-rows` and `sextant` (9: engine 3, adaptive profiling) run at this code "

@@ -145,7 +145,10 @@ def test_only_benchmarks_use_the_reference_estimator() -> None:
     assert _imports_refestimator("from .refestimator import posterior\n", "sextant_sim.peek")  # the check can fail
     assert _imports_refestimator("from ..refestimator import posterior\n", "sextant_sim.adaptation.peek")
     users = [m for m, p in _sim_files() if m != "sextant_sim.refestimator" and _imports_refestimator(p.read_text(), m)]
-    assert users == []
+    # refrows: the reference rows, the information yardstick (docs/quality/information.md) — itself a
+    # sanctioned truth reader, built only by the baselines' wiring of its yardstick profiles
+    assert users == ["sextant_sim.refrows"]
+    assert "refrows" in _sanctioned_modules()
 
 
 def test_decision_side_twin_modules_do_not_read_the_ground_truth() -> None:

@@ -24,6 +24,11 @@ shapes, and the interference scores the microbenchmark ramp reads on the referen
 the planning side alone, against `oracle` (the same information, placed by the truth's planner).
 Its classifier is fixed: `classifier=` does not apply to it.
 
+`sextant-reference-rows` / `sextant-reference-dense` (`REFERENCE_ROWS`) are `sextant` /
+`sextant-dense` fed the reference estimator's posterior rows from exactly the entries their plan
+measured (`refrows.py`, a sanctioned truth reader; docs/quality/information.md): the QoS any
+classifier could reach from those entries. They need the run's `setup` (`policy_set(setup=...)`).
+
 `reservation-least-loaded` (Quasar §6.5 "reservation + LL") places, least-loaded, the *reservation*
 of `reservations.py` (user over-/under-provisioning for single-node jobs, framework self-sizing
 for analytics, peak provisioning by an autoscaler for services) instead of the requirement;
@@ -88,7 +93,8 @@ def framework_planner(profile: str) -> tuple[Planner, str]:
 
 def names() -> list[str]:
     versioned = {f"{b}@{v}" for b in VERSIONED for v in BASELINE_VERSIONS if v != VERSION}
-    return sorted(set(BASELINES) | versioned | set(ORACLE_ESTIMATES) | set(TRUE_ROWS) | set(core_profiles.names()))
+    return sorted(set(BASELINES) | versioned | set(ORACLE_ESTIMATES) | set(TRUE_ROWS) | set(REFERENCE_ROWS)
+                  | set(core_profiles.names()))
 
 
 def _engine_and_plan(version: str) -> tuple[Classifier, ProfilingPolicy]:
@@ -105,6 +111,11 @@ def _engine_and_plan(version: str) -> tuple[Classifier, ProfilingPolicy]:
 CLASSIFIERS = ("cf", "estimates")
 # profile -> (planning profile it runs, noise factor of the estimate port it is fed)
 TRUE_ROWS: dict[str, tuple[str, float]] = {"sextant-true-rows": ("sextant", 0.0)}
+# profile -> (planning profile it runs: its profiling plan and planner, prior draws per kind, scores
+# posterior or as measured) of the reference rows (`refrows.ReferenceRowsClassifier`: the reference
+# estimator's posterior rows from exactly the entries the plan measured; docs/quality/information.md)
+REFERENCE_ROWS: dict[str, tuple[str, int, str]] = {"sextant-reference-rows": ("sextant", 4000, "posterior"),
+                                                   "sextant-reference-dense": ("sextant-dense", 4000, "measured")}
 
 
 def _planning_set(profile: str, classifier: Classifier, name: str | None = None) -> PolicySet:
@@ -120,10 +131,19 @@ def _planning_set(profile: str, classifier: Classifier, name: str | None = None)
 
 
 def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
-               classifier: Classifier | str | None = None) -> PolicySet:
+               classifier: Classifier | str | None = None, setup: Any = None) -> PolicySet:
     """The `PolicySet` for `profile` in a twin run (estimates and oracle view bound to it).
     `classifier`: a `Classifier`, or "cf" (the default: the classification engine) or
-    "estimates" (the twin's estimate port) for the baselines and the planning profiles."""
+    "estimates" (the twin's estimate port) for the baselines and the planning profiles.
+    `setup`: the run's `Setup` (typed `Any`: this decision-side module imports no ground-truth
+    module), which only the reference-rows profiles (`REFERENCE_ROWS`) read."""
+    if profile in REFERENCE_ROWS:  # a planning profile fed the reference estimator's rows
+        if setup is None:
+            raise ValueError(f"{profile} needs the run's setup (its prior is the scenario's generator)")
+        from .refrows import ReferenceRowsClassifier
+
+        base, draws, scores = REFERENCE_ROWS[profile]
+        return _planning_set(base, ReferenceRowsClassifier(setup, draws, scores=scores), name=profile)
     if classifier is None:
         classifier = "cf"
     if isinstance(classifier, str) and classifier not in CLASSIFIERS:

@@ -27,8 +27,8 @@ Method (Monte-Carlo posterior, exact as `draws` → ∞):
 
 `posterior` and `Posterior` are general (any log-likelihood vector over prior draws);
 `ReferenceEstimator` binds them to the twin. It reads the ground truth's generator: a sanctioned
-reader (`SANCTIONED_TRUTH_READ`), imported by benchmarks only — no decision-side module uses it
-(`tests/architecture/test_no_peeking.py`).
+reader (`SANCTIONED_TRUTH_READ`), imported by benchmarks and by `refrows` (the reference rows, itself
+a sanctioned yardstick) only — no policy uses it (`tests/architecture/test_no_peeking.py`).
 """
 
 from __future__ import annotations
@@ -77,6 +77,17 @@ class Posterior:
         return weighted_median(values, w) if w.sum() > 0 else math.nan
 
 
+def entries(obs: Sequence[Observation]) -> dict[str, list[Observation]]:
+    """The measured entries each classification's row gets (`classification.observations.cells`):
+    scale-up, its runs; heterogeneity, the reference run (the first scale-up run) and the
+    heterogeneity runs; scale-out, the reference run (``n1``) and the scale-out runs;
+    interference, the ramps (tolerated and caused score of each)."""
+    by = {c: [o for o in obs if o[0].classification is c] for c in Classification}
+    ref = by[Classification.SCALE_UP][:1]
+    return {"scale_up": by[Classification.SCALE_UP], "heterogeneity": ref + by[Classification.HETEROGENEITY],
+            "scale_out": ref + by[Classification.SCALE_OUT], "interference": by[Classification.INTERFERENCE]}
+
+
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     """The smallest value whose cumulative weight reaches half the total (a minimiser of
     Σ w_i |e − v_i|). `weights` ≥ 0 with a positive sum."""
@@ -123,13 +134,16 @@ def censored_normal_loglik(true: np.ndarray, sd: np.ndarray, measured: float, lo
 class ReferenceEstimator:
     """The Monte-Carlo posterior over `draws` prior workloads of `families` in `setup`'s world."""
 
-    def __init__(self, setup: Setup, families: Sequence[str], draws: int, stream: str = "reference") -> None:
-        if not families or draws < 1:
-            raise ValueError("need at least one family and one draw")
+    def __init__(self, setup: Setup, families: Sequence[str], draws: int, stream: str = "reference",
+                 prior: Sequence[WorkloadTruth] | None = None) -> None:
+        """`prior`: the draws themselves (e.g. `refrows.prior_draws`: the scenario's own mix)
+        instead of `draws` round-robin draws of `families`."""
+        if not families or draws < 1 or (prior is not None and len(prior) != draws):
+            raise ValueError("need at least one family and one draw (and `draws` prior draws when given)")
         self.setup = setup
         self.families = tuple(families)
         self.draws = draws
-        self.prior: tuple[WorkloadTruth, ...] = tuple(
+        self.prior: tuple[WorkloadTruth, ...] = tuple(prior) if prior is not None else tuple(
             seeding.draw(setup, self.families[j % len(self.families)], j, stream=stream) for j in range(draws))
         self._perf: dict[tuple[int, int, int], np.ndarray] = {}
         self._scores: dict[int, tuple[np.ndarray, np.ndarray]] = {}
