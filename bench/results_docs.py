@@ -256,6 +256,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "of the previous ladder (this file at commit 99f5f92; `code_versions` per row); paragon-ec2-5000's "
         "`sextant` rungs from `quality-paragon5000-sextant9.json`. The table (`bench/ladder_doc.py`) is "
         "in docs/quality.md; reading: docs/quality/planning.md, \"The information ladder at sextant 9\"."),
+    "quality-oracle-measured-dense": (
+        "The oracle placing on the rows the dense profiling plan measures (paragon-ec2-2500)",
+        "`oracle-measured-dense`: the oracle's placement fed, instead of the truth, the classification "
+        "rows `sextant-dense`'s engine returns (dense plan, about 29 runs a workload). Written by "
+        "`bench/quality.py --scenarios paragon-ec2-2500 --no-robustness --profiles oracle-measured-dense "
+        "--seeds 6-10 --json bench/results/quality-oracle-measured-dense.json`. Reading: "
+        "docs/quality/planning.md, \"The oracle on measured rows\"."),
     "quality-quasar-sextant9": (
         "Decision quality on quasar-ec2-200 at sextant 9",
         "`sextant-true-rows` and `sextant` (9: engine 3, adaptive profiling) run at this code "

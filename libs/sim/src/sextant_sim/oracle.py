@@ -252,14 +252,31 @@ class EstimatedOracleView(OracleView):
         return caused, tol, self.truth(wid).footprint_gb
 
 
+def relative_speeds(levels: list[float | None]) -> np.ndarray:
+    """Measured levels per platform as speeds relative to the fastest (largest 1.0); a missing or
+    non-positive level gets the geometric mean of the others; all 1.0 when none is measured."""
+    ok = [float(x) for x in levels if x is not None and math.isfinite(float(x)) and float(x) > 0.0]
+    if not ok:
+        return np.ones(len(levels))
+    fill = math.exp(sum(math.log(x) for x in ok) / len(ok))
+    v = np.array([float(x) if x is not None and math.isfinite(float(x)) and float(x) > 0.0 else fill
+                  for x in levels])
+    return v / v.max()
+
+
 class MeasuredOracleView(EstimatedOracleView):
     """The oracle's view with the classification rows the core holds for each workload (its
     `WorkloadState.classification`, what the profile's classification engine returned) in place of
     the truth's interference and platform speeds — `oracle-measured-dense`. Same conversion as
     `EstimatedOracleView`; the rows are re-read whenever the core's classification object changes.
-    [IMPL CHOICE] An entry the row lacks is neutral (caused 0, tolerated 100, speed 1.0), as in
-    the core's fold (`state.model.interference_vectors`); a workload without a classification yet
-    gets an all-neutral row (the oracle only places classified workloads)."""
+    The engine's heterogeneity row is a throughput level in the profiling runs' own units (about
+    5e8 on `smoke`), not the port's per-core speed relative to the fastest platform: it is divided
+    by its largest entry (`relative_speeds`) — read as is, every server looked fast enough
+    (paragon-ec2-2500 seed 6: QoS 0.380).
+    [IMPL CHOICE] An interference entry the row lacks is neutral (caused 0, tolerated 100), as in
+    the core's fold (`state.model.interference_vectors`); a platform without a level gets the
+    geometric mean of the measured ones (as `planning.model` does); a workload without a
+    classification gets an all-neutral row (the oracle only places classified workloads)."""
 
     def __init__(self, setup: Setup, source: EstimateSource,
                  state_of: Callable[[], ClusterState | None]) -> None:
@@ -279,7 +296,7 @@ class MeasuredOracleView(EstimatedOracleView):
         het: dict[str, float] = dict(c.heterogeneity) if c is not None else {}
         out = self._in_truth_units(np.array([float(caused.get(k, 0.0)) for k in SOURCES]),
                                    np.array([float(tolerated.get(k, 100.0)) for k in SOURCES]),
-                                   np.array([float(het.get(pid, 1.0)) for pid in self._plats]))
+                                   relative_speeds([het.get(pid) for pid in self._plats]))
         self._rows[wid] = (c, out)
         return out
 
