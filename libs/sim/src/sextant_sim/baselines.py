@@ -66,7 +66,14 @@ from sextant_core.policies import (
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
-from .oracle import ORACLE_ESTIMATES, ORACLE_MEASURED, EstimatedOracleView, MeasuredOracleView, OraclePlanner, OracleView
+from .oracle import (
+    ORACLE_ESTIMATES,
+    ORACLE_MEASURED,
+    EstimatedOracleView,
+    MeasuredOracleView,
+    OraclePlanner,
+    OracleView,
+)
 from .reservations import reservation_size
 
 BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
