@@ -263,6 +263,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "`sextant`'s planner fed the reference estimator's posterior rows (`sextant_sim.refrows`) from "
         "exactly the entries its plan measured (adaptive plan; dense plan); `reference_rows` per run: "
         "posterior ESS and the rows' errors against the truth. Reading: docs/quality/information.md."),
+    "quality-oracle-measured-dense": (
+        "The oracle placing on the rows the dense profiling plan measures (paragon-ec2-2500)",
+        "`oracle-measured-dense`: the oracle's placement fed, instead of the truth, the classification "
+        "rows `sextant-dense`'s engine returns (dense plan, about 29 runs a workload). Written by "
+        "`bench/quality.py --scenarios paragon-ec2-2500 --no-robustness --profiles oracle-measured-dense "
+        "--seeds 6-10 --json bench/results/quality-oracle-measured-dense.json`. Reading: "
+        "docs/quality/planning.md, \"The oracle on measured rows\"."),
     "quality-quasar-sextant9": (
         "Decision quality on quasar-ec2-200 at sextant 9",
         "`sextant-true-rows` and `sextant` (9: engine 3, adaptive profiling) run at this code "

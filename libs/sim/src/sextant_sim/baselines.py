@@ -17,6 +17,9 @@ could run, so its classifier (which it never reads) is always the cheap estimate
 (`oracle.EstimatedOracleView`): the information ladder's second rung. Its variants
 (`ORACLE_ESTIMATES`) scale the port's noise (× 0.5, × 2) or keep only the platform-speed or only
 the interference noise. Their view is built by `oracle.oracle_view` (the runner binds it to the world).
+`oracle-measured-dense` (`ORACLE_MEASURED`) is the oracle's planner fed the rows the classification
+engine returns under the dense profiling plan (`oracle.MeasuredOracleView`): its classifier and
+profiling plan are `sextant-dense`'s (`classifier=` does not apply), the rest is the oracle's.
 
 `sextant-true-rows` is `sextant` fed the *true* classification rows: the estimate port with its
 noise at 0 (`EstimateSource.variant(0.0)`: the true per-platform speeds, scale-up and scale-out
@@ -68,7 +71,14 @@ from sextant_core.policies import (
 from sextant_core.profiling.plan import DefaultProfilingPlan
 
 from .estimates import EstimateClassifier, EstimateSource
-from .oracle import ORACLE_ESTIMATES, EstimatedOracleView, OraclePlanner, OracleView
+from .oracle import (
+    ORACLE_ESTIMATES,
+    ORACLE_MEASURED,
+    EstimatedOracleView,
+    MeasuredOracleView,
+    OraclePlanner,
+    OracleView,
+)
 from .reservations import reservation_size
 
 BASELINES = ("least-loaded", "heterogeneity-oblivious", "interference-oblivious", "random",
@@ -93,8 +103,8 @@ def framework_planner(profile: str) -> tuple[Planner, str]:
 
 def names() -> list[str]:
     versioned = {f"{b}@{v}" for b in VERSIONED for v in BASELINE_VERSIONS if v != VERSION}
-    return sorted(set(BASELINES) | versioned | set(ORACLE_ESTIMATES) | set(TRUE_ROWS) | set(REFERENCE_ROWS)
-                  | set(core_profiles.names()))
+    return sorted(set(BASELINES) | versioned | set(ORACLE_ESTIMATES) | set(ORACLE_MEASURED) | set(TRUE_ROWS)
+                  | set(REFERENCE_ROWS) | set(core_profiles.names()))
 
 
 def _engine_and_plan(version: str) -> tuple[Classifier, ProfilingPolicy]:
@@ -153,6 +163,13 @@ def policy_set(profile: str, *, estimates: EstimateSource, oracle: OracleView,
     if profile in TRUE_ROWS:  # a planning profile fed the port without noise: the true rows
         base, factor = TRUE_ROWS[profile]
         return _planning_set(base, EstimateClassifier(estimates.variant(factor)), name=profile)
+    if profile in ORACLE_MEASURED:  # the oracle's placement on the rows a planning profile measures
+        if not isinstance(oracle, MeasuredOracleView):
+            raise ValueError(f"{profile} needs its measured view: build it with oracle.oracle_view")
+        fed = core_profiles.policy_set(ORACLE_MEASURED[profile])  # its classifier and plan, as it runs
+        return PolicySet(profile=profile, version=f"{VERSION}+oracle", profiling=fed.profiling,
+                         classifier=fed.classifier, admission=AdmitAll(), planner=OraclePlanner(oracle),
+                         reprovisioner=NoAdaptation())
     if profile == "reservation-paragon":  # a planning profile, with the twin's reservation sizer
         from sextant_core.planning.policysets import reservation_paragon_policy_set
 

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -212,6 +213,14 @@ class EstimatedOracleView(OracleView):
         caused_s = np.array([est.caused[k] for k in SOURCES])
         tol_s = np.array([est.tolerated[k] for k in SOURCES])
         speed = np.array([est.heterogeneity[pid] for pid in self._plats])
+        out = self._in_truth_units(caused_s, tol_s, speed)
+        self._est[(wid, phase)] = out
+        return out
+
+    def _in_truth_units(self, caused_s: np.ndarray, tol_s: np.ndarray,
+                        speed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Reference-platform scores (caused, tolerated) turned back into the interference model's
+        units by inverting the microbenchmark ramp; `speed` passes through."""
         model = self.setup.model
         scale_ref = self.setup.scale[self._ref]
         zeros = np.zeros(len(SOURCES))
@@ -228,9 +237,7 @@ class EstimatedOracleView(OracleView):
             t_hi = t_hi * 2.0
         tol = _bisect(lambda x: model.single_source(tol_s, own, x, PINNED), np.full(len(SOURCES), QOS_SLOWDOWN),
                       np.full(len(SOURCES), 1e-9), t_hi, increasing=False)
-        out = (own * scale_ref, tol, speed)
-        self._est[(wid, phase)] = out
-        return out
+        return own * scale_ref, tol, speed
 
     def speed(self, wid: str) -> np.ndarray:
         return self._estimate(wid)[2]
@@ -245,6 +252,58 @@ class EstimatedOracleView(OracleView):
         return caused, tol, self.truth(wid).footprint_gb
 
 
+def relative_speeds(levels: list[float | None]) -> np.ndarray:
+    """Measured levels per platform as speeds relative to the fastest (largest 1.0); a missing or
+    non-positive level gets the geometric mean of the others; all 1.0 when none is measured."""
+    ok = [float(x) for x in levels if x is not None and math.isfinite(float(x)) and float(x) > 0.0]
+    if not ok:
+        return np.ones(len(levels))
+    fill = math.exp(sum(math.log(x) for x in ok) / len(ok))
+    v = np.array([float(x) if x is not None and math.isfinite(float(x)) and float(x) > 0.0 else fill
+                  for x in levels])
+    return v / v.max()
+
+
+class MeasuredOracleView(EstimatedOracleView):
+    """The oracle's view with the classification rows the core holds for each workload (its
+    `WorkloadState.classification`, what the profile's classification engine returned) in place of
+    the truth's interference and platform speeds — `oracle-measured-dense`. Same conversion as
+    `EstimatedOracleView`; the rows are re-read whenever the core's classification object changes.
+    The engine's heterogeneity row is a throughput level in the profiling runs' own units (about
+    5e8 on `smoke`), not the port's per-core speed relative to the fastest platform: it is divided
+    by its largest entry (`relative_speeds`) — read as is, every server looked fast enough
+    (paragon-ec2-2500 seed 6: QoS 0.380).
+    [IMPL CHOICE] An interference entry the row lacks is neutral (caused 0, tolerated 100), as in
+    the core's fold (`state.model.interference_vectors`); a platform without a level gets the
+    geometric mean of the measured ones (as `planning.model` does); a workload without a
+    classification gets an all-neutral row (the oracle only places classified workloads)."""
+
+    def __init__(self, setup: Setup, source: EstimateSource,
+                 state_of: Callable[[], ClusterState | None]) -> None:
+        super().__init__(setup, source)
+        self.state_of = state_of
+        self._rows: dict[str, tuple[object, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+
+    def _estimate(self, wid: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        state = self.state_of()
+        w = state.workloads.get(wid) if state is not None else None
+        c = w.classification if w is not None else None
+        hit = self._rows.get(wid)
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        caused: dict[str, float] = dict(c.caused) if c is not None else {}
+        tolerated: dict[str, float] = dict(c.tolerated) if c is not None else {}
+        het: dict[str, float] = dict(c.heterogeneity) if c is not None else {}
+        out = self._in_truth_units(np.array([float(caused.get(k, 0.0)) for k in SOURCES]),
+                                   np.array([float(tolerated.get(k, 100.0)) for k in SOURCES]),
+                                   relative_speeds([het.get(pid) for pid in self._plats]))
+        self._rows[wid] = (c, out)
+        return out
+
+
+# profile -> the profile whose classification engine and profiling plan feed the oracle's view
+ORACLE_MEASURED: dict[str, str] = {"oracle-measured-dense": "sextant-dense"}
+
 # profile -> (noise factor, platform noise on, interference noise on) of the port the oracle reads
 ORACLE_ESTIMATES: dict[str, tuple[float, bool, bool]] = {
     "oracle-estimates": (1.0, True, True),
@@ -255,9 +314,16 @@ ORACLE_ESTIMATES: dict[str, tuple[float, bool, bool]] = {
 }
 
 
-def oracle_view(profile: str, setup: Setup, estimates: EstimateSource) -> OracleView:
+def oracle_view(profile: str, setup: Setup, estimates: EstimateSource,
+                state_of: Callable[[], ClusterState | None] | None = None) -> OracleView:
     """The view the profile's oracle planner reads: the truth (`oracle` and every other profile)
-    or, for an `ORACLE_ESTIMATES` profile, the estimate port's variant (`EstimatedOracleView`)."""
+    or, for an `ORACLE_ESTIMATES` profile, the estimate port's variant (`EstimatedOracleView`), or,
+    for an `ORACLE_MEASURED` profile, the core's classification rows read through `state_of`
+    (the engine's cluster state; `MeasuredOracleView`)."""
+    if profile in ORACLE_MEASURED:
+        if state_of is None:
+            raise ValueError(f"{profile} reads the core's rows: pass state_of")
+        return MeasuredOracleView(setup, estimates, state_of)
     if profile in ORACLE_ESTIMATES:
         factor, plat, inter = ORACLE_ESTIMATES[profile]
         return EstimatedOracleView(setup, estimates.variant(factor, platform=plat, interference=inter))

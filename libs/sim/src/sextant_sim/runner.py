@@ -64,7 +64,7 @@ def run_profile(scenario: str | Scenario | Setup, profile: str, seed: int = 1, *
     started = time.perf_counter()
     holder: list[Engine] = []
     source = estimate_source(setup, holder)
-    view = oracle_view(profile, setup, source)
+    view = oracle_view(profile, setup, source, lambda: holder[0].state if holder else None)
     params = baselines.policy_set(profile, estimates=source, oracle=view, classifier=classifier, setup=setup)
     sink = LogSink(log_out, keep=keep_log) if (log_out is not None or keep_log) else None
     engine = Engine(setup, params, log=sink, progress=progress, keep_heatmap=keep_heatmap)
