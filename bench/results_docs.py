@@ -237,6 +237,13 @@ INTRO: dict[str, tuple[str, str]] = {
         "interference-oblivious@2,heterogeneity-oblivious@2 --seeds 6-10 --no-robustness --json "
         "bench/results/quality-v4-baselines2.json`. Reading: docs/quality/planning.md, \"The v4 world "
         "against the baselines at version 2\"."),
+    "quality-v4-baselines2-ll-random": (
+        "Decision quality on paragon-ec2-2500 (v4): least-loaded and random at version 2",
+        "The other two baselines of the acceptance's \"best baseline\" (`sextant`'s engine and adaptive "
+        "plan), seeds 6–10. Written by `bench/quality.py --scenarios paragon-ec2-2500 --no-robustness "
+        "--profiles least-loaded@2,random@2 --seeds 6-10 --json "
+        "bench/results/quality-v4-baselines2-ll-random.json`. Reading: docs/quality/planning.md, \"The "
+        "v4 world against the baselines at version 2\"."),
     "quality-paragon8500-seed6": (
         "Decision quality on paragon-ec2-8500, seed 6, `sextant` 9",
         "`sextant` (engine, adaptive profiling) alone, `bench/quality.py --ladder --scenarios "
